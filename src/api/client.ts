@@ -1,0 +1,252 @@
+// HTTP client of the management API: keep-alive connection pool, bearer key, a fresh X-Request-ID per
+// attempt, bounded concurrency, every attempt (retries included) through the rate limiter, bounded retries
+// of what the spec calls safe to retry (§7), and lossless JSON. Headers are never logged or quoted.
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
+import { Pool } from 'undici';
+import { silentLogger, type Logger } from '../log.js';
+import { ApiError, isRetryable, NetworkError, ResponseFormatError, shortPath } from './errors.js';
+import { parseJson } from './json.js';
+import type { RateLimiter } from './limiter.js';
+import { backoffDelay, DEFAULT_MAX_RETRY_DELAY_MS, parseRetryAfter } from './retry.js';
+
+export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RETRIES = 6;
+/** Connecting should be quick; a longer wait means the host is unreachable. */
+const MAX_CONNECT_TIMEOUT_MS = 10_000;
+/** Idle pooled connections are kept this long between pages. */
+const KEEP_ALIVE_MS = 30_000;
+/** How much of an unexpected body is quoted in an error. */
+const QUOTE_CHARS = 200;
+const DEFAULT_USER_AGENT = 'usage-pipeline';
+
+export type QueryValue = string | number | boolean | readonly string[] | undefined;
+export type Query = Record<string, QueryValue>;
+
+export interface ClientOptions {
+  /** The API root including its version segment, e.g. http://127.0.0.1:8080/v1. */
+  baseUrl: string;
+  apiKey: string;
+  limiter: RateLimiter;
+  concurrency?: number;
+  /** Per attempt: connect, first byte and whole body. */
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** Longest single wait between attempts, Retry-After included; at most 60 s. */
+  maxRetryDelayMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  log?: Logger;
+  userAgent?: string;
+}
+
+export interface ClientStats {
+  /** Attempts sent, retries included. */
+  requests: number;
+  retries: number;
+  /** 429 answers. */
+  throttled: number;
+  networkErrors: number;
+  /** Response body bytes received. */
+  bytes: number;
+}
+
+export interface JsonResponse<T> {
+  body: T;
+  requestId: string;
+  status: number;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class ApiClient {
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly apiKey: string;
+  private readonly limiter: RateLimiter;
+  private readonly pool: Pool;
+  private readonly queue: PQueue;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly log: Logger;
+  private readonly userAgent: string;
+  private readonly counters: ClientStats = { requests: 0, retries: 0, throttled: 0, networkErrors: 0, bytes: 0 };
+
+  constructor(opts: ClientOptions) {
+    const url = new URL(opts.baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new RangeError(`base URL must be http(s): ${url.protocol}`);
+    }
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.apiKey = opts.apiKey;
+    this.limiter = opts.limiter;
+    const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.maxRetryDelayMs = Math.min(opts.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_RETRY_DELAY_MS);
+    this.sleep = opts.sleep ?? defaultSleep;
+    this.random = opts.random ?? Math.random;
+    this.log = opts.log ?? silentLogger;
+    this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+    this.queue = new PQueue({ concurrency });
+    this.pool = new Pool(this.origin, {
+      connections: concurrency,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      connectTimeout: Math.min(this.timeoutMs, MAX_CONNECT_TIMEOUT_MS),
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+  }
+
+  get stats(): ClientStats {
+    return { ...this.counters };
+  }
+
+  /**
+   * GET {baseUrl}{path}?query and parse the JSON answer. `route` is the path template used for the
+   * per-route limit (e.g. '/programs/{id}/frameworks'); defaults to path. Array query values are sent
+   * comma-separated; undefined values are left out. Retries what is safe to retry, then throws the last error.
+   */
+  async getJson<T = unknown>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
+    const route = opts?.route ?? path;
+    const qs = query ? buildQuery(query) : '';
+    const target = qs ? `${path}?${qs}` : path;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.queue.add(() => this.attempt<T>(target, route));
+      } catch (err) {
+        if (!isRetryable(err) || attempt >= this.maxRetries) throw err;
+        const retryAfterMs = err instanceof ApiError ? err.retryAfterMs : undefined;
+        const delay = backoffDelay(attempt, { random: this.random, capMs: this.maxRetryDelayMs, retryAfterMs });
+        this.counters.retries++;
+        this.log.debug('retrying request', {
+          path: target,
+          attempt: attempt + 1,
+          delay_ms: delay,
+          error: (err as Error).message,
+        });
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  /** Waits for queued and running requests, then closes the connections. */
+  async close(): Promise<void> {
+    await this.queue.onIdle();
+    await this.pool.close();
+  }
+
+  /** One attempt: waits for the limiter, sends, reads, classifies. */
+  private async attempt<T>(target: string, route: string): Promise<JsonResponse<T>> {
+    await this.limiter.acquire(route);
+    const requestId = randomUUID();
+    this.counters.requests++;
+    let status: number;
+    let headers: Record<string, string | string[] | undefined>;
+    let buf: Buffer;
+    try {
+      const res = await this.pool.request({
+        method: 'GET',
+        path: this.basePath + target,
+        headers: {
+          authorization: `Bearer ${this.apiKey}`,
+          accept: 'application/json',
+          'user-agent': this.userAgent,
+          'x-request-id': requestId,
+        },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      status = res.statusCode;
+      headers = res.headers;
+      buf = Buffer.from(await res.body.arrayBuffer());
+    } catch (cause) {
+      // A malformed request is our bug, not the network's: do not retry it.
+      if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG') throw cause;
+      this.counters.networkErrors++;
+      throw new NetworkError({ requestId, method: 'GET', path: target, cause });
+    }
+    this.counters.bytes += buf.length;
+    const text = buf.toString('utf8');
+
+    if (status >= 200 && status < 300) {
+      try {
+        return { body: parseJson(text) as T, requestId, status };
+      } catch {
+        const type = headerValue(headers['content-type']) ?? 'no content type';
+        throw new ResponseFormatError(
+          `GET ${shortPath(target)} answered ${status} with a body that is not JSON ` +
+            `(${type}, request id ${requestId}): ${quote(text)}`,
+          requestId,
+          target,
+        );
+      }
+    }
+
+    const retryAfterMs = parseRetryAfter(headers['retry-after']);
+    if (status === 429) {
+      this.counters.throttled++;
+      this.limiter.onThrottled(retryAfterMs);
+    }
+    const { code, message, bodyRequestId } = readErrorBody(text);
+    throw new ApiError({
+      status,
+      code,
+      apiMessage: message,
+      requestId: bodyRequestId ?? headerValue(headers['x-request-id']) ?? requestId,
+      method: 'GET',
+      path: target,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+}
+
+/** Builds a query string; arrays become one comma-separated value (§4.3 accepts a comma list). */
+export function buildQuery(query: Query): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    const encoded = isStringArray(value)
+      ? value.map((v) => encodeURIComponent(v)).join(',')
+      : encodeURIComponent(String(value));
+    parts.push(`${encodeURIComponent(key)}=${encoded}`);
+  }
+  return parts.join('&');
+}
+
+function isStringArray(v: QueryValue): v is readonly string[] {
+  return Array.isArray(v);
+}
+
+/** The spec's error body is {request_id, code, message}; anything else is described, not trusted. */
+function readErrorBody(text: string): { code: string; message: string; bodyRequestId?: string } {
+  let parsed: unknown;
+  try {
+    parsed = text.trim() === '' ? undefined : parseJson(text);
+  } catch {
+    return { code: '', message: `(body is not JSON) ${quote(text)}` };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return { code: '', message: parsed === undefined ? '(empty body)' : `(unexpected body) ${quote(text)}` };
+  }
+  const b = parsed as Record<string, unknown>;
+  const out: { code: string; message: string; bodyRequestId?: string } = {
+    code: typeof b.code === 'string' ? b.code : '',
+    message: typeof b.message === 'string' ? b.message : `(no message) ${quote(text)}`,
+  };
+  if (typeof b.request_id === 'string' && b.request_id !== '') out.bodyRequestId = b.request_id;
+  return out;
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function quote(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return JSON.stringify(oneLine.length > QUOTE_CHARS ? oneLine.slice(0, QUOTE_CHARS) + '…' : oneLine);
+}

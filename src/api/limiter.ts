@@ -1,0 +1,233 @@
+// Client-side rate limiter holding both limits of spec §8 at once: requests per rolling minute for the key
+// and requests per rolling second per route.
+//
+// Why this shape (DESIGN.md, "Rate limits and retries"): a fixed-window counter lets twice the cap through
+// at a window boundary, and two nested queues do not hold both limits together. So every grant checks both
+// sliding windows (logs of send times) in one synchronous step, and requests are paced evenly at the
+// target rate rather than sent in bursts. A few percent of headroom absorbs clock and latency jitter
+// between us and the server. After a 429 the rate drops and then climbs back gradually.
+
+/** Length of the per-key window (§8: requests per minute). */
+export const MINUTE_WINDOW_MS = 60_000;
+/** Length of the per-route window (§8: burst per second per route). */
+export const SECOND_WINDOW_MS = 1_000;
+export const DEFAULT_HEADROOM = 0.05;
+/** Factor applied to the rate on a 429. */
+export const THROTTLE_FACTOR = 0.7;
+/** 429s within this long of a rate cut were caused by requests already in flight: they do not cut again. */
+export const THROTTLE_COOLDOWN_MS = 2_000;
+/** Pause after a 429 that carried no Retry-After. */
+export const DEFAULT_THROTTLE_PAUSE_MS = 1_000;
+/** Recovery: each clean interval of this length restores a step of the configured rate. */
+export const RECOVERY_INTERVAL_MS = 10_000;
+export const RECOVERY_STEP = 0.05;
+/** The rate is never cut below this fraction of the configured rate. */
+export const MIN_RATE_FACTOR = 0.01;
+
+export interface LimiterOptions {
+  perMinute: number;
+  perSecondPerRoute: number;
+  /** Fraction kept unused under each cap; default 0.05. */
+  headroom?: number;
+  /** Milliseconds, monotonic; default performance.now. */
+  clock?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface LimiterStats {
+  /** Requests granted. */
+  acquired: number;
+  /** Time the limiter held requests back (wall time of its waits, not summed per waiter). */
+  waitedMs: number;
+  /** 429s reported through onThrottled. */
+  throttles: number;
+  /** The pace now targeted, requests per minute (configured rate less headroom, less any throttle cut). */
+  currentPerMinute: number;
+}
+
+/** A log of send times in ascending order; old entries are dropped from the front. */
+class TimeLog {
+  private times: number[] = [];
+  private head = 0;
+  /** Kept apart from the log: even pacing at a very low rate can space sends further apart than the window. */
+  private lastTime: number | undefined;
+
+  /** Drops entries that no longer count at `now` (an entry at t counts while now < t + window). */
+  prune(now: number, windowMs: number): void {
+    while (this.head < this.times.length && (this.times[this.head] as number) + windowMs <= now) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+  }
+  get size(): number {
+    return this.times.length - this.head;
+  }
+  /** The i-th entry still in the log, oldest first. */
+  at(i: number): number {
+    return this.times[this.head + i] as number;
+  }
+  last(): number | undefined {
+    return this.lastTime;
+  }
+  push(t: number): void {
+    this.times.push(t);
+    this.lastTime = t;
+  }
+}
+
+interface Waiter {
+  route: string;
+  resolve: () => void;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class RateLimiter {
+  private readonly perMinute: number;
+  private readonly perSecond: number;
+  private readonly headroom: number;
+  private readonly clock: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  private readonly minuteLog = new TimeLog();
+  private readonly routeLogs = new Map<string, TimeLog>();
+  private readonly queue: Waiter[] = [];
+  private queueHead = 0;
+  private pumping = false;
+
+  private factor = 1;
+  /** Start of the current clean interval (since the last cut or the last recovery step). */
+  private factorSince = 0;
+  private lastCutAt = Number.NEGATIVE_INFINITY;
+  private pausedUntil = Number.NEGATIVE_INFINITY;
+
+  private readonly counters = { acquired: 0, waitedMs: 0, throttles: 0 };
+
+  constructor(opts: LimiterOptions) {
+    if (!(opts.perMinute > 0) || !(opts.perSecondPerRoute > 0)) {
+      throw new RangeError('rate limits must be positive numbers');
+    }
+    const headroom = opts.headroom ?? DEFAULT_HEADROOM;
+    if (!(headroom >= 0 && headroom < 1)) throw new RangeError('headroom must be in [0, 1)');
+    this.perMinute = opts.perMinute;
+    this.perSecond = opts.perSecondPerRoute;
+    this.headroom = headroom;
+    this.clock = opts.clock ?? (() => performance.now());
+    this.sleep = opts.sleep ?? defaultSleep;
+  }
+
+  get stats(): LimiterStats {
+    this.recover(this.clock());
+    return { ...this.counters, currentPerMinute: this.ratePerMinute() };
+  }
+
+  /** Resolves when a request on `route` may be sent now, and records it as sent. FIFO across all routes. */
+  acquire(route: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.queue.push({ route, resolve });
+      if (!this.pumping) void this.pump();
+    });
+  }
+
+  /** A 429 came back: pause until `retryAfterMs` from now and lower the rate, which then recovers gradually. */
+  onThrottled(retryAfterMs?: number): void {
+    const now = this.clock();
+    this.counters.throttles++;
+    const pause = retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : DEFAULT_THROTTLE_PAUSE_MS;
+    this.pausedUntil = Math.max(this.pausedUntil, now + pause);
+    this.recover(now);
+    if (now - this.lastCutAt >= THROTTLE_COOLDOWN_MS) {
+      this.factor = Math.max(MIN_RATE_FACTOR, this.factor * THROTTLE_FACTOR);
+      this.lastCutAt = now;
+    }
+    // Whether or not it cut, a 429 means the interval was not clean.
+    this.factorSince = now;
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (this.queueHead < this.queue.length) {
+        const waiter = this.queue[this.queueHead] as Waiter;
+        const now = this.clock();
+        const wait = this.tryGrant(waiter.route, now);
+        if (wait > 0) {
+          await this.sleep(wait);
+          this.counters.waitedMs += Math.max(0, this.clock() - now);
+          continue;
+        }
+        this.queueHead++;
+        if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
+          this.queue.splice(0, this.queueHead);
+          this.queueHead = 0;
+        }
+        waiter.resolve();
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /**
+   * The one synchronous step: either records a send on `route` at `now` and returns 0, or returns how long
+   * to wait before both windows, the even pacing and any pause allow it.
+   */
+  private tryGrant(route: string, now: number): number {
+    this.recover(now);
+    const perMinute = this.ratePerMinute();
+    const perSecond = this.perSecond * (1 - this.headroom) * this.factor;
+    const minuteCap = Math.max(1, Math.floor(perMinute));
+    const secondCap = Math.max(1, Math.floor(perSecond));
+
+    this.minuteLog.prune(now, MINUTE_WINDOW_MS);
+    let routeLog = this.routeLogs.get(route);
+    if (routeLog === undefined) {
+      routeLog = new TimeLog();
+      this.routeLogs.set(route, routeLog);
+    }
+    routeLog.prune(now, SECOND_WINDOW_MS);
+
+    let earliest = this.pausedUntil;
+    const lastAny = this.minuteLog.last();
+    if (lastAny !== undefined) earliest = Math.max(earliest, lastAny + 60_000 / perMinute);
+    const lastRoute = routeLog.last();
+    if (lastRoute !== undefined) earliest = Math.max(earliest, lastRoute + 1_000 / perSecond);
+    // Full windows: wait until enough of the oldest sends have left them to make room for one more.
+    if (this.minuteLog.size >= minuteCap) {
+      earliest = Math.max(earliest, this.minuteLog.at(this.minuteLog.size - minuteCap) + MINUTE_WINDOW_MS);
+    }
+    if (routeLog.size >= secondCap) {
+      earliest = Math.max(earliest, routeLog.at(routeLog.size - secondCap) + SECOND_WINDOW_MS);
+    }
+
+    if (earliest > now) return earliest - now;
+    this.minuteLog.push(now);
+    routeLog.push(now);
+    this.counters.acquired++;
+    this.forgetIdleRoutes(now, 1_000 / perSecond);
+    return 0;
+  }
+
+  private ratePerMinute(): number {
+    return this.perMinute * (1 - this.headroom) * this.factor;
+  }
+
+  /** Restores RECOVERY_STEP of the configured rate per clean RECOVERY_INTERVAL_MS, up to the configured rate. */
+  private recover(now: number): void {
+    if (this.factor >= 1) return;
+    const steps = Math.floor((now - this.factorSince) / RECOVERY_INTERVAL_MS);
+    if (steps <= 0) return;
+    this.factor = Math.min(1, this.factor + steps * RECOVERY_STEP);
+    this.factorSince += steps * RECOVERY_INTERVAL_MS;
+  }
+
+  /** Keeps the route map from growing with every route ever seen (routes are templates, but be safe). */
+  private forgetIdleRoutes(now: number, routeSpacingMs: number): void {
+    if (this.routeLogs.size <= 64) return;
+    for (const [route, log] of this.routeLogs) {
+      log.prune(now, SECOND_WINDOW_MS);
+      if (log.size === 0 && now - (log.last() ?? now) >= routeSpacingMs) this.routeLogs.delete(route);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+// `usage-pipeline collect`: parse nothing here (main.ts does), run one collection, publish the analyst copy.
+import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../api/spec.js';
+import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
+import { parseIsoFlag, planWindow } from '../collect/planner.js';
+import { UsageError } from '../config/load.js';
+import { openStore } from '../store/store.js';
+import { publishAnalystCopy } from '../store/publish.js';
+import { apiClient, commandContext, type CommonOptions } from './context.js';
+
+export interface CollectCommandOptions extends CommonOptions {
+  from?: string;
+  to?: string;
+  granularity?: string;
+  sources?: string;
+  baseUrl?: string;
+  orgs?: string;
+  includePartial?: boolean;
+  inventory?: 'auto' | 'always' | 'never';
+  now?: () => number;
+  progress?: CollectProgress;
+  signal?: AbortSignal;
+}
+
+export function parseList<T extends string>(flag: string, value: string, allowed: readonly T[]): T[] {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = items.filter((i) => !allowed.includes(i as T));
+  if (!items.length || bad.length) {
+    throw new UsageError(`${flag} "${value}": ${bad.length ? `unknown value ${bad.map((b) => `"${b}"`).join(', ')}` : 'empty'}; allowed: ${allowed.join(', ')} (comma-separated).`);
+  }
+  return [...new Set(items)] as T[];
+}
+
+/** Everything that can be refused is checked here, before a single request is sent. */
+export function validateCollectFlags(opts: CollectCommandOptions) {
+  const from = opts.from !== undefined ? parseIsoFlag('--from', opts.from) : undefined;
+  const to = opts.to !== undefined ? parseIsoFlag('--to', opts.to) : undefined;
+  if (from !== undefined && to !== undefined && to <= from) {
+    throw new UsageError(`--to ${opts.to} is not after --from ${opts.from}: the range is half-open [from, to).`);
+  }
+  const granularities = opts.granularity !== undefined ? parseList<Granularity>('--granularity', opts.granularity, GRANULARITIES) : undefined;
+  const sources = opts.sources !== undefined ? parseList<Source>('--sources', opts.sources, SOURCES) : undefined;
+  const orgs = opts.orgs !== undefined ? opts.orgs.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+  if (orgs !== undefined && !orgs.length) throw new UsageError('--orgs is empty: give organization ids, comma-separated.');
+  return { from, to, granularities, sources, orgs };
+}
+
+export async function collectCommand(opts: CollectCommandOptions): Promise<CollectResult & { dbPath: string; analystCopy: string | null }> {
+  const ctx = commandContext(opts);
+  const flags = validateCollectFlags(opts);
+  // An explicit range beyond a granularity's look-back is refused now, before any request is sent.
+  if (flags.from !== undefined || flags.to !== undefined) {
+    const now = (opts.now ?? Date.now)();
+    for (const granularity of flags.granularities ?? ctx.config.collect.granularities) {
+      planWindow({ now, granularity, heldEnd: null, settle: ctx.config.collect.settle, ...pick(flags) });
+    }
+  }
+  const client = apiClient(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL);
+  const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
+  try {
+    const result = await collect({
+      config: ctx.config,
+      store,
+      client,
+      log: ctx.log,
+      ...(opts.now ? { now: opts.now } : {}),
+      ...(flags.granularities ? { granularities: flags.granularities } : {}),
+      ...(flags.sources ? { sources: flags.sources } : {}),
+      ...(flags.orgs ? { orgs: flags.orgs } : {}),
+      ...(flags.from !== undefined ? { from: flags.from } : {}),
+      ...(flags.to !== undefined ? { to: flags.to } : {}),
+      ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
+      ...(opts.inventory ? { inventory: opts.inventory } : {}),
+      ...(opts.progress ? { progress: opts.progress } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    let analystCopy: string | null = null;
+    if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);
+    return { ...result, dbPath: ctx.dbPath, analystCopy };
+  } finally {
+    await store.close();
+    await client.close();
+  }
+}
+
+function pick(flags: { from?: number | undefined; to?: number | undefined }): { from?: number; to?: number } {
+  return { ...(flags.from !== undefined ? { from: flags.from } : {}), ...(flags.to !== undefined ? { to: flags.to } : {}) };
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// The one entry point: parses the command line, calls a command function, prints, and owns process.exit.
+// Exit codes (DESIGN.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
+import { Command, CommanderError, Option } from 'commander';
+import { UsageError } from '../config/load.js';
+import { StoreLockedError } from '../store/store.js';
+import { collectCommand } from './collect.js';
+import { terminalProgress } from './progress.js';
+import { sandboxCommand } from './sandbox.js';
+import { statusCommand, StatusNoDatabase } from './status.js';
+import { formatCollectSummary, formatStatus } from './format.js';
+
+export const EXIT = { ok: 0, failed: 1, partial: 2, usage: 64 } as const;
+
+function bigintSafe(_k: string, v: unknown) {
+  return typeof v === 'bigint' ? v.toString() : v;
+}
+
+function printJson(v: unknown) {
+  process.stdout.write(JSON.stringify(v, bigintSafe, 2) + '\n');
+}
+
+function common(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'configuration file', undefined)
+    .option('--db <file>', 'DuckDB file (default: store.db from the config, or USAGE_DB)');
+}
+
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('usage-pipeline')
+    .description('Collects consumption history into DuckDB and writes spend reports as Parquet and Excel.')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  common(program.command('collect'))
+    .description('collect consumption history (incremental unless --from/--to)')
+    .option('--from <iso>', 'start of an explicit range (YYYY-MM-DD or ISO date-time, UTC)')
+    .option('--to <iso>', 'end of an explicit range, exclusive')
+    .option('--granularity <list>', 'hourly,daily,monthly (default from the config)')
+    .option('--sources <list>', 'v1_programs,v2_programs,v2_frameworks (default from the config)')
+    .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
+    .option('--orgs <ids>', 'organization ids, comma-separated (default: config, else all the key can see)')
+    .option('--include-partial', 'also load the bucket still in progress')
+    .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
+    .option('--json', 'print the result as JSON')
+    .action(async (o) => {
+      const progress = o.json ? undefined : terminalProgress();
+      const result = await collectCommand({ ...o, ...(progress ? { progress } : {}) }).finally(() => progress?.stop());
+      if (o.json) printJson(result);
+      else process.stdout.write(formatCollectSummary(result) + '\n');
+      setExit(result.exitCode);
+    });
+
+  common(program.command('status'))
+    .description('what is collected: coverage, freshness, last runs')
+    .option('--json', 'print as JSON')
+    .action(async (o) => {
+      const s = await statusCommand(o);
+      if (o.json) printJson(s);
+      else process.stdout.write(formatStatus(s) + '\n');
+      setExit(EXIT.ok);
+    });
+
+  program
+    .command('sandbox')
+    .description('start the simulated management API on 127.0.0.1 (prints one JSON line when ready)')
+    .option('--port <n>', 'port (0 = any free port)', '4010')
+    .option('--seed <n>', 'data seed', '1')
+    .option('--scenario <name>', 'small | large | bigint', 'small')
+    .option('--now <iso>', 'start the clock at this instant')
+    .option('--latency-ms <n>', 'added latency per request')
+    .option('--fault-rate <p>', 'probability of an injected fault (503, 423, 429, dropped connection)')
+    .option('--per-minute <n>', 'requests per rolling minute per key (default 700)')
+    .action(async (o) => {
+      const sb = await sandboxCommand(o);
+      process.stdout.write(JSON.stringify({ base_url: sb.baseUrl, api_key: sb.apiKey }) + '\n');
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
+      await sb.close();
+      setExit(EXIT.ok);
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram((c) => (code = c));
+  try {
+    if (argv.length <= 2) {
+      program.outputHelp();
+      return EXIT.usage;
+    }
+    await program.parseAsync(argv);
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version are "errors" to commander; everything else is bad input.
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`usage-pipeline: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof StoreLockedError || err instanceof StatusNoDatabase) {
+      process.stderr.write(`usage-pipeline: ${err.message}\n`);
+      return EXIT.failed;
+    }
+    process.stderr.write(`usage-pipeline: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (process.env.USAGE_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    return EXIT.failed;
+  }
+}
+
+// Pipes and files take stdout synchronously on POSIX, so exiting at once loses nothing; it also stops
+// keep-alive sockets and timers from holding a finished command open.
+process.exit(await main(process.argv));

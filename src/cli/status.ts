@@ -1,0 +1,56 @@
+// `usage-pipeline status`: what is collected, coverage per source/granularity/scope, freshness, last runs.
+import { existsSync } from 'node:fs';
+import { openStore, StoreLockedError, type Store } from '../store/store.js';
+import { analystCopyPath } from '../store/publish.js';
+import { commandContext, type CommonOptions } from './context.js';
+
+export interface StatusResult {
+  db: string;
+  /** The file read: the database itself, or the analyst copy while a collection holds the database. */
+  readFrom: string;
+  note?: string;
+  schemaVersion: number;
+  coverage: Awaited<ReturnType<Store['coverageSummary']>>;
+  runs: Awaited<ReturnType<Store['lastRuns']>>;
+  rows: { usage_program: number; usage_framework: number; programs: number; frameworks: number; snapshots: number };
+}
+
+export async function statusCommand(opts: CommonOptions & { runs?: number }): Promise<StatusResult> {
+  const ctx = commandContext(opts);
+  if (!existsSync(ctx.dbPath)) {
+    throw new StatusNoDatabase(`no database at ${ctx.dbPath} yet: run \`usage-pipeline collect\` first (or \`npm start\` for the demo).`);
+  }
+  let store: Store;
+  let readFrom = ctx.dbPath;
+  let note: string | undefined;
+  try {
+    store = await openStore({ path: ctx.dbPath, readOnly: true, lockTimeoutMs: 2_000, log: ctx.log });
+  } catch (err) {
+    const copy = analystCopyPath(ctx.dbPath);
+    if (!(err instanceof StoreLockedError) || !existsSync(copy)) throw err;
+    store = await openStore({ path: copy, readOnly: true, log: ctx.log });
+    readFrom = copy;
+    note = 'the database is in use (a collection is probably running); showing the analyst copy from the last completed run';
+  }
+  try {
+    const [counts] = await store.query<Record<string, bigint | number>>(
+      `SELECT (SELECT count(*) FROM usage_program) AS usage_program, (SELECT count(*) FROM usage_framework) AS usage_framework,
+              (SELECT count(*) FROM programs) AS programs, (SELECT count(*) FROM frameworks) AS frameworks,
+              (SELECT count(*) FROM snapshots) AS snapshots`,
+    );
+    const n = (k: string) => Number(counts?.[k] ?? 0);
+    return {
+      db: ctx.dbPath,
+      readFrom,
+      ...(note ? { note } : {}),
+      schemaVersion: await store.schemaVersion(),
+      coverage: await store.coverageSummary(),
+      runs: await store.lastRuns(opts.runs ?? 5),
+      rows: { usage_program: n('usage_program'), usage_framework: n('usage_framework'), programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') },
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+export class StatusNoDatabase extends Error {}

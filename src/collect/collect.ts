@@ -1,0 +1,439 @@
+// The collector: for each granularity and organization, pages the consumption endpoints and loads
+// every value into DuckDB. Each (source, granularity, organization) is one batch: staged page by page,
+// then committed in one transaction that replaces exactly its window and scope, with its coverage row.
+import { randomUUID } from 'node:crypto';
+import type { ApiClient } from '../api/client.js';
+import { ApiError } from '../api/errors.js';
+import {
+  CONSUMPTION_PATHS,
+  PAGE_SIZE,
+  V1_METRICS,
+  V2_FRAMEWORK_METRICS,
+  V2_PROGRAM_METRICS,
+  type Granularity,
+  type Source,
+} from '../api/spec.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { Store, UsageBatch, UsageRowIn } from '../store/store.js';
+import { refreshInventory } from './inventory.js';
+import { v1ProgramRows, v2FrameworkRows, v2ProgramRows, type NormaliseContext } from './normalise.js';
+import { cursorPages } from './pagers.js';
+import { planWindow, type Window } from './planner.js';
+
+export type ScopeStatus = 'complete' | 'partial' | 'not_eligible' | 'failed' | 'up_to_date';
+
+export interface ScopeResult {
+  source: Source | 'inventory';
+  granularity: Granularity | null;
+  scope: string;
+  from: string | null;
+  to: string | null;
+  status: ScopeStatus;
+  rows: number;
+  pages: number;
+  detail?: string;
+}
+
+export interface CollectProgress {
+  onPage(source: Source, rows: number): void;
+  onPlanned(expectedPages: number): void;
+}
+
+export interface CollectOptions {
+  config: Config;
+  store: Store;
+  client: ApiClient;
+  log: Logger;
+  now?: () => number;
+  granularities?: readonly Granularity[];
+  sources?: readonly Source[];
+  orgs?: readonly string[];
+  from?: number;
+  to?: number;
+  includePartial?: boolean;
+  inventory?: 'auto' | 'always' | 'never';
+  progress?: CollectProgress;
+  signal?: AbortSignal;
+}
+
+export interface CollectResult {
+  runId: string;
+  status: 'complete' | 'partial' | 'failed';
+  exitCode: 0 | 1 | 2;
+  scopes: ScopeResult[];
+  requests: number;
+  retries: number;
+  throttled: number;
+  pages: number;
+  rows: number;
+  durationMs: number;
+  error?: string;
+}
+
+/** The key or the org is wrong for every request: stop the whole run rather than fail scope by scope. */
+class FatalCollectError extends Error {}
+
+export class CollectInterrupted extends Error {
+  constructor() {
+    super('collection interrupted; committed batches are kept, the one in progress was rolled back');
+  }
+}
+
+export async function collect(opts: CollectOptions): Promise<CollectResult> {
+  const { config, store, client, log } = opts;
+  const now = opts.now ?? Date.now;
+  const started = now();
+  const runId = `${new Date(started).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
+  const granularities = opts.granularities ?? config.collect.granularities;
+  const sources = new Set<Source>(opts.sources ?? config.collect.sources);
+  if (sources.has('v2_frameworks')) sources.add('v2_programs'); // frameworks are asked for the programs v2 returns
+  const includePartial = opts.includePartial ?? config.collect.include_partial;
+  const startStats = { ...client.stats };
+  const scopes: ScopeResult[] = [];
+  let pages = 0;
+  let rows = 0;
+
+  await store.startRun({
+    runId,
+    command: 'collect',
+    options: {
+      granularities,
+      sources: [...sources],
+      orgs: opts.orgs ?? config.collect.orgs,
+      from: opts.from ? new Date(opts.from).toISOString() : null,
+      to: opts.to ? new Date(opts.to).toISOString() : null,
+      includePartial,
+    },
+  });
+
+  const checkAbort = () => {
+    if (opts.signal?.aborted) throw new CollectInterrupted();
+  };
+
+  let error: string | undefined;
+  try {
+    const orgs = await resolveOrgs(opts);
+    checkAbort();
+    await maybeRefreshInventory(opts, orgs, now, scopes);
+    checkAbort();
+
+    const tasks: Promise<void>[] = [];
+    for (const g of granularities) {
+      for (const org of orgs) {
+        const plan = async (source: Source): Promise<Window | null> =>
+          planWindow({
+            now: now(),
+            granularity: g,
+            heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.latestCompleteEnd(source, g, org)),
+            settle: config.collect.settle,
+            ...(opts.from !== undefined ? { from: opts.from } : {}),
+            ...(opts.to !== undefined ? { to: opts.to } : {}),
+            includePartial,
+          });
+        const ctx: ScopeContext = {
+          ...opts,
+          runId,
+          org,
+          granularity: g,
+          checkAbort,
+          count: (source, n) => {
+            pages += 1;
+            rows += n;
+            opts.progress?.onPage(source, n);
+          },
+        };
+        if (sources.has('v1_programs')) {
+          tasks.push(plan('v1_programs').then((w) => runScope(ctx, 'v1_programs', w, scopes, fetchV1)));
+        }
+        if (sources.has('v2_programs')) {
+          tasks.push(
+            Promise.all([plan('v2_programs'), sources.has('v2_frameworks') ? plan('v2_frameworks') : null]).then(([wp, wf]) =>
+              runV2(ctx, widest(wp, wf), sources.has('v2_frameworks'), scopes),
+            ),
+          );
+        }
+      }
+    }
+    const settled = await Promise.allSettled(tasks);
+    for (const s of settled) if (s.status === 'rejected') throw s.reason;
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+    log.error('collection failed', { run_id: runId, error });
+  }
+
+  const st = client.stats;
+  const delta = {
+    requests: st.requests - startStats.requests,
+    retries: st.retries - startStats.retries,
+    throttled: st.throttled - startStats.throttled,
+  };
+  const { status, exitCode } = outcome(scopes, error);
+  await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, ...(error ? { error } : {}) });
+  return { runId, status, exitCode, scopes, ...delta, pages, rows, durationMs: now() - started, ...(error ? { error } : {}) };
+}
+
+/** Exit 0 when every organization was served by the API version its plan allows; 2 when some scope failed
+ *  or an organization was eligible for neither version; 1 when the run could not proceed at all. */
+function outcome(scopes: ScopeResult[], error: string | undefined): { status: CollectResult['status']; exitCode: 0 | 1 | 2 } {
+  const data = scopes.filter((s) => s.source !== 'inventory');
+  const anyCollected = data.some((s) => s.status === 'complete' || s.status === 'partial' || s.status === 'up_to_date');
+  if (error && !anyCollected) return { status: 'failed', exitCode: 1 };
+  const failed = scopes.some((s) => s.status === 'failed');
+  const orgs = new Set(data.map((s) => s.scope));
+  const unserved = [...orgs].some((org) => data.filter((s) => s.scope === org).every((s) => s.status === 'not_eligible'));
+  if (error || failed || unserved) return { status: 'partial', exitCode: 2 };
+  return { status: 'complete', exitCode: 0 };
+}
+
+function toMs(d: Date | null): number | null {
+  return d ? d.getTime() : null;
+}
+
+function widest(a: Window | null, b: Window | null): Window | null {
+  if (!a) return b;
+  if (!b) return a;
+  return { ...a, from: Math.min(a.from, b.from), to: Math.max(a.to, b.to), partial: a.partial || b.partial };
+}
+
+async function resolveOrgs(opts: CollectOptions): Promise<string[]> {
+  const given = opts.orgs?.length ? opts.orgs : opts.config.collect.orgs;
+  if (given.length) return [...given];
+  try {
+    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown }[] }>('/users/me/organizations');
+    const ids = (body.organizations ?? []).map((o) => o.id).filter((id): id is string => typeof id === 'string');
+    if (!ids.length) throw new FatalCollectError('the API key belongs to no organization; set collect.orgs in the config or pass --orgs.');
+    return ids.sort();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) throw fatal401(err);
+    if (err instanceof ApiError && err.status === 404) {
+      throw new FatalCollectError(
+        `this key cannot list organizations (404, request id ${err.requestId}); an organization or program key must name its organization: set collect.orgs in the config or pass --orgs.`,
+      );
+    }
+    throw err;
+  }
+}
+
+function fatal401(err: ApiError): FatalCollectError {
+  return new FatalCollectError(
+    `the API refused the key (401, request id ${err.requestId}): check USAGE_API_KEY or USAGE_API_KEY_FILE; a revoked key must be replaced.`,
+  );
+}
+
+async function maybeRefreshInventory(opts: CollectOptions, orgs: string[], now: () => number, scopes: ScopeResult[]) {
+  const mode = opts.inventory ?? 'auto';
+  if (mode === 'never') return;
+  if (mode === 'auto') {
+    const [row] = await opts.store.query<{ last: Date | string | null }>('SELECT max(last_seen_at) AS last FROM programs');
+    const last = row?.last ? new Date(row.last).getTime() : null;
+    if (last !== null && now() - last < opts.config.inventory.max_age_hours * 3_600_000) return;
+  }
+  try {
+    const r = await refreshInventory({ client: opts.client, store: opts.store, orgs, seenAt: new Date(now()), log: opts.log });
+    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'complete', rows: r.programs + r.frameworks + r.snapshots, pages: 0 });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) throw fatal401(err);
+    const detail = err instanceof Error ? err.message : String(err);
+    opts.log.warn('inventory refresh failed; consumption is collected anyway', { error: detail });
+    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'failed', rows: 0, pages: 0, detail });
+  }
+}
+
+interface ScopeContext extends CollectOptions {
+  runId: string;
+  org: string;
+  granularity: Granularity;
+  checkAbort: () => void;
+  count: (source: Source, rows: number) => void;
+}
+
+/** Appends pages to a batch one at a time, in arrival order, whatever the concurrency of the fetches. */
+function serialAppender(batch: UsageBatch): (rows: UsageRowIn[]) => Promise<void> {
+  let chain: Promise<void> = Promise.resolve();
+  return (rows) => {
+    const next = chain.then(() => batch.append(rows));
+    chain = next.catch(() => {});
+    return next;
+  };
+}
+
+function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {
+  return ctx.store.beginUsageBatch({
+    table: source === 'v2_frameworks' ? 'usage_framework' : 'usage_program',
+    ...(source === 'v2_frameworks' ? {} : { apiVersion: source === 'v1_programs' ? ('v1' as const) : ('v2' as const) }),
+    granularity: ctx.granularity,
+    windowStart: new Date(w.from),
+    windowEnd: new Date(w.to),
+    scope: { orgId: ctx.org },
+    coverage: { source, scope: ctx.org, status: w.partial ? 'partial' : 'complete' },
+    runId: ctx.runId,
+    collectedAt: new Date(),
+  });
+}
+
+function baseQuery(ctx: ScopeContext, w: Window) {
+  return { granularity: ctx.granularity, from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString() };
+}
+
+function describe(source: Source, ctx: ScopeContext): string {
+  return `GET ${CONSUMPTION_PATHS[source]} (${ctx.granularity}, org ${ctx.org})`;
+}
+
+type Fetcher = (ctx: ScopeContext, w: Window, append: (rows: UsageRowIn[]) => Promise<void>) => Promise<number>;
+
+const fetchV1: Fetcher = async (ctx, w, append) => {
+  const limit = PAGE_SIZE.v1_programs.max;
+  const what = describe('v1_programs', ctx);
+  let n = 0;
+  for await (const page of cursorPages<Record<string, unknown>>(
+    (cursor) =>
+      ctx.client.getJson(CONSUMPTION_PATHS.v1_programs, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
+    { itemsKey: 'programs', limit, describe: what },
+  )) {
+    ctx.checkAbort();
+    const nctx: NormaliseContext = { orgId: ctx.org, requestId: page.requestId, describe: what };
+    const rows = page.items.flatMap((item, i) => [...v1ProgramRows(item, V1_METRICS, nctx, `programs[${i}]`)]);
+    await append(rows);
+    ctx.count('v1_programs', rows.length);
+    n += rows.length;
+  }
+  return n;
+};
+
+/** One scope with a single source: stage, commit, record. Not-eligible (403) is recorded, not a failure. */
+async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out: ScopeResult[], fetch: Fetcher): Promise<void> {
+  if (!w) {
+    out.push({ source, granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0, pages: 0 });
+    return;
+  }
+  const batch = beginBatch(ctx, source, w);
+  try {
+    await fetch(ctx, w, serialAppender(batch));
+    const { rows } = await batch.commit();
+    out.push(scopeResult(source, ctx, w, w.partial ? 'partial' : 'complete', rows));
+  } catch (err) {
+    await batch.abort().catch(() => {});
+    out.push(await scopeFailure(ctx, source, w, err));
+  }
+}
+
+async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: unknown): Promise<ScopeResult> {
+  if (err instanceof ApiError && err.status === 401) throw fatal401(err);
+  if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
+  const notEligible = err instanceof ApiError && err.status === 403;
+  const detail = err instanceof Error ? err.message : String(err);
+  const status = notEligible ? 'not_eligible' : 'failed';
+  if (!notEligible) ctx.log.warn('scope failed; other scopes go on', { source, granularity: ctx.granularity, org: ctx.org, error: detail });
+  await ctx.store.recordCoverage({
+    source,
+    granularity: ctx.granularity,
+    scope: ctx.org,
+    window_start: new Date(w.from),
+    window_end: new Date(w.to),
+    status,
+    rows: 0,
+    run_id: ctx.runId,
+    collected_at: new Date(),
+    detail,
+  });
+  return { ...scopeResult(source, ctx, w, status, 0), detail };
+}
+
+function scopeResult(source: Source, ctx: ScopeContext, w: Window, status: ScopeStatus, rows: number): ScopeResult {
+  return {
+    source,
+    granularity: ctx.granularity,
+    scope: ctx.org,
+    from: new Date(w.from).toISOString(),
+    to: new Date(w.to).toISOString(),
+    status,
+    rows,
+    pages: 0,
+  };
+}
+
+/**
+ * v2 programs for one organization, and, pipelined behind each programs page, the frameworks of the
+ * programs on that page (a page holds at most 100 programs: exactly one frameworks batch). Deleted
+ * programs are on the programs pages too, so their frameworks are asked about as well.
+ */
+async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolean, out: ScopeResult[]): Promise<void> {
+  if (!w) {
+    out.push({ source: 'v2_programs', granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0, pages: 0 });
+    return;
+  }
+  const programs = beginBatch(ctx, 'v2_programs', w);
+  const frameworks = withFrameworks ? beginBatch(ctx, 'v2_frameworks', w) : null;
+  const appendPrograms = serialAppender(programs);
+  const appendFrameworks = frameworks ? serialAppender(frameworks) : null;
+  const limit = PAGE_SIZE.v2_programs.max;
+  const what = describe('v2_programs', ctx);
+  const frameworkFetches: Promise<void>[] = [];
+  let programsError: unknown;
+  try {
+    for await (const page of cursorPages<Record<string, unknown>>(
+      (cursor) =>
+        ctx.client.getJson(CONSUMPTION_PATHS.v2_programs, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
+      { itemsKey: 'programs', limit, describe: what },
+    )) {
+      ctx.checkAbort();
+      const nctx: NormaliseContext = { orgId: ctx.org, requestId: page.requestId, describe: what };
+      const rows = page.items.flatMap((item, i) => [...v2ProgramRows(item, nctx, `programs[${i}]`)]);
+      const ids = page.items.map((item) => String(item.program_id));
+      if (appendFrameworks) {
+        const f = fetchFrameworks(ctx, w, ids, appendFrameworks);
+        f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
+        frameworkFetches.push(f);
+      }
+      await appendPrograms(rows);
+      ctx.count('v2_programs', rows.length);
+    }
+  } catch (err) {
+    programsError = err;
+  }
+  const fw = await Promise.allSettled(frameworkFetches);
+  const fwError = fw.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
+
+  if (programsError) {
+    await programs.abort().catch(() => {});
+    out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
+  } else {
+    const { rows } = await programs.commit();
+    out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
+  }
+  if (frameworks) {
+    // Without the full list of programs the frameworks batch cannot be complete either.
+    const err = programsError ?? fwError;
+    if (err) {
+      await frameworks.abort().catch(() => {});
+      out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
+    } else {
+      const { rows } = await frameworks.commit();
+      out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
+    }
+  }
+}
+
+async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[], append: (rows: UsageRowIn[]) => Promise<void>) {
+  if (!programIds.length) return;
+  const limit = PAGE_SIZE.v2_frameworks.max;
+  const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
+  for await (const page of cursorPages<Record<string, unknown>>(
+    (cursor) =>
+      ctx.client.getJson(CONSUMPTION_PATHS.v2_frameworks, {
+        ...baseQuery(ctx, w),
+        program_ids: programIds,
+        metrics: V2_FRAMEWORK_METRICS,
+        limit,
+        cursor,
+      }),
+    { itemsKey: 'frameworks', limit, describe: what },
+  )) {
+    ctx.checkAbort();
+    const nctx: NormaliseContext = { orgId: ctx.org, requestId: page.requestId, describe: what };
+    const rows = page.items.flatMap((item, i) => [...v2FrameworkRows(item, nctx, `frameworks[${i}]`)]);
+    await append(rows);
+    ctx.count('v2_frameworks', rows.length);
+  }
+}

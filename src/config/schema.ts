@@ -1,0 +1,79 @@
+// The configuration file's schema: every key, its default and what is allowed.
+import { z } from 'zod';
+import { GRANULARITIES, SOURCES } from '../api/spec.js';
+
+const positiveInt = z.number().int().positive();
+
+export const configSchema = z
+  .object({
+    api: z
+      .object({
+        base_url: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:4010/v1'),
+        timeout_ms: positiveInt.default(30_000),
+        max_retries: z.number().int().min(0).max(20).default(6),
+        concurrency: z.number().int().min(1).max(64).default(8),
+        rate_limit: z
+          .object({
+            per_minute: positiveInt.max(100_000).default(700),
+            per_second_per_route: positiveInt.max(10_000).default(40),
+            headroom: z.number().min(0).max(0.5).default(0.05),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    collect: z
+      .object({
+        orgs: z.array(z.string().min(1)).default([]),
+        granularities: z.array(z.enum(GRANULARITIES)).min(1).default([...GRANULARITIES]),
+        sources: z.array(z.enum(SOURCES)).min(1).default([...SOURCES]),
+        include_partial: z.boolean().default(false),
+        settle: z
+          .object({
+            hourly_hours: z.number().int().min(0).max(168).default(6),
+            daily_days: z.number().int().min(0).max(60).default(2),
+            monthly_months: z.number().int().min(0).max(12).default(1),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    inventory: z
+      .object({ max_age_hours: z.number().min(0).default(24) })
+      .strict()
+      .prefault({}),
+    store: z
+      .object({
+        db: z.string().min(1).default('data/usage.duckdb'),
+        lock_timeout_seconds: z.number().min(0).default(120),
+      })
+      .strict()
+      .prefault({}),
+    report: z
+      .object({
+        out_dir: z.string().min(1).default('reports'),
+        formats: z.array(z.enum(['parquet', 'xlsx', 'arrow', 'focus'])).min(1).default(['parquet', 'xlsx']),
+        prices: z.string().min(1).default('config/prices.toml'),
+      })
+      .strict()
+      .prefault({}),
+    schedule: z
+      .object({
+        timezone: z.string().min(1).default('UTC'),
+        hourly_collect: z.string().min(1).default('7 * * * *'),
+        daily_collect: z.string().min(1).default('23 3 * * *'),
+        monthly_export: z.string().min(1).default('0 6 2 * *'),
+        monthly_export_day: z.number().int().min(1).max(28).default(2),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;

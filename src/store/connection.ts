@@ -1,0 +1,29 @@
+// Thin helpers over a DuckDB connection: run a statement with bound parameters, read rows as plain
+// objects. Both the Store and the migration runner (which runs before a Store exists) use them.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { bindParams, resultConverter } from './values.js';
+
+export type SqlParams = readonly unknown[] | Record<string, unknown>;
+
+function hasParams(params: SqlParams | undefined): params is SqlParams {
+  return params !== undefined && (Array.isArray(params) ? params.length > 0 : Object.keys(params).length > 0);
+}
+
+/** Runs SQL (several statements allowed; parameters bind to the last one). Returns rows changed. */
+export async function execSql(conn: DuckDBConnection, sql: string, params?: SqlParams): Promise<number> {
+  if (!hasParams(params)) return (await conn.run(sql)).rowsChanged;
+  const { values, types } = bindParams(params);
+  return (await conn.run(sql, values, types)).rowsChanged;
+}
+
+/** Runs a query and returns every row as an object keyed by column name (see resultConverter for types). */
+export async function queryRows<T = Record<string, unknown>>(conn: DuckDBConnection, sql: string, params?: SqlParams): Promise<T[]> {
+  let reader;
+  if (hasParams(params)) {
+    const { values, types } = bindParams(params);
+    reader = await conn.runAndReadAll(sql, values, types);
+  } else {
+    reader = await conn.runAndReadAll(sql);
+  }
+  return reader.convertRowObjects(resultConverter) as T[];
+}

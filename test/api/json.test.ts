@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { needsLosslessParse, parseJson } from '../../src/api/json.js';
+
+describe('parseJson', () => {
+  it('keeps int64 values beyond 2^53 exact, as bigint', () => {
+    const v = parseJson(
+      '{"a": 9007199254740993, "b": 9223372036854775807, "c": -9223372036854775808, "d": [9007199254740992, 42]}',
+    ) as Record<string, unknown>;
+    expect(v.a).toBe(9007199254740993n);
+    expect(v.b).toBe(9223372036854775807n);
+    expect(v.c).toBe(-9223372036854775808n);
+    // 2^53 itself is not a safe integer (2^53 + 1 rounds to it), so it is a bigint too; small ones stay numbers.
+    expect(v.d).toEqual([9007199254740992n, 42]);
+  });
+
+  it('gives numbers for safe integers even when the text has a long digit run', () => {
+    const v = parseJson('{"max": 9007199254740991, "id": "1234567890123456789", "n": 7}') as Record<string, unknown>;
+    expect(v.max).toBe(Number.MAX_SAFE_INTEGER);
+    expect(v.id).toBe('1234567890123456789');
+    expect(v.n).toBe(7);
+  });
+
+  it('reads everything else exactly as JSON.parse does, on both paths', () => {
+    const samples = [
+      '{"f": 1.5, "e": 1e21, "neg": -0.25, "s": "x\\u00e9\\n", "t": true, "z": null, "arr": [], "o": {}}',
+      '{"long_float": 0.12345678901234567890, "big_float": 12345678901234567890.5, "exp": 1234567890123456e3}',
+      '[1, 2, 3, "a", {"b": [false]}]',
+      '"just a string"',
+      '0',
+    ];
+    for (const text of samples) {
+      expect(parseJson(text)).toEqual(JSON.parse(text));
+    }
+    expect(needsLosslessParse(samples[1] as string)).toBe(true);
+    expect(needsLosslessParse(samples[0] as string)).toBe(false);
+  });
+
+  it('keeps the last of duplicate keys, like JSON.parse, on the lossless path too', () => {
+    expect(parseJson('{"k": 1, "k": 2, "big": 99999999999999999}')).toEqual({ k: 2, big: 99999999999999999n });
+  });
+
+  it('throws SyntaxError on invalid JSON on both paths', () => {
+    expect(() => parseJson('<html>oops</html>')).toThrow(SyntaxError);
+    expect(() => parseJson('{"a": 12345678901234567890')).toThrow(SyntaxError);
+    expect(() => parseJson('')).toThrow(SyntaxError);
+  });
+
+  it('parses a realistic consumption page with large counters exactly', () => {
+    const big = 2n ** 62n + 12345n;
+    const text = JSON.stringify({
+      programs: [
+        {
+          program_id: 'p-1',
+          periods: [
+            {
+              period_id: 'x',
+              consumption: [{ timeframe_start: '2025-01-01T00:00:00Z', metrics: [{ metric_name: 'm', value: 'BIG' }] }],
+            },
+          ],
+        },
+      ],
+    }).replace('"BIG"', big.toString());
+    const v = parseJson(text) as { programs: Array<{ periods: Array<{ consumption: Array<{ metrics: Array<{ value: unknown }> }> }> }> };
+    expect(v.programs[0]?.periods[0]?.consumption[0]?.metrics[0]?.value).toBe(big);
+  });
+});
