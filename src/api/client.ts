@@ -74,6 +74,8 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly log: Logger;
   private readonly userAgent: string;
+  /** getJson calls not yet settled, so that close() does not pull the pool from under a pending retry. */
+  private readonly active = new Set<Promise<unknown>>();
   private readonly counters: ClientStats = { requests: 0, retries: 0, throttled: 0, networkErrors: 0, bytes: 0 };
 
   constructor(opts: ClientOptions) {
@@ -113,6 +115,16 @@ export class ApiClient {
    * comma-separated; undefined values are left out. Retries what is safe to retry, then throws the last error.
    */
   async getJson<T = unknown>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
+    const call = this.getJsonWithRetries<T>(path, query, opts);
+    this.active.add(call);
+    try {
+      return await call;
+    } finally {
+      this.active.delete(call);
+    }
+  }
+
+  private async getJsonWithRetries<T>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
     const route = opts?.route ?? path;
     const qs = query ? buildQuery(query) : '';
     const target = qs ? `${path}?${qs}` : path;
@@ -135,8 +147,9 @@ export class ApiClient {
     }
   }
 
-  /** Waits for queued and running requests, then closes the connections. */
+  /** Waits for every call in progress (including one waiting to retry), then closes the connections. */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.active]);
     await this.queue.onIdle();
     await this.pool.close();
   }

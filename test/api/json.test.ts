@@ -33,6 +33,10 @@ describe('parseJson', () => {
     }
     expect(needsLosslessParse(samples[1] as string)).toBe(true);
     expect(needsLosslessParse(samples[0] as string)).toBe(false);
+    // Any run of 16 digits counts, wherever it starts; 15 never does.
+    expect(needsLosslessParse('{"a":"id-1234567890123456"}')).toBe(true);
+    expect(needsLosslessParse('{"a":-1234567890123456}')).toBe(true);
+    expect(needsLosslessParse('{"a":123456789012345,"b":123456789012345}')).toBe(false);
   });
 
   it('keeps the last of duplicate keys, like JSON.parse, on the lossless path too', () => {
