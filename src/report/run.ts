@@ -1,0 +1,215 @@
+// `report`: prices a period's usage with the price book and writes one Parquet file per report,
+// the workbook and manifest.json under outDir/<period>/. Every file is written under a temporary
+// name and renamed; with requireComplete a partial period fails before anything is written.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { V2_FRAMEWORK_METRICS, type Granularity } from '../api/spec.js';
+import { silentLogger, type Logger } from '../log.js';
+import { loadPriceBook } from '../billing/pricebook.js';
+import { installPrices } from '../billing/prices.js';
+import type { Store } from '../store/store.js';
+import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
+import { assessCoverage, type CoverageAssessment } from './coverage.js';
+import { REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
+import { sha256File, writeAtomically } from './files.js';
+import { resolvePeriod } from './period.js';
+import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
+
+export type ReportFormat = 'parquet' | 'xlsx';
+export const REPORT_FORMATS: readonly ReportFormat[] = ['parquet', 'xlsx'];
+
+export interface RunReportOptions {
+  store: Store;
+  /** YYYY-MM; or from/to. */
+  month?: string;
+  from?: string;
+  to?: string;
+  outDir: string;
+  formats: ReportFormat[];
+  priceBookPath: string;
+  requireComplete?: boolean;
+  now?: Date;
+  log?: Logger;
+  /** For tests of sheet splitting: data rows per worksheet. */
+  maxRowsPerSheet?: number;
+}
+
+export interface ReportFile {
+  /** Absolute or outDir-relative path as written. */
+  path: string;
+  rows: number;
+  sha256: string;
+}
+
+export interface ReportResult {
+  dir: string;
+  period: { label: string; month: string | null; from: string; to: string };
+  files: ReportFile[];
+  partial: boolean;
+  coverage: CoverageAssessment;
+  /** The period's total: the sum of program_spend's rounded line costs, as a decimal string. */
+  total: string;
+  currency: string;
+  priceBookRevision: string;
+  granularity: Granularity;
+  runIds: string[];
+  /** Rows per report. */
+  rows: Record<ReportName, number>;
+  unpricedLines: number;
+}
+
+/** requireComplete was asked and the period is not completely collected; nothing was written. */
+export class ReportIncompleteError extends Error {
+  constructor(
+    readonly period: string,
+    readonly coverage: CoverageAssessment,
+  ) {
+    const missing = coverage.scopes.filter((s) => s.required && !s.complete).map((s) => `${s.source}/${s.scope}`);
+    super(
+      `${period} is not completely collected (granularity ${coverage.granularity}; incomplete: ${missing.join(', ') || 'no complete granularity'}); ` +
+        'no report was written. Run `usage-pipeline collect` for the period, or drop --require-complete to get a report marked PARTIAL.',
+    );
+    this.name = 'ReportIncompleteError';
+  }
+}
+
+export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
+  const log = opts.log ?? silentLogger;
+  const now = opts.now ?? new Date();
+  const period = resolvePeriod(opts);
+  const formats = [...new Set(opts.formats)];
+  for (const f of formats) if (!REPORT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${REPORT_FORMATS.join(', ')})`);
+  const book = loadPriceBook(opts.priceBookPath);
+  const { store } = opts;
+
+  const coverage = await assessCoverage(store, period.rangeStart, period.rangeEnd);
+  const partial = !coverage.complete;
+  if (partial && opts.requireComplete) throw new ReportIncompleteError(period.label, coverage);
+  const g = coverage.granularity;
+  log.info('report period', { period: period.label, granularity: g, partial, revision: book.revision });
+
+  await installPrices(store, book);
+  const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
+  const materialise = readSql('queries/reports/materialise.sql');
+  const sheets: SheetSource[] = [];
+  const rows = {} as Record<ReportName, number>;
+  let total = '0.00';
+  let unpricedLines = 0;
+  for (const def of REPORTS) {
+    const table = reportTable(def.name);
+    const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
+    const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
+    await store.run(sql, def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
+    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('queries/reports/table_columns.sql'), { table }))
+      .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    const [t] = await store.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
+      readSql('queries/reports/money_totals.sql').replace('{{table}}', quoteIdent(table)),
+    );
+    rows[def.name] = Number(t!.n_rows);
+    if (def.name === 'program_spend') {
+      total = t!.cost;
+      unpricedLines = Number(t!.unpriced_lines);
+    }
+    sheets.push({ def, table, columns, rows: Number(t!.n_rows), totalCost: t!.cost });
+  }
+  const runIds = (await store.query<{ run_id: string }>(readSql('queries/reports/run_ids.sql'), params)).map((r) => r.run_id);
+
+  const dir = join(opts.outDir, period.label);
+  await mkdir(dir, { recursive: true });
+  const files: ReportFile[] = [];
+
+  if (formats.includes('parquet')) {
+    const copy = readSql('queries/reports/copy_parquet.sql');
+    for (const s of sheets) {
+      const path = join(dir, `${s.def.name}.parquet`);
+      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+      files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+    }
+  }
+
+  const coverageLines = coverage.scopes.map(
+    (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
+  );
+  if (formats.includes('xlsx')) {
+    const path = join(dir, `usage-${period.label}.xlsx`);
+    const summaryByProgram = await store.query(readSql('queries/reports/summary_by_program.sql'));
+    const summaryByMetric = await store.query(readSql('queries/reports/summary_by_metric.sql'));
+    let written = 0;
+    await writeAtomically(path, async (tmp) => {
+      written = await writeWorkbook(store, tmp, {
+        title: `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`,
+        partial,
+        currency: book.currency,
+        summaryByProgram,
+        summaryByMetric,
+        total,
+        about: [
+          ['Period', period.month ?? period.label],
+          ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
+          ['Generated at', now.toISOString()],
+          ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
+          ['Granularity used', `${g} (${coverage.reason})`],
+          ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
+          ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
+          ['Price book revision', book.revision],
+          ['Price book file', `${book.path} (sha256 ${book.sha256})`],
+          ['Currency', book.currency],
+          ['Rounding rule', ROUNDING_RULE],
+          ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
+          ['Run ids', runIds.join(', ') || 'none'],
+          ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+        ],
+        rates: book.rates.map((r) => ({
+          rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
+          effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
+        })),
+        sheets,
+        ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
+      });
+    });
+    files.push({ path, rows: written, sha256: await sha256File(path) });
+  }
+
+  const manifestPath = join(dir, 'manifest.json');
+  const manifest = {
+    period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
+    generated_at: now.toISOString(),
+    status: partial ? 'PARTIAL' : 'COMPLETE',
+    partial,
+    granularity: g,
+    coverage: {
+      complete: coverage.complete,
+      complete_granularities: coverage.completeGranularities,
+      reason: coverage.reason,
+      scopes: coverage.scopes.map((s) => ({
+        source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
+        complete: s.complete, required: s.required, statuses: s.statuses,
+      })),
+    },
+    price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
+    rounding: ROUNDING_RULE,
+    total: total,
+    unpriced_lines: unpricedLines,
+    run_ids: runIds,
+    files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
+  };
+  await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+  files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+  log.info('report written', { dir, total, partial });
+
+  return {
+    dir,
+    period: manifest.period,
+    files,
+    partial,
+    coverage,
+    total,
+    currency: book.currency,
+    priceBookRevision: book.revision,
+    granularity: g,
+    runIds,
+    rows,
+    unpricedLines,
+  };
+}

@@ -1,0 +1,133 @@
+// Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
+// the store (usage batches with their coverage rows, and the inventory), as the collector would.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Granularity, Source } from '../../src/api/spec.js';
+import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
+import { generateWorld, type World } from '../../src/sandbox/world.js';
+import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';
+
+export const DAY = 86_400_000;
+
+export interface Loaded {
+  store: Store;
+  world: World;
+  dir: string;
+  from: number;
+  to: number;
+  now: number;
+  truth: Record<Source, TruthRow[]>;
+  /** The program whose name was replaced by a formula-looking string. */
+  formulaProgramId: string;
+}
+
+export function monthRange(month: string): { from: number; to: number } {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return { from: Date.UTC(y, m - 1, 1), to: Date.UTC(y, m, 1) };
+}
+
+function periodOf(world: World, programId: string, periodId: string): { start: Date; end: Date | null } {
+  const p = world.programById.get(programId)!;
+  const i = p.periods.findIndex((x) => x.period_id === periodId);
+  const period = p.periods[i]!;
+  return { start: new Date(period.start), end: period.end === undefined ? null : new Date(period.end) };
+}
+
+function toRow(world: World, r: TruthRow): UsageRowIn {
+  const p = periodOf(world, r.program_id, r.period_id);
+  return {
+    org_id: r.org_id,
+    program_id: r.program_id,
+    ...(r.framework_id !== undefined ? { framework_id: r.framework_id } : {}),
+    period_id: r.period_id,
+    period_plan: r.period_plan,
+    period_start: p.start,
+    period_end: p.end,
+    timeframe_start: new Date(r.timeframe_start),
+    timeframe_end: new Date(r.timeframe_end),
+    metric: r.metric,
+    value: r.value,
+  };
+}
+
+/**
+ * Loads `month` at `granularity` from the truth, at a clock 3 days after the month's end (so every
+ * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
+ */
+export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; skipOrg?: boolean; dir?: string }): Promise<Loaded> {
+  const g = o.granularity ?? 'daily';
+  const { from, to } = monthRange(o.month);
+  const now = to + 3 * DAY;
+  const world = generateWorld({ seed: o.seed ?? 7, scenario: 'small', now });
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'report-test-'));
+  const store = await openStore({ path: join(dir, 'usage.duckdb') });
+  const runId = 'run-test-1';
+  const collectedAt = new Date(now);
+  const windowStart = new Date(from);
+  const windowEnd = new Date(to);
+  const truth = {} as Record<Source, TruthRow[]>;
+
+  // v1: one batch for every legacy program ('all').
+  truth.v1_programs = expectedRows(world, { source: 'v1_programs', granularity: g, from, to, now });
+  {
+    const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v1', granularity: g, windowStart, windowEnd, scope: {},
+      coverage: { source: 'v1_programs', scope: 'all', status: 'complete' }, runId, collectedAt });
+    await b.append(truth.v1_programs.map((r) => toRow(world, r)));
+    await b.commit();
+  }
+
+  // v2 programs: one batch per organisation; legacy organisations are not eligible.
+  truth.v2_programs = [];
+  truth.v2_frameworks = [];
+  let skipped = false;
+  for (const orgId of world.personal_org_ids) {
+    const org = world.orgById.get(orgId)!;
+    if (org.billing === 'legacy') {
+      await store.recordCoverage({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'not_eligible', runId, collectedAt, detail: '403' });
+      continue;
+    }
+    const rows = expectedRows(world, { source: 'v2_programs', granularity: g, from, to, now, orgId });
+    if (o.skipOrg && !skipped) {
+      skipped = true;
+      await store.recordCoverage({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'failed', runId, collectedAt, detail: 'test' });
+      continue;
+    }
+    truth.v2_programs.push(...rows);
+    const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v2', granularity: g, windowStart, windowEnd, scope: { orgId },
+      coverage: { source: 'v2_programs', scope: orgId, status: 'complete' }, runId, collectedAt });
+    await b.append(rows.map((r) => toRow(world, r)));
+    await b.commit();
+
+    const programIds = [...new Set(rows.map((r) => r.program_id))].sort();
+    if (programIds.length === 0) continue;
+    const fr = expectedRows(world, { source: 'v2_frameworks', granularity: g, from, to, now, programIds });
+    truth.v2_frameworks.push(...fr);
+    const fb = store.beginUsageBatch({ table: 'usage_framework', granularity: g, windowStart, windowEnd, scope: { programIds },
+      coverage: { source: 'v2_frameworks', scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`, status: 'complete' }, runId, collectedAt });
+    await fb.append(fr.map((r) => toRow(world, r)));
+    await fb.commit();
+  }
+
+  // Inventory: programs (one named like a formula), frameworks seen before the month and again
+  // just before its end (so frameworks deleted during the month are marked deleted), snapshots.
+  const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
+  const seen1 = new Date(from - DAY);
+  const seen2 = new Date(to - 6 * 3_600_000);
+  await store.upsertPrograms(
+    world.programs.map((p) => ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) })),
+    { seenAt: seen2 },
+  );
+  const alive = (t: number) => (f: { created_at: number; deleted_at?: number }) => f.created_at <= t && (f.deleted_at === undefined || f.deleted_at > t);
+  const fwRow = (f: World['frameworks'][number]) => ({ framework_id: f.id, program_id: f.program_id, name: f.name, current_state: 'ready', created_at: new Date(f.created_at) });
+  await store.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
+  await store.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {
+    seenAt: seen2, completeForPrograms: world.programs.map((p) => p.id),
+  });
+  await store.upsertSnapshots(
+    world.snapshots.map((s) => ({ snapshot_id: s.id, program_id: s.program_id, name: s.name, source_framework_id: s.source_branch_id,
+      created_at: new Date(s.created_at), manual: s.manual, expires_at: s.expires_at === undefined ? null : new Date(s.expires_at) })),
+    { seenAt: new Date(now) },
+  );
+  return { store, world, dir, from, to, now, truth, formulaProgramId };
+}
