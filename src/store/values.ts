@@ -17,6 +17,7 @@ import {
   type DuckDBType,
   type DuckDBValue,
   type DuckDBValueConverter,
+  type JS,
 } from '@duckdb/node-api';
 
 const INT64_MIN = -(2n ** 63n);
@@ -111,5 +112,6 @@ export const resultConverter: DuckDBValueConverter<unknown> = (value, type, self
   if (value !== null && type.typeId === DuckDBTypeId.DECIMAL && value instanceof DuckDBDecimalValue) {
     return value.toString();
   }
-  return JSDuckDBValueConverter(value, type, self as DuckDBValueConverter<unknown>);
+  // Nested values (lists, structs) recurse through `self`, so their decimals are exact too.
+  return JSDuckDBValueConverter(value, type, self as DuckDBValueConverter<JS>);
 };

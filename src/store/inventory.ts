@@ -1,0 +1,127 @@
+// Inventory upserts into the dimension tables (programs, frameworks, snapshots). Rows are staged through
+// the appender into a TEMP table, then merged in one transaction: rows listed now are inserted or
+// refreshed (last_seen_at, deleted_at cleared); for a complete listing, rows of that scope that were
+// not listed get deleted_at. Rows are never deleted: deleted items are still billed.
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { execSql } from './connection.js';
+import { readSql } from './sql.js';
+import type { FrameworkRow, ProgramRow, SnapshotRow } from './types.js';
+import { timestampTZ } from './values.js';
+
+function appendText(a: DuckDBAppender, v: string | null | undefined): void {
+  if (v === null || v === undefined) a.appendNull();
+  else a.appendVarchar(v);
+}
+
+function appendTime(a: DuckDBAppender, v: Date | null | undefined): void {
+  if (v === null || v === undefined) a.appendNull();
+  else a.appendTimestampTZ(timestampTZ(v));
+}
+
+interface InventoryKind<R> {
+  what: string;
+  stagingSql: string;
+  upsertSql: string;
+  markSql: string;
+  /** Parameter name of the completeness list in markSql. */
+  scopeParam: string;
+  columns: number;
+  appendRow(a: DuckDBAppender, r: R): void;
+}
+
+export const PROGRAMS: InventoryKind<ProgramRow> = {
+  what: 'programs',
+  stagingSql: 'queries/store/staging_programs_create.sql',
+  upsertSql: 'queries/store/programs_upsert_staged.sql',
+  markSql: 'queries/store/programs_mark_deleted.sql',
+  scopeParam: 'org_ids',
+  columns: 5,
+  appendRow(a, r) {
+    a.appendVarchar(r.program_id);
+    appendText(a, r.org_id);
+    appendText(a, r.name);
+    appendText(a, r.region_id);
+    appendTime(a, r.created_at);
+  },
+};
+
+export const FRAMEWORKS: InventoryKind<FrameworkRow> = {
+  what: 'frameworks',
+  stagingSql: 'queries/store/staging_frameworks_create.sql',
+  upsertSql: 'queries/store/frameworks_upsert_staged.sql',
+  markSql: 'queries/store/frameworks_mark_deleted.sql',
+  scopeParam: 'program_ids',
+  columns: 5,
+  appendRow(a, r) {
+    a.appendVarchar(r.framework_id);
+    a.appendVarchar(r.program_id);
+    appendText(a, r.name);
+    appendText(a, r.current_state);
+    appendTime(a, r.created_at);
+  },
+};
+
+export const SNAPSHOTS: InventoryKind<SnapshotRow> = {
+  what: 'snapshots',
+  stagingSql: 'queries/store/staging_snapshots_create.sql',
+  upsertSql: 'queries/store/snapshots_upsert_staged.sql',
+  markSql: 'queries/store/snapshots_mark_deleted.sql',
+  scopeParam: 'program_ids',
+  columns: 7,
+  appendRow(a, r) {
+    a.appendVarchar(r.snapshot_id);
+    a.appendVarchar(r.program_id);
+    appendText(a, r.name);
+    appendText(a, r.source_framework_id);
+    appendTime(a, r.created_at);
+    if (r.manual === null || r.manual === undefined) a.appendNull();
+    else a.appendBoolean(r.manual);
+    appendTime(a, r.expires_at);
+  },
+};
+
+/**
+ * Stages and merges one listing. Must run inside the store's exclusive section, outside a transaction
+ * (it opens its own); the staging table is TEMP and dropped afterwards.
+ */
+export async function upsertInventory<R>(
+  conn: DuckDBConnection,
+  kind: InventoryKind<R>,
+  rows: readonly R[],
+  seenAt: Date,
+  completeFor: readonly string[] | undefined,
+  transaction: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<void> {
+  await execSql(conn, readSql(kind.stagingSql));
+  try {
+    if (rows.length > 0) {
+      const stagingTable = `staging_${kind.what}`;
+      const a = await conn.createAppender(stagingTable, 'main', 'temp');
+      try {
+        if (a.columnCount !== kind.columns + 1) throw new Error(`${stagingTable} does not have the columns the appender writes`);
+        let seq = 0n;
+        for (const r of rows) {
+          a.appendBigInt(seq++);
+          kind.appendRow(a, r);
+          a.endRow();
+        }
+        a.closeSync(); // flushes
+      } catch (err) {
+        try {
+          a.closeSync();
+        } catch {
+          // A half-appended row: the staging table is dropped below anyway.
+        }
+        throw err;
+      }
+    }
+    await transaction(async () => {
+      if (rows.length > 0) await execSql(conn, readSql(kind.upsertSql), { seen_at: seenAt });
+      if (completeFor !== undefined && completeFor.length > 0) {
+        await execSql(conn, readSql(kind.markSql), { seen_at: seenAt, [kind.scopeParam]: [...completeFor] });
+      }
+    });
+  } finally {
+    await execSql(conn, readSql('queries/store/staging_inventory_drop.sql')).catch(() => {});
+  }
+}

@@ -1,0 +1,141 @@
+// Row shapes the store takes and returns. Inventory and usage rows use the tables' column names;
+// book-keeping objects are camelCase. Times are Date (UTC instants); int64 values are bigint.
+import type { Granularity } from '../api/spec.js';
+
+export type { Granularity };
+
+/** One metric value of one bucket, as the API reported it. */
+export interface UsageRowIn {
+  org_id: string | null;
+  program_id: string;
+  /** Required for usage_framework batches, ignored (must be absent) for usage_program. */
+  framework_id?: string;
+  period_id: string;
+  period_plan: string;
+  period_start: Date;
+  period_end: Date | null;
+  timeframe_start: Date;
+  timeframe_end: Date;
+  metric: string;
+  /** Exact int64. */
+  value: bigint;
+}
+
+export type CoverageStatus = 'complete' | 'partial' | 'not_eligible' | 'failed';
+
+export interface UsageBatchSpec {
+  table: 'usage_program' | 'usage_framework';
+  /** usage_program only; defaults to 'v2'. */
+  apiVersion?: 'v1' | 'v2';
+  granularity: Granularity;
+  /** Half-open: rows with timeframe_start in [windowStart, windowEnd) within the scope are replaced. */
+  windowStart: Date;
+  windowEnd: Date;
+  /**
+   * The delete predicate: org_id = orgId and/or program_id in programIds; neither = the whole window
+   * for that table/apiVersion/granularity. Every staged row must fall inside it (else commit refuses).
+   */
+  scope: { orgId?: string; programIds?: readonly string[] };
+  coverage: { source: string; scope: string; status: 'complete' | 'partial' };
+  runId: string;
+  collectedAt: Date;
+}
+
+export interface UsageBatch {
+  /** Appends into the batch's TEMP staging table through DuckDB's appender; call once per page. */
+  append(rows: Iterable<UsageRowIn>): Promise<void>;
+  /**
+   * One transaction: refuse duplicate keys and rows outside the window/scope (naming the row), delete
+   * the window+scope, insert the staged rows, write the coverage row. Then the staging is dropped.
+   */
+  commit(): Promise<{ rows: number }>;
+  /** Drops the staged rows; the database is unchanged. Safe to call after commit or twice. */
+  abort(): Promise<void>;
+  /** Rows appended so far. */
+  readonly stagedRows: number;
+}
+
+export interface ProgramRow {
+  program_id: string;
+  org_id: string | null;
+  name: string | null;
+  region_id: string | null;
+  created_at: Date | null;
+}
+
+export interface FrameworkRow {
+  framework_id: string;
+  program_id: string;
+  name: string | null;
+  current_state: string | null;
+  created_at: Date | null;
+}
+
+export interface SnapshotRow {
+  snapshot_id: string;
+  program_id: string;
+  name: string | null;
+  source_framework_id: string | null;
+  created_at: Date | null;
+  manual: boolean | null;
+  expires_at: Date | null;
+}
+
+/** A coverage row written on its own: for not_eligible and failed scopes (no data). */
+export interface CoverageRow {
+  source: string;
+  granularity: Granularity;
+  scope: string;
+  windowStart: Date;
+  windowEnd: Date;
+  status: CoverageStatus;
+  rows?: number;
+  runId: string;
+  collectedAt: Date;
+  detail?: string | null;
+}
+
+export interface CoverageSummaryRow {
+  source: string;
+  granularity: string;
+  scope: string;
+  /** Earliest start of a complete window, or null if none is complete. */
+  firstCompleteStart: Date | null;
+  /** Latest end (exclusive) of a complete window. */
+  lastCompleteEnd: Date | null;
+  /** Latest end of a window with data (complete or partial). */
+  lastDataEnd: Date | null;
+  completeWindows: number;
+  lastCollectedAt: Date;
+  lastStatus: CoverageStatus;
+  lastDetail: string | null;
+  lastRunId: string;
+}
+
+export type RunStatus = 'running' | 'complete' | 'partial' | 'failed';
+
+export interface RunRow {
+  runId: string;
+  command: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  status: RunStatus;
+  requests: number;
+  retries: number;
+  throttled: number;
+  pages: number;
+  rowsLoaded: number;
+  error: string | null;
+  /** JSON text of the run's effective options. */
+  options: string | null;
+}
+
+export interface UsageSummaryRow {
+  table: 'usage_program' | 'usage_framework';
+  apiVersion: string | null;
+  granularity: string;
+  rows: number;
+  firstStart: Date | null;
+  lastEnd: Date | null;
+  lastCollectedAt: Date | null;
+}

@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { listMigrations, SchemaTooNewError } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/store.js';
+import { tempDir } from './helpers.js';
+
+let path: string;
+let cleanup: () => void;
+
+beforeEach(() => {
+  const t = tempDir();
+  cleanup = t.cleanup;
+  path = join(t.dir, 'usage.duckdb');
+});
+afterEach(() => cleanup());
+
+const fixtures = listMigrations('test/store/fixtures/schema');
+const shipped = listMigrations();
+
+describe('migrations', () => {
+  it('lists the shipped migrations in order, starting with 001_init', () => {
+    expect(shipped[0]).toEqual({ version: 1, name: 'init', file: 'queries/schema/001_init.sql' });
+    expect(fixtures.map((m) => m.version)).toEqual([2, 3]);
+  });
+
+  it('applies 001 once to a new file; re-opening is a no-op', async () => {
+    let store = await openStore({ path, now: () => new Date('2025-01-01T00:00:00Z') });
+    expect(await store.schemaVersion()).toBe(shipped.at(-1)!.version);
+    const tables = await store.query<{ t: string }>("SELECT table_name AS t FROM duckdb_tables() WHERE database_name = current_database() ORDER BY t");
+    expect(tables.map((r) => r.t)).toEqual(['collection_runs', 'coverage', 'frameworks', 'programs', 'schema_migrations', 'snapshots', 'usage_framework', 'usage_program']);
+    await store.close();
+
+    store = await openStore({ path, now: () => new Date('2030-01-01T00:00:00Z') });
+    expect(await store.query('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')).toEqual(
+      shipped.map((m) => ({ version: m.version, name: m.name, applied_at: new Date('2025-01-01T00:00:00Z') })),
+    );
+    await store.close();
+  });
+
+  it('upgrades an older file in place, keeping its data', async () => {
+    let store = await openStore({ path, migrations: shipped });
+    await store.startRun({ runId: 'r1', command: 'collect', options: {} });
+    await store.close();
+
+    store = await openStore({ path, migrations: [...shipped, fixtures[0]!] });
+    expect(await store.schemaVersion()).toBe(2);
+    expect(await store.query('SELECT run_id, note FROM run_notes')).toEqual([{ run_id: 'r1', note: null }]);
+    await store.close();
+  });
+
+  it('rolls a failing migration back entirely and reports which', async () => {
+    await (await openStore({ path, migrations: shipped })).close();
+    await expect(openStore({ path, migrations: [...shipped, ...fixtures] })).rejects.toThrow(/003_broken\.sql failed and was rolled back/);
+    const store = await openStore({ path, migrations: [...shipped, fixtures[0]!] });
+    expect(await store.schemaVersion()).toBe(2); // 002 committed before 003 failed
+    expect(await store.query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'should_not_exist'")).toEqual([{ n: 0n }]);
+    await store.close();
+  });
+
+  it('refuses a file from a newer release, read-write and read-only, and leaves it unchanged', async () => {
+    const store = await openStore({ path });
+    await store.run("INSERT INTO schema_migrations VALUES (999, 'future', now())");
+    await store.close();
+    const err = await openStore({ path }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaTooNewError);
+    expect((err as Error).message).toMatch(/schema version 999.*Upgrade usage-pipeline/);
+    await expect(openStore({ path, readOnly: true })).rejects.toBeInstanceOf(SchemaTooNewError);
+    // The refusal released the file: it can be opened again (here with a release that knows 999).
+    const future = await openStore({ path, migrations: [...shipped, { version: 999, name: 'future', file: 'queries/schema/001_init.sql' }] });
+    expect(await future.schemaVersion()).toBe(999);
+    await future.close();
+  });
+
+  it('a read-only open does not migrate an older file', async () => {
+    await (await openStore({ path, migrations: shipped })).close();
+    const warnings: string[] = [];
+    const log = { debug() {}, info() {}, error() {}, warn: (m: string) => warnings.push(m), child() { return log; } };
+    const ro = await openStore({ path, readOnly: true, migrations: [...shipped, fixtures[0]!], log });
+    expect(await ro.schemaVersion()).toBe(1);
+    expect(warnings.join()).toMatch(/older than this release/);
+    await ro.close();
+  });
+});
