@@ -96,11 +96,23 @@ export function listedProgram(p: Program, from: number, now: number): boolean {
  * v1 by id. `programIds` narrows (and is assumed already checked for reach).
  */
 export function listPrograms(world: World, source: 'v1_programs' | 'v2_programs', orgIds: ReadonlySet<string>, w: QueryWindow, programIds?: ReadonlySet<string>, onlyProgram?: string): Program[] {
-  const list = world.programs.filter(
+  return sortedPrograms(world, source).filter(
     (p) => orgIds.has(p.org_id) && listedProgram(p, w.from, w.now) && (!programIds || programIds.has(p.id)) && (!onlyProgram || p.id === onlyProgram),
   );
-  if (source === 'v2_programs') list.sort((a, b) => b.created_at - a.created_at || byId(a, b));
-  else list.sort(byId);
+}
+
+// Page order per source (v2 newest first, v1 and GET /programs by id), sorted once per world: the large scenario pages through 10,000 programs.
+const SORTED = new WeakMap<World, Map<string, Program[]>>();
+export function sortedPrograms(world: World, source: 'v1_programs' | 'v2_programs'): Program[] {
+  let bySource = SORTED.get(world);
+  if (!bySource) SORTED.set(world, (bySource = new Map()));
+  let list = bySource.get(source);
+  if (!list) {
+    list = [...world.programs];
+    if (source === 'v2_programs') list.sort((a, b) => b.created_at - a.created_at || byId(a, b));
+    else list.sort(byId);
+    bySource.set(source, list);
+  }
   return list;
 }
 

@@ -1,7 +1,7 @@
 // The sandbox's organisations, programs, frameworks and snapshots, generated from a seed.
 // Entities are plain data; usage values are not stored but computed on demand (usage.ts).
 
-import { EARLIEST_FROM, V2_PROGRAM_METRICS, type V2Metric } from '../api/spec.js';
+import { EARLIEST_FROM, type V2Metric } from '../api/spec.js';
 import { hash, hex8, mix32 } from './hash.js';
 import { BYTE_MONTH_METRICS, bigFactor, programSeriesBases } from './usage.js';
 
@@ -186,7 +186,7 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
       let plans: { plan: Plan; start: number }[];
       if (spec.billing === 'current' && spec.member && (pi === 0 || (firstCurrent && pi === 1))) {
         // Monthly changers: one splits straddling buckets at 12:00 on the 15th, the other keeps them whole (06:00 on the 10th).
-        created = EARLIEST_FROM + 2 * HOUR + 17 * 60_000;
+        created = EARLIEST_FROM + pi * DAY + 2 * HOUR + 17 * 60_000;
         const splitting = firstCurrent ? pi === 0 : currentMemberOrgs % 2 === 1;
         split = splitting;
         plans = splitting ? monthlyChanges(created, ['launch', 'scale'], 15, 12) : monthlyChanges(created, ['scale', 'launch'], 10, 6);
@@ -231,7 +231,9 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
       for (let fi = 0; fi < nf; fi++) {
         const fh = hash(S, 4, key, fi);
         const [name, display] = FRAMEWORK_NAMES[fi % FRAMEWORK_NAMES.length] as [string, string];
-        const fcreated = fi === 0 ? created : created + (1 + (fh % (200 * 24))) * HOUR + ((fh >>> 13) % 3600) * 1000;
+        // 'large' keeps every framework inside recent windows (so 100 programs fill a 1,000-framework page).
+        const spreadDays = scenario === 'large' ? 60 : 200;
+        const fcreated = fi === 0 ? created : created + (1 + (fh % (spreadDays * 24))) * HOUR + ((fh >>> 13) % 3600) * 1000;
         const f: Framework = {
           id: `br-${words(fh)}-${uid()}`,
           program_id: program.id,
@@ -242,7 +244,9 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
           controls_total: 40 + (fh % 160),
           key: hash(S, 5, key, fi),
         };
-        let deleted = fi > 0 && (fh >>> 24) % 4 === 0 ? fcreated + (3 + ((fh >>> 9) % 90)) * DAY + ((fh >>> 3) % 3600) * 1000 : undefined;
+        let deleted: number | undefined;
+        if (scenario === 'large') deleted = fi > 0 && (fh >>> 24) % 10 === 0 ? now - (1 + ((fh >>> 9) % 20)) * DAY - ((fh >>> 3) % 3600) * 1000 : undefined;
+        else deleted = fi > 0 && (fh >>> 24) % 4 === 0 ? fcreated + (3 + ((fh >>> 9) % 90)) * DAY + ((fh >>> 3) % 3600) * 1000 : undefined;
         if (program.deleted_at !== undefined && (deleted === undefined || deleted > program.deleted_at)) deleted = program.deleted_at;
         if (deleted !== undefined) f.deleted_at = Math.max(deleted, fcreated + HOUR);
         own.push(f);
@@ -285,12 +289,13 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
     }
   }
 
-  const firstCurrent = programs.find((p) => orgById.get(p.org_id)?.billing === 'current' && personal_org_ids.includes(p.org_id) && p.periods.length === 1 && !p.deleted_at);
+  // The program-scoped key gets a plain program of the first current-plan member organisation.
+  const scoped = programs.find((p) => orgById.get(p.org_id)?.billing === 'current' && personal_org_ids.includes(p.org_id) && p.periods.length === 1 && !p.deleted_at);
   const keyHex = (n: number): string => hex8(hash(S, 7, n)) + hex8(hash(S, 8, n));
   const keys: SandboxKeys = {
     personal: `sbx_personal_${keyHex(0)}`,
     org: Object.fromEntries(orgs.map((o, i) => [o.id, `sbx_org_${keyHex(i + 1)}`])),
-    program: { programId: firstCurrent?.id ?? '', key: `sbx_program_${keyHex(1000)}` },
+    program: { programId: scoped?.id ?? '', key: `sbx_program_${keyHex(1000)}` },
   };
 
   return {
@@ -300,5 +305,3 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
   };
 }
 
-/** v2 metric names in the order of V2_PROGRAM_METRICS (re-exported for callers of the world). */
-export const V2_METRICS: readonly V2Metric[] = V2_PROGRAM_METRICS;

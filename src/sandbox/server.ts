@@ -1,0 +1,208 @@
+// The sandbox: a real HTTP server on 127.0.0.1 that behaves as the management API does (DESIGN.md
+// "The sandbox"): bearer keys, the listing and consumption endpoints, exact rate limits, injected
+// faults, a settable clock, and counters of everything it served under /__sandbox/.
+
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../api/spec.js';
+import { authenticate, keyTable } from './auth.js';
+import { SandboxClock } from './clock.js';
+import { FaultInjector, resolveFaultRates, type FaultRates } from './faults.js';
+import { BufferPool, isoSeconds, RawJson, serialise } from './json.js';
+import { RateLimits } from './limits.js';
+import { ApiError, matchRoute } from './routes.js';
+import { copyStats, emptyStats, type SandboxStats } from './stats.js';
+import { generateWorld, type SandboxKeys, type Scenario, type World } from './world.js';
+
+export type { SandboxStats } from './stats.js';
+export type { World } from './world.js';
+
+export interface SandboxOptions {
+  /** Default 0 (ephemeral); the host is always 127.0.0.1. */
+  port?: number;
+  seed?: number;
+  scenario?: Scenario;
+  /** Epoch ms the clock starts at; default Date.now(). */
+  now?: number;
+  /** The clock advances with real time from `now` (default true). */
+  advance?: boolean;
+  latencyMs?: number;
+  /** Total probability of an injected fault, split evenly over 503/423/429/drop. */
+  faultRate?: number;
+  faults?: FaultRates;
+  limits?: { perMinute?: number; perSecondPerRoute?: number };
+}
+
+export interface Sandbox {
+  baseUrl: string;
+  /** The personal key: reaches every organisation the user is a member of. */
+  apiKey: string;
+  keys: SandboxKeys;
+  world: World;
+  now(): number;
+  setNow(ms: number): void;
+  stats(): SandboxStats;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+const API_PREFIX = '/v1';
+const CONTROL_PREFIX = '/__sandbox/';
+const MAX_CONTROL_BODY = 64 * 1024;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let data = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      data += chunk;
+      if (data.length > MAX_CONTROL_BODY) reject(new ApiError(413, 'payload_too_large', 'body too large'));
+    });
+    req.on('end', () => resolve(data));
+    req.on('error', reject);
+  });
+}
+
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  const seed = opts.seed ?? 1;
+  const start = opts.now ?? Date.now();
+  const clock = new SandboxClock(start, opts.advance ?? true);
+  const world = generateWorld({ seed, scenario: opts.scenario ?? 'small', now: start });
+  const keys = keyTable(world);
+  const limits = new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE);
+  const faults = new FaultInjector(seed, resolveFaultRates(opts.faultRate, opts.faults));
+  const latencyMs = opts.latencyMs ?? 0;
+  let stats = emptyStats();
+  const pool = new BufferPool();
+
+  function send(res: ServerResponse, status: number, requestId: string, body: unknown, headers: Record<string, string> = {}, counted = true): void {
+    const text = serialise(body);
+    if (counted) stats.byStatus[String(status)] = (stats.byStatus[String(status)] ?? 0) + 1;
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': text.length,
+      'x-request-id': requestId,
+      ...headers,
+    });
+    if (body instanceof RawJson) {
+      // The buffer goes back to the pool only once the response is flushed or abandoned.
+      res.once('finish', body.release);
+      res.once('close', body.release);
+    }
+    res.end(text);
+  }
+
+  function sendError(res: ServerResponse, requestId: string, err: ApiError, counted: boolean): void {
+    send(res, err.status, requestId, { request_id: requestId, code: err.code, message: err.message }, err.headers, counted);
+  }
+
+  async function control(req: IncomingMessage, res: ServerResponse, path: string, requestId: string): Promise<void> {
+    if (req.method === 'GET' && path === 'stats') return void send(res, 200, requestId, copyStats(stats), {}, false);
+    if (req.method === 'POST' && path === 'reset-stats') {
+      stats = emptyStats();
+      return void send(res, 200, requestId, { ok: true }, {}, false);
+    }
+    if (path === 'clock' && req.method === 'GET') return void send(res, 200, requestId, { now: isoSeconds(clock.now()) }, {}, false);
+    if (path === 'clock' && req.method === 'POST') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(await readBody(req));
+      } catch {
+        throw new ApiError(400, 'bad_request', 'body must be JSON: {"now": "<ISO date-time>"}');
+      }
+      const now = typeof parsed === 'object' && parsed !== null ? Date.parse(String((parsed as { now?: unknown }).now)) : NaN;
+      if (Number.isNaN(now)) throw new ApiError(400, 'bad_request', 'body must be {"now": "<ISO date-time>"}');
+      clock.set(now);
+      return void send(res, 200, requestId, { now: isoSeconds(clock.now()) }, {}, false);
+    }
+    throw new ApiError(404, 'not_found', `no sandbox control at ${path}`);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname.startsWith(CONTROL_PREFIX)) return control(req, res, url.pathname.slice(CONTROL_PREFIX.length), requestId);
+
+    const path = url.pathname.startsWith(API_PREFIX + '/') ? url.pathname.slice(API_PREFIX.length) : undefined;
+    const matched = path === undefined ? undefined : matchRoute(path);
+    const template = matched?.route.template ?? 'unmatched';
+    stats.total++;
+    stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
+    if (path === undefined) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
+
+    const key = authenticate(keys, req.headers.authorization);
+    if (!key) throw new ApiError(401, 'unauthorized', 'a valid API key is required: Authorization: Bearer <key>');
+
+    const verdict = limits.check(key.token, template, performance.now());
+    if (!verdict.ok) {
+      stats.violations.total++;
+      if (verdict.perMinute) stats.violations.perMinute++;
+      if (verdict.perSecond) stats.violations.perSecond++;
+      stats.throttledByLimit++;
+      throw new ApiError(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(verdict.retryAfterSeconds) });
+    }
+
+    if (latencyMs > 0) {
+      stats.faults.latency++;
+      await new Promise((r) => setTimeout(r, latencyMs));
+    }
+    const fault = faults.draw();
+    if (fault === 'drop') {
+      stats.faults.drop++;
+      req.socket.destroy();
+      return;
+    }
+    if (fault === '503') {
+      stats.faults['503']++;
+      throw new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry');
+    }
+    if (fault === '423') {
+      stats.faults['423']++;
+      throw new ApiError(423, 'locked', 'another operation on the program is in progress; retry later');
+    }
+    if (fault === '429') {
+      stats.faults['429']++;
+      throw new ApiError(429, 'rate_limited', 'too many requests', { 'retry-after': '1' });
+    }
+
+    if (!matched) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}`);
+    if (req.method !== 'GET') throw new ApiError(405, 'method_not_allowed', `${req.method} is not served on ${template}`);
+    const body = matched.route.handle({ world, key, now: clock.now(), query: url.searchParams, params: matched.params, template, pool });
+    send(res, 200, requestId, body);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent || res.destroyed) return;
+      const given = req.headers['x-request-id'];
+      const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
+      const apiErr = err instanceof ApiError ? err : err instanceof URIError ? new ApiError(400, 'bad_request', 'malformed URL') : new ApiError(500, 'internal', String(err));
+      sendError(res, requestId, apiErr, !(req.url ?? '').startsWith(CONTROL_PREFIX));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}${API_PREFIX}`,
+    apiKey: world.keys.personal,
+    keys: world.keys,
+    world,
+    now: () => clock.now(),
+    setNow: (ms) => clock.set(ms),
+    stats: () => copyStats(stats),
+    resetStats: () => {
+      stats = emptyStats();
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,27 @@
+// Counters the sandbox keeps of what it served: tests and benchmarks read them through
+// GET /__sandbox/stats to prove a client stayed within the limits.
+
+export interface SandboxStats {
+  total: number;
+  byRoute: Record<string, number>;
+  byStatus: Record<string, number>;
+  violations: { perMinute: number; perSecond: number; total: number };
+  faults: { '503': number; '423': number; '429': number; drop: number; latency: number };
+  /** Requests refused with 429 by the limits (injected 429 faults are counted under faults). */
+  throttledByLimit: number;
+}
+
+export function emptyStats(): SandboxStats {
+  return {
+    total: 0,
+    byRoute: {},
+    byStatus: {},
+    violations: { perMinute: 0, perSecond: 0, total: 0 },
+    faults: { '503': 0, '423': 0, '429': 0, drop: 0, latency: 0 },
+    throttledByLimit: 0,
+  };
+}
+
+export function copyStats(s: SandboxStats): SandboxStats {
+  return structuredClone(s);
+}
