@@ -2,8 +2,8 @@
 -- Parameters: none. Applied once by src/store/migrations.ts inside a transaction; the
 -- runner records it in schema_migrations. Every time column is TIMESTAMPTZ in UTC.
 
--- Long fact tables: one row per metric value exactly as the API reported it (absent means 0,
--- so a metric the API left out has no row). A bucket that straddles a plan change appears
+-- Long fact tables: one row per non-zero metric value exactly as the API reported it (absent
+-- means 0, and an explicit 0 is stored as absent, so the same usage always gives the same rows). A bucket that straddles a plan change appears
 -- once per period: the key includes period_id.
 -- Key: (api_version, granularity, program_id, period_id, timeframe_start, metric).
 CREATE TABLE usage_program (

@@ -1,6 +1,8 @@
 // Human-readable output of the commands; --json prints their results as they are instead.
 import type { CollectResult } from '../collect/collect.js';
 import type { StatusResult } from './status.js';
+import type { ReportResult } from '../report/run.js';
+import type { DemoResult } from './demo.js';
 
 const n = (v: number | bigint) => Number(v).toLocaleString('en-US');
 
@@ -32,16 +34,35 @@ export function formatStatus(s: StatusResult): string {
   );
   out.push('', 'coverage (complete windows):');
   out.push(`  ${'source'.padEnd(14)} ${'granularity'.padEnd(11)} ${'scope'.padEnd(16)} ${'from'.padEnd(20)} ${'to'.padEnd(20)} ${'collected'.padEnd(20)} last status`);
-  for (const c of s.coverage as unknown as Record<string, unknown>[]) {
+  for (const c of s.coverage) {
     out.push(
-      `  ${String(c.source).padEnd(14)} ${String(c.granularity).padEnd(11)} ${String(c.scope).padEnd(16)} ${iso(c.complete_from ?? c.window_start).padEnd(20)} ${iso(c.complete_to ?? c.window_end).padEnd(20)} ${iso(c.last_collected_at ?? c.collected_at).padEnd(20)} ${String(c.last_status ?? c.status ?? '')}`,
+      `  ${c.source.padEnd(14)} ${c.granularity.padEnd(11)} ${c.scope.padEnd(16)} ${iso(c.firstCompleteStart).padEnd(20)} ${iso(c.lastCompleteEnd).padEnd(20)} ${iso(c.lastCollectedAt).padEnd(20)} ${c.lastStatus}${c.lastDetail && c.lastStatus !== 'complete' ? ` (${c.lastDetail.slice(0, 80)})` : ''}`,
     );
   }
   out.push('', 'last runs:');
-  for (const r of s.runs as unknown as Record<string, unknown>[]) {
+  for (const r of s.runs) {
     out.push(
-      `  ${String(r.run_id)} ${String(r.status).padEnd(8)} started ${iso(r.started_at)} requests ${n(Number(r.requests ?? 0))} retries ${n(Number(r.retries ?? 0))} throttled ${n(Number(r.throttled ?? 0))} rows ${n(Number(r.rows_loaded ?? 0))}${r.error ? ` error: ${String(r.error)}` : ''}`,
+      `  ${r.runId} ${r.command} ${r.status.padEnd(8)} started ${iso(r.startedAt)} requests ${n(r.requests)} retries ${n(r.retries)} throttled ${n(r.throttled)} pages ${n(r.pages)} rows ${n(r.rowsLoaded)}${r.error ? ` error: ${r.error}` : ''}`,
     );
   }
+  return out.join('\n');
+}
+
+export function formatReportSummary(r: ReportResult): string {
+  const lines = [
+    `report ${r.period.label}${r.partial ? ' PARTIAL (not every scope is completely collected for the period)' : ''}: total ${r.currency} ${r.total} (${r.granularity} data, price book ${r.priceBookRevision})`,
+  ];
+  if (r.unpricedLines > 0) lines.push(`  ${r.unpricedLines} unpriced line(s): their plan or metric has no rate in the price book`);
+  lines.push(`  written to ${r.dir}`);
+  for (const f of r.files) lines.push(`    ${f.path.split('/').pop()}  ${n(f.rows)} rows`);
+  return lines.join('\n');
+}
+
+export function formatDemo(r: DemoResult): string {
+  const out = [formatCollectSummary(r.collect as DemoResult['collect'] & { dbPath: string; analystCopy: string | null }), formatReportSummary(r.report)];
+  out.push('', 'Try it:', `  duckdb -readonly ${r.analystCopy ?? r.dbPath}`, ...r.query.split('\n').map((l) => `    ${l}`));
+  out.push('', 'which answers:');
+  for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));
+  out.push('', `Next: usage-pipeline status, usage-pipeline report --month ${r.month}, and the README for finance, operators and analysts.`);
   return out.join('\n');
 }

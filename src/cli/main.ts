@@ -8,7 +8,12 @@ import { collectCommand } from './collect.js';
 import { terminalProgress } from './progress.js';
 import { sandboxCommand } from './sandbox.js';
 import { statusCommand, StatusNoDatabase } from './status.js';
-import { formatCollectSummary, formatStatus } from './format.js';
+import { formatCollectSummary, formatDemo, formatReportSummary, formatStatus } from './format.js';
+import { reportCommand } from './report.js';
+import { demoCommand } from './demo.js';
+import { PriceBookError } from '../billing/pricebook.js';
+import { ReportIncompleteError } from '../report/run.js';
+import { ReportInputError } from '../report/period.js';
 
 export const EXIT = { ok: 0, failed: 1, partial: 2, usage: 64 } as const;
 
@@ -61,6 +66,32 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(EXIT.ok);
     });
 
+  common(program.command('report'))
+    .description('write the spend reports for a billing month as Parquet and Excel')
+    .option('--month <YYYY-MM>', 'the billing month, e.g. 2026-10')
+    .option('--from <date>', 'start of a custom range (YYYY-MM-DD, UTC)')
+    .option('--to <date>', 'end of a custom range, exclusive')
+    .option('--out <dir>', 'output directory (default report.out_dir, "reports")')
+    .option('--format <list>', 'parquet,xlsx (default report.formats)')
+    .option('--prices <file>', 'price book (default report.prices)')
+    .option('--require-complete', 'fail, writing nothing, when the period is not completely collected')
+    .option('--json', 'print the result as JSON')
+    .action(async (o) => {
+      const r = await reportCommand(o);
+      if (o.json) printJson(r);
+      else process.stdout.write(formatReportSummary(r) + '\n');
+      setExit(r.exitCode);
+    });
+
+  common(program.command('demo'))
+    .description('the demo behind `npm start`: sandbox, collect, last month\'s reports')
+    .action(async (o) => {
+      const progress = terminalProgress();
+      const r = await demoCommand({ ...o, ...(progress ? { progress } : {}) }).finally(() => progress?.stop());
+      process.stdout.write(formatDemo(r) + '\n');
+      setExit(r.collect.exitCode === 1 ? EXIT.failed : EXIT.ok);
+    });
+
   program
     .command('sandbox')
     .description('start the simulated management API on 127.0.0.1 (prints one JSON line when ready)')
@@ -105,7 +136,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`usage-pipeline: ${err.message}\n`);
       return EXIT.usage;
     }
-    if (err instanceof StoreLockedError || err instanceof StatusNoDatabase) {
+    if (err instanceof PriceBookError || err instanceof ReportInputError) {
+      process.stderr.write(`usage-pipeline: ${err.message}${err instanceof PriceBookError ? '\n  ' + err.problems.join('\n  ') : ''}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof StoreLockedError || err instanceof StatusNoDatabase || err instanceof ReportIncompleteError) {
       process.stderr.write(`usage-pipeline: ${err.message}\n`);
       return EXIT.failed;
     }

@@ -329,12 +329,12 @@ async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: u
     source,
     granularity: ctx.granularity,
     scope: ctx.org,
-    window_start: new Date(w.from),
-    window_end: new Date(w.to),
+    windowStart: new Date(w.from),
+    windowEnd: new Date(w.to),
     status,
     rows: 0,
-    run_id: ctx.runId,
-    collected_at: new Date(),
+    runId: ctx.runId,
+    collectedAt: new Date(),
     detail,
   });
   return { ...scopeResult(source, ctx, w, status, 0), detail };

@@ -80,6 +80,9 @@ function* periodRows(
       const timeframe_start = time(bucket, 'timeframe_start', ctx, bw);
       const timeframe_end = time(bucket, 'timeframe_end', ctx, bw);
       for (const [metric, value] of bucketValues(bucket, bw)) {
+        // Absent means zero and the API sometimes sends an explicit 0 instead: store neither, so the
+        // same usage always gives the same rows.
+        if (value === 0n) continue;
         yield {
           org_id: ctx.orgId,
           program_id: owner.program_id,

@@ -1,0 +1,80 @@
+// `npm start`: the demo. Starts the sandbox in-process, collects the `small` scenario at every
+// granularity, writes last month's reports, and says where everything is.
+import { openStore } from '../store/store.js';
+import { runReport, type ReportResult } from '../report/run.js';
+import { startSandbox } from '../sandbox/server.js';
+import { collectCommand } from './collect.js';
+import { commandContext, type CommonOptions } from './context.js';
+import type { CollectResult } from '../collect/collect.js';
+import type { CollectProgress } from '../collect/collect.js';
+
+export interface DemoResult {
+  baseUrl: string;
+  dbPath: string;
+  analystCopy: string | null;
+  collect: CollectResult;
+  report: ReportResult;
+  month: string;
+  query: string;
+  queryResult: Record<string, unknown>[];
+}
+
+/** The month before the one containing `now`, as YYYY-MM. */
+export function previousMonth(now: number): string {
+  const d = new Date(now);
+  const p = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
+  return p.toISOString().slice(0, 7);
+}
+
+export const DEMO_QUERY = `SELECT program_id, metric, sum(value) AS total
+FROM usage_program
+WHERE granularity = 'daily' AND timeframe_start >= date_trunc('month', now()) - INTERVAL 1 MONTH
+  AND timeframe_start < date_trunc('month', now())
+GROUP BY ALL ORDER BY total DESC LIMIT 5`;
+
+export async function demoCommand(opts: CommonOptions & { progress?: CollectProgress; now?: () => number }): Promise<DemoResult> {
+  const ctx = commandContext(opts);
+  const clock = opts.now ?? Date.now;
+  const sandbox = await startSandbox({ port: 0, scenario: 'small', now: clock() });
+  try {
+    const env: NodeJS.ProcessEnv = { ...ctx.env, USAGE_API_KEY: sandbox.apiKey };
+    delete env.USAGE_API_KEY_FILE; // the sandbox's key, not the operator's
+    const collected = await collectCommand({
+      ...opts,
+      env,
+      baseUrl: sandbox.baseUrl,
+      granularity: 'hourly,daily,monthly',
+      inventory: 'always',
+      now: clock,
+      ...(opts.progress ? { progress: opts.progress } : {}),
+    });
+    const month = previousMonth(clock());
+    const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
+    try {
+      const report = await runReport({
+        store,
+        month,
+        outDir: ctx.resolvePath(ctx.config.report.out_dir),
+        formats: ctx.config.report.formats.filter((f): f is 'parquet' | 'xlsx' => f === 'parquet' || f === 'xlsx'),
+        priceBookPath: ctx.resolvePath(ctx.config.report.prices),
+        now: new Date(clock()),
+        log: ctx.log,
+      });
+      const queryResult = await store.query(DEMO_QUERY);
+      return {
+        baseUrl: sandbox.baseUrl,
+        dbPath: collected.dbPath,
+        analystCopy: collected.analystCopy,
+        collect: collected,
+        report,
+        month,
+        query: DEMO_QUERY,
+        queryResult,
+      };
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await sandbox.close();
+  }
+}

@@ -1,0 +1,49 @@
+// `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
+import { UsageError } from '../config/load.js';
+import { runReport, REPORT_FORMATS, type ReportFormat, type ReportResult } from '../report/run.js';
+import { openStore } from '../store/store.js';
+import { parseList } from './collect.js';
+import { commandContext, type CommonOptions } from './context.js';
+
+export interface ReportCommandOptions extends CommonOptions {
+  month?: string;
+  from?: string;
+  to?: string;
+  out?: string;
+  format?: string;
+  prices?: string;
+  requireComplete?: boolean;
+  now?: () => number;
+}
+
+export async function reportCommand(opts: ReportCommandOptions): Promise<ReportResult & { exitCode: 0 | 2 }> {
+  const ctx = commandContext(opts);
+  if (!opts.month && !(opts.from && opts.to)) {
+    throw new UsageError('say which period: --month YYYY-MM (e.g. --month 2026-10), or --from and --to.');
+  }
+  if (opts.month && (opts.from || opts.to)) throw new UsageError('give either --month or --from/--to, not both.');
+  if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) {
+    throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
+  }
+  const formats = opts.format
+    ? parseList<ReportFormat>('--format', opts.format, REPORT_FORMATS)
+    : ctx.config.report.formats.filter((f): f is ReportFormat => (REPORT_FORMATS as readonly string[]).includes(f));
+  const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
+  try {
+    const result = await runReport({
+      store,
+      ...(opts.month ? { month: opts.month } : {}),
+      ...(opts.from ? { from: opts.from } : {}),
+      ...(opts.to ? { to: opts.to } : {}),
+      outDir: opts.out ? ctx.resolvePath(opts.out) : ctx.resolvePath(ctx.config.report.out_dir),
+      formats,
+      priceBookPath: opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices),
+      ...(opts.requireComplete ? { requireComplete: true } : {}),
+      ...(opts.now ? { now: new Date(opts.now()) } : {}),
+      log: ctx.log,
+    });
+    return { ...result, exitCode: result.partial ? 2 : 0 };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,122 @@
+// The daemon's jobs: what each one does once it holds the run lock, and the calendar arithmetic that
+// decides which month the export covers and whether it is due. Scheduling lives in daemon.ts.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Granularity } from '../api/spec.js';
+import { collectCommand } from '../cli/collect.js';
+import type { CommandContext } from '../cli/context.js';
+import type { Logger } from '../log.js';
+import { openStore } from '../store/store.js';
+
+export type JobName = 'hourly' | 'daily' | 'monthly';
+export const JOB_NAMES: readonly JobName[] = ['hourly', 'daily', 'monthly'];
+
+/** What each collection job asks for; the config's collect.granularities narrows it. */
+export const JOB_GRANULARITIES: Record<'hourly' | 'daily', readonly Granularity[]> = {
+  hourly: ['hourly'],
+  // Monthly buckets change at most once a day's worth, so the daily job collects them too.
+  daily: ['daily', 'monthly'],
+};
+
+export type JobOutcome = 'complete' | 'partial' | 'failed' | 'skipped' | 'interrupted';
+
+export interface JobResult {
+  outcome: Exclude<JobOutcome, 'skipped'>;
+  detail?: string;
+  runId?: string;
+  rows?: number;
+  month?: string;
+  reportDir?: string;
+}
+
+export interface JobEnv {
+  ctx: CommandContext;
+  /** The options the daemon was started with, passed through to collectCommand. */
+  config?: string;
+  baseUrl?: string;
+  now: () => number;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/** Collects the given granularities, incrementally from what the database holds. */
+export async function runCollectJob(env: JobEnv, granularities: readonly Granularity[]): Promise<JobResult> {
+  const r = await collectCommand({
+    ...(env.config !== undefined ? { config: env.config } : {}),
+    db: env.ctx.dbPath,
+    cwd: env.ctx.cwd,
+    env: env.ctx.env,
+    log: env.log,
+    granularity: granularities.join(','),
+    ...(env.baseUrl !== undefined ? { baseUrl: env.baseUrl } : {}),
+    now: env.now,
+    signal: env.signal,
+  });
+  // Stopped part-way: the batches committed before the stop are kept, the one in progress was rolled back.
+  const outcome: JobResult['outcome'] = env.signal.aborted && r.status !== 'complete' ? 'interrupted' : r.status;
+  return { outcome, runId: r.runId, rows: r.rows, ...(r.error ? { detail: r.error } : {}) };
+}
+
+/** Writes the reports of one billing month (YYYY-MM) under the configured output directory. */
+export async function runExportJob(env: JobEnv, month: string): Promise<JobResult> {
+  const { ctx } = env;
+  // Loaded here: the report writers (Parquet, Excel) are only needed once a month.
+  const { runReport } = await import('../report/run.js');
+  const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: env.log });
+  try {
+    const r = await runReport({
+      store,
+      month,
+      outDir: reportOutDir(ctx),
+      // runReport refuses a format it does not write, with a message naming the ones it does.
+      formats: ctx.config.report.formats as Parameters<typeof runReport>[0]['formats'],
+      priceBookPath: ctx.resolvePath(ctx.config.report.prices),
+      now: new Date(env.now()),
+      log: env.log,
+    });
+    return { outcome: r.partial ? 'partial' : 'complete', month, reportDir: r.dir, ...(r.partial ? { detail: 'coverage of the month is partial' } : {}) };
+  } finally {
+    await store.close();
+  }
+}
+
+export function reportOutDir(ctx: CommandContext): string {
+  return ctx.resolvePath(ctx.config.report.out_dir);
+}
+
+/** The manifest is written last, so its presence means the month's export finished. */
+export function manifestPath(outDir: string, month: string): string {
+  return join(outDir, month, 'manifest.json');
+}
+
+/** The calendar date at `ms` in `timeZone`. */
+export function localDate(ms: number, timeZone: string): { year: number; month: number; day: number } {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(new Date(ms));
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
+  return { year: get('year'), month: get('month'), day: get('day') };
+}
+
+/** The billing month before the one `ms` falls in (in `timeZone`), as YYYY-MM. */
+export function previousMonth(ms: number, timeZone: string): string {
+  const d = localDate(ms, timeZone);
+  const year = d.month === 1 ? d.year - 1 : d.year;
+  const month = d.month === 1 ? 12 : d.month - 1;
+  return `${year}-${String(month).padStart(2, '0')}`;
+}
+
+/**
+ * The month whose export is due and missing, or null. Due from `exportDay` of the following month on
+ * (late data settles first), unless the export's own slot (`nextSlot`) is still to come today; missing
+ * when its manifest.json is not on disk. This is what catches up an export the daemon slept through: it
+ * looks at the output, not at cron's memory.
+ */
+export function dueExport(opts: { now: number; timeZone: string; exportDay: number; outDir: string; nextSlot?: number | null }): string | null {
+  const today = localDate(opts.now, opts.timeZone);
+  if (today.day < opts.exportDay) return null;
+  if (opts.nextSlot != null) {
+    const slot = localDate(opts.nextSlot, opts.timeZone);
+    if (slot.year === today.year && slot.month === today.month && slot.day === today.day) return null;
+  }
+  const month = previousMonth(opts.now, opts.timeZone);
+  return existsSync(manifestPath(opts.outDir, month)) ? null : month;
+}

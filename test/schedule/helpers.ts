@@ -1,0 +1,130 @@
+// Shared set-up for the scheduler tests: a real sandbox over HTTP, a temp directory holding the config,
+// the DuckDB file and the reports, and a logger whose lines the tests can read.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createLogger, type Logger } from '../../src/log.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { openStore } from '../../src/store/store.js';
+
+export const REPO = resolve(import.meta.dirname, '../..');
+
+export interface Fixture {
+  dir: string;
+  configPath: string;
+  dbPath: string;
+  outDir: string;
+  sb: Sandbox;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  lines: Record<string, unknown>[];
+  /** The options every command and the scheduler take. */
+  common: { config: string; cwd: string; env: NodeJS.ProcessEnv; log: Logger };
+  cleanup(): Promise<void>;
+}
+
+/**
+ * `fast`: the sandbox and the client allow far more than the API's 700 requests a minute, so that a
+ * collection is not paced over seconds; the default keeps the real limits (and so, slower runs).
+ */
+export async function fixture(sandbox: SandboxOptions & { fast?: boolean } = {}, extraToml = ''): Promise<Fixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'usage-schedule-'));
+  const { fast, ...sandboxOpts } = sandbox;
+  const limits = fast ? { perMinute: 100_000, perSecondPerRoute: 1_000 } : undefined;
+  const sb = await startSandbox({ port: 0, scenario: 'small', ...(limits ? { limits } : {}), ...sandboxOpts });
+  const dbPath = join(dir, 'usage.duckdb');
+  const outDir = join(dir, 'reports');
+  const configPath = join(dir, 'usage.toml');
+  writeFileSync(
+    configPath,
+    [
+      '[api]',
+      `base_url = ${JSON.stringify(sb.baseUrl)}`,
+      ...(limits ? ['[api.rate_limit]', `per_minute = ${limits.perMinute}`, `per_second_per_route = ${limits.perSecondPerRoute}`] : []),
+      '[store]',
+      `db = ${JSON.stringify(dbPath)}`,
+      'lock_timeout_seconds = 10',
+      '[report]',
+      `out_dir = ${JSON.stringify(outDir)}`,
+      `prices = ${JSON.stringify(join(REPO, 'config/prices.toml'))}`,
+      extraToml,
+    ].join('\n'),
+  );
+  const env: NodeJS.ProcessEnv = { USAGE_API_KEY: sb.apiKey };
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({ json: true, level: 'debug', write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
+  return {
+    dir,
+    configPath,
+    dbPath,
+    outDir,
+    sb,
+    env,
+    log,
+    lines,
+    common: { config: configPath, cwd: dir, env, log },
+    cleanup: async () => {
+      await sb.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `cond` every 50 ms until it holds; throws after `timeoutMs`. */
+export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Rows of usage that no coverage row accounts for: a batch written in part would show here. Every usage
+ * row carries the run that wrote it; a run's rows per source and granularity never exceed what its
+ * coverage rows recorded (later runs may have replaced some of them, never added).
+ */
+export async function unaccountedRows(dbPath: string): Promise<unknown[]> {
+  const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 10_000 });
+  try {
+    return await store.query(`
+      WITH usage AS (
+        SELECT run_id, CASE api_version WHEN 'v1' THEN 'v1_programs' ELSE 'v2_programs' END AS source, granularity, count(*) AS n
+        FROM usage_program GROUP BY ALL
+        UNION ALL
+        SELECT run_id, 'v2_frameworks' AS source, granularity, count(*) AS n FROM usage_framework GROUP BY ALL
+      ), cov AS (
+        SELECT run_id, source, granularity, sum(rows) AS n FROM coverage GROUP BY ALL
+      )
+      SELECT u.run_id, u.source, u.granularity, u.n AS usage_rows, cov.n AS coverage_rows
+      FROM usage u LEFT JOIN cov USING (run_id, source, granularity)
+      WHERE cov.n IS NULL OR u.n > cov.n`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** For one run: its coverage rows against the usage rows it wrote (equal when no later run replaced any). */
+export async function runCounts(dbPath: string, runId: string): Promise<{ coverage: number; usage: number }> {
+  const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 10_000 });
+  try {
+    const [row] = await store.query<{ coverage: unknown; usage: unknown }>(
+      `SELECT (SELECT coalesce(sum(rows), 0) FROM coverage WHERE run_id = $run) AS coverage,
+              (SELECT count(*) FROM usage_program WHERE run_id = $run) + (SELECT count(*) FROM usage_framework WHERE run_id = $run) AS usage`,
+      { run: runId },
+    );
+    return { coverage: Number(row?.coverage ?? -1), usage: Number(row?.usage ?? -1) };
+  } finally {
+    await store.close();
+  }
+}
+
+export async function usageRowCount(dbPath: string): Promise<number> {
+  const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 10_000 });
+  try {
+    const [row] = await store.query<{ n: unknown }>('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM usage_framework) AS n');
+    return Number(row?.n ?? 0);
+  } finally {
+    await store.close();
+  }
+}
