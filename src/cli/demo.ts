@@ -1,6 +1,7 @@
 // `npm start`: the demo. Starts the sandbox in-process, collects the `small` scenario at every
 // granularity, writes last month's reports, and says where everything is.
 import { openStore } from '../store/store.js';
+import { readSql } from '../store/sql.js';
 import { runReport, type ReportResult } from '../report/run.js';
 import { startSandbox } from '../sandbox/server.js';
 import { collectCommand } from './collect.js';
@@ -26,11 +27,8 @@ export function previousMonth(now: number): string {
   return p.toISOString().slice(0, 7);
 }
 
-export const DEMO_QUERY = `SELECT program_id, metric, sum(value) AS total
-FROM usage_program
-WHERE granularity = 'daily' AND timeframe_start >= date_trunc('month', now()) - INTERVAL 1 MONTH
-  AND timeframe_start < date_trunc('month', now())
-GROUP BY ALL ORDER BY total DESC LIMIT 5`;
+/** The query the demo runs and shows: the first of the analysts' examples. */
+export const DEMO_QUERY_FILE = 'queries/examples/01_compute_hours_last_month.sql';
 
 export async function demoCommand(opts: CommonOptions & { progress?: CollectProgress; now?: () => number }): Promise<DemoResult> {
   const ctx = commandContext(opts);
@@ -60,7 +58,8 @@ export async function demoCommand(opts: CommonOptions & { progress?: CollectProg
         now: new Date(clock()),
         log: ctx.log,
       });
-      const queryResult = await store.query(DEMO_QUERY);
+      const query = readSql(DEMO_QUERY_FILE);
+      const queryResult = await store.query(query);
       return {
         baseUrl: sandbox.baseUrl,
         dbPath: collected.dbPath,
@@ -68,7 +67,7 @@ export async function demoCommand(opts: CommonOptions & { progress?: CollectProg
         collect: collected,
         report,
         month,
-        query: DEMO_QUERY,
+        query: query.split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(),
         queryResult,
       };
     } finally {

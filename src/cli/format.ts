@@ -10,10 +10,16 @@ export function formatCollectSummary(r: CollectResult & { dbPath: string; analys
   const lines = [
     `collect ${r.status}: ${n(r.rows)} values in ${n(r.pages)} pages, ${n(r.requests)} requests (${n(r.retries)} retried, ${n(r.throttled)} throttled) in ${(r.durationMs / 1000).toFixed(1)} s; run ${r.runId}`,
   ];
+  // An organization's plan decides which API version serves it; the other answers 403 (not eligible),
+  // which is expected and said once per organization rather than per request.
+  const byOrg = new Map<string, Set<string>>();
   for (const s of r.scopes) {
-    if (s.status === 'complete' || s.status === 'up_to_date') continue;
-    lines.push(`  ${s.status}: ${s.source} ${s.granularity ?? ''} ${s.scope}${s.detail ? ` - ${s.detail}` : ''}`);
+    if (s.status === 'not_eligible') byOrg.set(s.scope, (byOrg.get(s.scope) ?? new Set()).add(s.source));
+    else if (s.status === 'failed' || s.status === 'partial') {
+      lines.push(`  ${s.status}: ${s.source} ${s.granularity ?? ''} ${s.scope}${s.detail ? ` - ${s.detail}` : ''}`);
+    }
   }
+  for (const [org, sources] of byOrg) lines.push(`  ${org}: not eligible for ${[...sources].sort().join(', ')} (its plan is served by the other API version)`);
   if (r.error) lines.push(`  error: ${r.error}`);
   lines.push(`  database: ${r.dbPath}`);
   if (r.analystCopy) lines.push(`  analysts open: ${r.analystCopy}`);

@@ -10,6 +10,10 @@ import { sandboxCommand } from './sandbox.js';
 import { statusCommand, StatusNoDatabase } from './status.js';
 import { formatCollectSummary, formatDemo, formatReportSummary, formatStatus } from './format.js';
 import { reportCommand } from './report.js';
+import { scheduleCommand } from './schedule.js';
+import { commandContext, type CommonOptions } from './context.js';
+import { RunLockBusyError, withRunLock } from '../schedule/lock.js';
+import { CollectInterrupted } from '../collect/collect.js';
 import { demoCommand } from './demo.js';
 import { PriceBookError } from '../billing/pricebook.js';
 import { ReportIncompleteError } from '../report/run.js';
@@ -31,6 +35,29 @@ function common(cmd: Command): Command {
     .option('--db <file>', 'DuckDB file (default: store.db from the config, or USAGE_DB)');
 }
 
+/**
+ * Runs a command that writes the database under the one cross-process run lock (shared with the
+ * daemon), waiting up to store.lock_timeout_seconds for it. SIGINT/SIGTERM abort the run cleanly:
+ * the batch in progress is rolled back and committed batches stay.
+ */
+async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = commandContext(o);
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await withRunLock(
+      ctx.dbPath,
+      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd },
+      (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal])),
+    );
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('usage-pipeline')
     .description('Collects consumption history into DuckDB and writes spend reports as Parquet and Excel.')
@@ -50,7 +77,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
       const progress = o.json ? undefined : terminalProgress();
-      const result = await collectCommand({ ...o, ...(progress ? { progress } : {}) }).finally(() => progress?.stop());
+      const result = await underRunLock(o, 'collect', (signal) =>
+        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }),
+      ).finally(() => progress?.stop());
       if (o.json) printJson(result);
       else process.stdout.write(formatCollectSummary(result) + '\n');
       setExit(result.exitCode);
@@ -77,7 +106,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--require-complete', 'fail, writing nothing, when the period is not completely collected')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const r = await reportCommand(o);
+      const r = await underRunLock(o, 'report', () => reportCommand(o));
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
       setExit(r.exitCode);
@@ -87,9 +116,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('the demo behind `npm start`: sandbox, collect, last month\'s reports')
     .action(async (o) => {
       const progress = terminalProgress();
-      const r = await demoCommand({ ...o, ...(progress ? { progress } : {}) }).finally(() => progress?.stop());
+      const r = await underRunLock(o, 'demo', () => demoCommand({ ...o, ...(progress ? { progress } : {}) })).finally(() =>
+        progress?.stop(),
+      );
       process.stdout.write(formatDemo(r) + '\n');
       setExit(r.collect.exitCode === 1 ? EXIT.failed : EXIT.ok);
+    });
+
+  common(program.command('schedule'))
+    .description('the long-running daemon: hourly and daily collection, the monthly export')
+    .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
+    .action(async (o) => {
+      setExit((await scheduleCommand(o)).exitCode);
     });
 
   program
@@ -140,7 +178,13 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`usage-pipeline: ${err.message}${err instanceof PriceBookError ? '\n  ' + err.problems.join('\n  ') : ''}\n`);
       return EXIT.usage;
     }
-    if (err instanceof StoreLockedError || err instanceof StatusNoDatabase || err instanceof ReportIncompleteError) {
+    if (
+      err instanceof StoreLockedError ||
+      err instanceof RunLockBusyError ||
+      err instanceof StatusNoDatabase ||
+      err instanceof ReportIncompleteError ||
+      err instanceof CollectInterrupted
+    ) {
       process.stderr.write(`usage-pipeline: ${err.message}\n`);
       return EXIT.failed;
     }

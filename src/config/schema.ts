@@ -54,7 +54,7 @@ export const configSchema = z
     report: z
       .object({
         out_dir: z.string().min(1).default('reports'),
-        formats: z.array(z.enum(['parquet', 'xlsx', 'arrow', 'focus'])).min(1).default(['parquet', 'xlsx']),
+        formats: z.array(z.enum(['parquet', 'xlsx'])).min(1).default(['parquet', 'xlsx']),
         prices: z.string().min(1).default('config/prices.toml'),
       })
       .strict()
