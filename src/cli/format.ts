@@ -29,28 +29,49 @@ export function formatCollectSummary(r: CollectResult & { dbPath: string; analys
 function iso(v: unknown): string {
   if (v === null || v === undefined) return '-';
   const d = v instanceof Date ? v : new Date(String(v));
-  return Number.isNaN(d.getTime()) ? String(v) : d.toISOString().replace('.000Z', 'Z');
+  return Number.isNaN(d.getTime()) ? String(v) : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export function formatStatus(s: StatusResult): string {
+function age(v: Date | null, now: number): string {
+  if (!v) return '-';
+  const m = Math.round((now - v.getTime()) / 60_000);
+  if (m < 60) return `${m}m ago`;
+  if (m < 48 * 60) return `${Math.round(m / 60)}h ago`;
+  return `${Math.round(m / 1440)}d ago`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => '  ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+}
+
+export function formatStatus(s: StatusResult, now: number = Date.now()): string {
   const out: string[] = [];
   out.push(`database ${s.db} (schema v${s.schemaVersion})${s.readFrom !== s.db ? `\n  read from ${s.readFrom}: ${s.note}` : ''}`);
   out.push(
     `rows: usage_program ${n(s.rows.usage_program)}, usage_framework ${n(s.rows.usage_framework)}; programs ${n(s.rows.programs)}, frameworks ${n(s.rows.frameworks)}, snapshots ${n(s.rows.snapshots)}`,
   );
-  out.push('', 'coverage (complete windows):');
-  out.push(`  ${'source'.padEnd(14)} ${'granularity'.padEnd(11)} ${'scope'.padEnd(16)} ${'from'.padEnd(20)} ${'to'.padEnd(20)} ${'collected'.padEnd(20)} last status`);
+  out.push('', 'coverage (complete data per source, granularity and organization):');
+  const rows = [['source', 'granularity', 'scope', 'complete from', 'complete to', 'collected', 'last status']];
   for (const c of s.coverage) {
-    out.push(
-      `  ${c.source.padEnd(14)} ${c.granularity.padEnd(11)} ${c.scope.padEnd(16)} ${iso(c.firstCompleteStart).padEnd(20)} ${iso(c.lastCompleteEnd).padEnd(20)} ${iso(c.lastCollectedAt).padEnd(20)} ${c.lastStatus}${c.lastDetail && c.lastStatus !== 'complete' ? ` (${c.lastDetail.slice(0, 80)})` : ''}`,
-    );
+    rows.push([
+      c.source,
+      c.granularity,
+      c.scope,
+      iso(c.firstCompleteStart),
+      iso(c.lastCompleteEnd),
+      age(c.lastCollectedAt, now),
+      c.lastStatus + (c.lastDetail && c.lastStatus !== 'complete' ? `: ${c.lastDetail.slice(0, 100)}` : ''),
+    ]);
   }
+  out.push(...table(rows));
   out.push('', 'last runs:');
+  const runs = [['run', 'command', 'status', 'started', 'requests', 'retries', 'throttled', 'pages', 'rows']];
   for (const r of s.runs) {
-    out.push(
-      `  ${r.runId} ${r.command} ${r.status.padEnd(8)} started ${iso(r.startedAt)} requests ${n(r.requests)} retries ${n(r.retries)} throttled ${n(r.throttled)} pages ${n(r.pages)} rows ${n(r.rowsLoaded)}${r.error ? ` error: ${r.error}` : ''}`,
-    );
+    runs.push([r.runId, r.command, r.status, iso(r.startedAt), n(r.requests), n(r.retries), n(r.throttled), n(r.pages), n(r.rowsLoaded)]);
+    if (r.error) runs.push(['', '', `error: ${r.error}`]);
   }
+  out.push(...table(runs));
   return out.join('\n');
 }
 

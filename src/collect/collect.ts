@@ -322,7 +322,12 @@ async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: u
   if (err instanceof ApiError && err.status === 401) throw fatal401(err);
   if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
   const notEligible = err instanceof ApiError && err.status === 403;
-  const detail = err instanceof Error ? err.message : String(err);
+  // For a 403 the API's own words say why (which plan family the endpoint serves); the request is in the log.
+  const detail = notEligible
+    ? `403 ${err.code || 'forbidden'}: ${err.apiMessage} (request id ${err.requestId})`
+    : err instanceof Error
+      ? err.message
+      : String(err);
   const status = notEligible ? 'not_eligible' : 'failed';
   if (!notEligible) ctx.log.warn('scope failed; other scopes go on', { source, granularity: ctx.granularity, org: ctx.org, error: detail });
   await ctx.store.recordCoverage({
