@@ -30,7 +30,9 @@ export function previousMonth(now: number): string {
 /** The query the demo runs and shows: the first of the analysts' examples. */
 export const DEMO_QUERY_FILE = 'queries/examples/01_compute_hours_last_month.sql';
 
-export async function demoCommand(opts: CommonOptions & { progress?: CollectProgress; now?: () => number }): Promise<DemoResult> {
+export async function demoCommand(
+  opts: CommonOptions & { progress?: CollectProgress; now?: () => number; outDir?: string },
+): Promise<DemoResult> {
   const ctx = commandContext(opts);
   const clock = opts.now ?? Date.now;
   const sandbox = await startSandbox({ port: 0, scenario: 'small', now: clock() });
@@ -52,7 +54,7 @@ export async function demoCommand(opts: CommonOptions & { progress?: CollectProg
       const report = await runReport({
         store,
         month,
-        outDir: ctx.resolvePath(ctx.config.report.out_dir),
+        outDir: opts.outDir ?? ctx.resolvePath(ctx.config.report.out_dir),
         formats: ctx.config.report.formats.filter((f): f is 'parquet' | 'xlsx' => f === 'parquet' || f === 'xlsx'),
         priceBookPath: ctx.resolvePath(ctx.config.report.prices),
         now: new Date(clock()),

@@ -1,0 +1,76 @@
+// Measuring one phase of the benchmark: wall time, this process's CPU (process.cpuUsage) and its
+// peak RSS, sampled every 50 ms, plus another process's CPU and peak RSS read from /proc (Linux).
+import { readFileSync } from 'node:fs';
+
+export const RSS_SAMPLE_MS = 50;
+const MB = 1024 * 1024;
+
+export interface PhaseMeasure {
+  wallS: number;
+  cpuS: number;
+  peakRssMb: number;
+}
+
+/** Runs `fn` while sampling this process's RSS; returns its result and what it cost. */
+export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: PhaseMeasure }> {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    const rss = process.memoryUsage().rss;
+    if (rss > peak) peak = rss;
+  }, RSS_SAMPLE_MS);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  try {
+    const result = await fn();
+    const wallS = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { result, m: { wallS, cpuS: (cpu.user + cpu.system) / 1e6, peakRssMb: peak / MB } };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** User+system CPU seconds of a process so far, from /proc/<pid>/stat; null where /proc is not there. */
+export function procCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    return ticks / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
+/** Peak (VmHWM) and current (VmRSS) resident set of a process, in MB; null where /proc is not there. */
+export function procMemoryMb(pid: number): { peak: number; current: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { peak: kb('VmHWM') / 1024, current: kb('VmRSS') / 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** Samples another process's RSS (VmRSS) every 50 ms: its VmHWM covers its whole life, not one phase. */
+export function childRssSampler(pid: number): { stop(): number | null } {
+  let peak: number | null = null;
+  const sample = () => {
+    const m = procMemoryMb(pid);
+    if (m && (peak === null || m.current > peak)) peak = m.current;
+  };
+  sample();
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
+}

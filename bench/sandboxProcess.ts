@@ -1,0 +1,61 @@
+// The sandbox in its own process (the built CLI), so that its CPU and memory are not the collector's:
+// started, read for its ready line, asked for its counters, and stopped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { SandboxStats } from '../src/sandbox/stats.js';
+
+export interface SandboxProcess {
+  baseUrl: string;
+  apiKey: string;
+  pid: number;
+  stats(): Promise<SandboxStats>;
+  resetStats(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The built CLI beside this compiled file: dist/bench/ -> dist/src/cli/main.js. */
+export const CLI_PATH = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+const READY_TIMEOUT_MS = 120_000;
+
+export async function startSandboxProcess(opts: { scenario: string; latencyMs: number; now: string; nodeArgs?: string[] }): Promise<SandboxProcess> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(opts.nodeArgs ?? []), CLI_PATH, 'sandbox', '--port', '0', '--scenario', opts.scenario, '--latency-ms', String(opts.latencyMs), '--now', opts.now],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const ready = await new Promise<{ base_url: string; api_key: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the sandbox did not print its ready line within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(line) as { base_url: string; api_key: string });
+      } catch {
+        reject(new Error(`unexpected first line from the sandbox: ${line}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the sandbox exited (code ${code}) before it was ready`));
+    });
+  });
+  const control = ready.base_url.replace(/\/v1\/?$/, '') + '/__sandbox/';
+  return {
+    baseUrl: ready.base_url,
+    apiKey: ready.api_key,
+    pid: child.pid as number,
+    stats: async () => (await (await fetch(control + 'stats')).json()) as SandboxStats,
+    resetStats: async () => {
+      const res = await fetch(control + 'reset-stats', { method: 'POST' });
+      await res.arrayBuffer();
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,48 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { demoCommand, previousMonth } from '../../src/cli/demo.js';
+import { openStore } from '../../src/store/store.js';
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
+const NOW = Date.parse('2026-11-21T10:37:00Z');
+const examples = readdirSync('queries/examples').filter((f) => f.endsWith('.sql')).sort();
+
+describe('the demo (npm start)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'usage-demo-'));
+  const db = join(dir, 'usage.duckdb');
+  let result: Awaited<ReturnType<typeof demoCommand>>;
+
+  beforeAll(async () => {
+    result = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: quiet });
+  });
+
+  it('collects every granularity and writes last month\'s reports', () => {
+    expect(result.collect.exitCode).toBe(0);
+    expect(result.month).toBe(previousMonth(NOW));
+    expect(result.month).toBe('2026-10');
+    expect(result.report.partial).toBe(false);
+    for (const f of result.report.files) expect(existsSync(f.path), f.path).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(dir, 'reports', '2026-10', 'manifest.json'), 'utf8'));
+    expect(manifest.files.length).toBeGreaterThanOrEqual(5);
+    expect(result.queryResult.length).toBe(5);
+  });
+
+  it('has example queries that each header their name and parameters', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(5);
+    for (const f of examples) expect(readFileSync(join('queries/examples', f), 'utf8')).toMatch(/^-- Query: \w+/);
+  });
+
+  it.each(examples)('queries/examples/%s runs as is against the analyst copy and returns rows', async (file) => {
+    const store = await openStore({ path: result.analystCopy!, readOnly: true });
+    try {
+      // The examples are relative to now(); pin it to the demo's clock so they see its data.
+      const sql = readFileSync(join('queries/examples', file), 'utf8').replaceAll('now()', `TIMESTAMPTZ '${new Date(NOW).toISOString()}'`);
+      const rows = await store.query(sql);
+      expect(rows.length, file).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+});
