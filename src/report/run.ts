@@ -12,11 +12,27 @@ import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
 import { sha256File, writeAtomically } from './files.js';
+import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
+import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
+import { renderReportHtml } from './html.js';
 import { resolvePeriod } from './period.js';
 import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
 
+/** parquet: one file per report; xlsx: the workbook. */
 export type ReportFormat = 'parquet' | 'xlsx';
 export const REPORT_FORMATS: readonly ReportFormat[] = ['parquet', 'xlsx'];
+/**
+ * Every output runReport can write: the report formats, plus focus (focus-<period>.parquet, FOCUS 1.2)
+ * and html (report.html, the charts; the workbook's Summary links to it when both are written).
+ */
+export type OutputFormat = ReportFormat | 'focus' | 'html';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['parquet', 'xlsx', 'focus', 'html'];
+/** The TEMP table of each line's cost spread over its days (queries/reports/daily_lines.sql). */
+const DAILY_TABLE = 'rpt_daily';
+/** Bars in the top-programs and top-frameworks charts. */
+const CHART_TOP_N = 10;
+/** The charts file, beside the workbook that links to it. */
+export const HTML_REPORT_NAME = 'report.html';
 
 export interface RunReportOptions {
   store: Store;
@@ -25,13 +41,20 @@ export interface RunReportOptions {
   from?: string;
   to?: string;
   outDir: string;
-  formats: ReportFormat[];
+  formats: readonly OutputFormat[];
   priceBookPath: string;
   requireComplete?: boolean;
   now?: Date;
   log?: Logger;
   /** For tests of sheet splitting: data rows per worksheet. */
   maxRowsPerSheet?: number;
+  /**
+   * Record the month's FOCUS rows as finalised (after the files are written): later exports of the
+   * month keep them and add ChargeClass 'Correction' rows. Only a complete month after its end.
+   */
+  finalize?: boolean;
+  /** Provider, publisher, invoice issuer and service names of the FOCUS export. */
+  focusIdentity?: Partial<FocusIdentity>;
 }
 
 export interface ReportFile {
@@ -56,6 +79,10 @@ export interface ReportResult {
   /** Rows per report. */
   rows: Record<ReportName, number>;
   unpricedLines: number;
+  /** Month-to-date and projection (for a month period); forecast.current says whether the month is in progress. */
+  forecast: Forecast | null;
+  /** The FOCUS rows (when 'focus' was asked or finalize). */
+  focus: FocusBuild | null;
 }
 
 /** requireComplete was asked and the period is not completely collected; nothing was written. */
@@ -78,13 +105,14 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const now = opts.now ?? new Date();
   const period = resolvePeriod(opts);
   const formats = [...new Set(opts.formats)];
-  for (const f of formats) if (!REPORT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${REPORT_FORMATS.join(', ')})`);
+  for (const f of formats) if (!OUTPUT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${OUTPUT_FORMATS.join(', ')})`);
   const book = loadPriceBook(opts.priceBookPath);
   const { store } = opts;
 
   const coverage = await assessCoverage(store, period.rangeStart, period.rangeEnd);
   const partial = !coverage.complete;
   if (partial && opts.requireComplete) throw new ReportIncompleteError(period.label, coverage);
+  if (opts.finalize) assertFinalizable(period, partial, now);
   const g = coverage.granularity;
   log.info('report period', { period: period.label, granularity: g, partial, revision: book.revision });
 
@@ -114,6 +142,21 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   }
   const runIds = (await store.query<{ run_id: string }>(readSql('queries/reports/run_ids.sql'), params)).map((r) => r.run_id);
 
+  // Each line's cost spread over its days: the base of the FOCUS rows, the charts and the forecast.
+  await store.run(
+    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('queries/reports/daily_lines.sql').trim().replace(/;\s*$/, '')),
+    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
+  );
+  const daily = await store.query<DailyProgramSpend>(readSql('queries/reports/chart_daily_spend.sql'));
+  let forecast: Forecast | null = null;
+  if (period.month !== null) {
+    const [end] = await store.query<{ data_end: Date | null }>(readSql('queries/reports/data_end.sql'), params);
+    forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null, currency: book.currency, daily });
+  }
+  const focus = formats.includes('focus') || opts.finalize
+    ? await buildFocus(store, { period, granularity: g, book, ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}) })
+    : null;
+
   const dir = join(opts.outDir, period.label);
   await mkdir(dir, { recursive: true });
   const files: ReportFile[] = [];
@@ -127,6 +170,31 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     }
   }
 
+  if (focus && formats.includes('focus')) {
+    const path = join(dir, `focus-${period.label}.parquet`);
+    const copy = readSql('queries/reports/copy_focus_parquet.sql');
+    await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+    files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
+  }
+
+  const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
+  if (formats.includes('html')) {
+    const path = join(dir, HTML_REPORT_NAME);
+    const html = renderReportHtml({
+      title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
+      currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
+      dailySpend: daily,
+      topPrograms: await store.query(readSql('queries/reports/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
+      topFrameworks: await store.query(readSql('queries/reports/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
+      storage: await store.query(readSql('queries/reports/chart_storage.sql')),
+      snapshots: await store.query(readSql('queries/reports/chart_snapshots.sql')),
+      transfer: await store.query(readSql('queries/reports/chart_transfer.sql')),
+      forecast,
+    });
+    await writeAtomically(path, (tmp) => writeFile(tmp, html));
+    files.push({ path, rows: daily.length, sha256: await sha256File(path) });
+  }
+
   const coverageLines = coverage.scopes.map(
     (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
       `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
@@ -138,7 +206,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     let written = 0;
     await writeAtomically(path, async (tmp) => {
       written = await writeWorkbook(store, tmp, {
-        title: `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`,
+        title,
         partial,
         currency: book.currency,
         summaryByProgram,
@@ -166,10 +234,15 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
         })),
         sheets,
         ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
+        ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
+        ...(forecast?.current ? { forecast } : {}),
       });
     });
     files.push({ path, rows: written, sha256: await sha256File(path) });
   }
+
+  // Finalise only once every file is in place, so a failed run records nothing.
+  if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
 
   const manifestPath = join(dir, 'manifest.json');
   const manifest = {
@@ -192,6 +265,20 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     total: total,
     unpriced_lines: unpricedLines,
     run_ids: runIds,
+    ...(forecast ? {
+      forecast: {
+        current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
+        month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
+      },
+    } : {}),
+    ...(focus ? {
+      focus: {
+        version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
+        finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+          id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+        })),
+      },
+    } : {}),
     files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
   };
   await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
@@ -211,5 +298,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     runIds,
     rows,
     unpricedLines,
+    forecast,
+    focus,
   };
 }

@@ -5,6 +5,7 @@ import ExcelJS from 'exceljs';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';
 import type { ReportDefinition } from './definitions.js';
+import type { Forecast } from './forecast.js';
 
 /** Excel's limit of rows per worksheet. */
 export const EXCEL_MAX_ROWS = 1_048_576;
@@ -38,6 +39,10 @@ export interface WorkbookContent {
   sheets: SheetSource[];
   /** Data rows per sheet before a report continues on another sheet; default leaves room for header and totals. */
   maxRowsPerSheet?: number;
+  /** Relative link from the Summary sheet to the charts report (report.html), when one is written. */
+  chartsLink?: string;
+  /** A Forecast sheet after the Summary, for a period in progress. */
+  forecast?: Forecast;
 }
 
 type Kind = 'text' | 'money' | 'decimal' | 'rawint' | 'int' | 'date' | 'timestamp' | 'bool';
@@ -163,7 +168,12 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
   };
   add([c.title], { bold: true });
   add([c.partial ? 'PARTIAL: the period is not completely collected; see About for coverage' : 'Complete: every scope of the period is collected'], { bold: c.partial });
-  add([]);
+  if (c.chartsLink !== undefined) {
+    // A relative hyperlink, so it works wherever the report folder is copied.
+    const row = ws.addRow([{ text: `Charts: ${c.chartsLink} (open in a browser)`, hyperlink: c.chartsLink }]);
+    row.getCell(1).font = { color: { argb: 'FF0563C1' }, underline: true };
+    row.commit();
+  } else add([]);
   add(['Totals by program'], { bold: true });
   add(['org_id', 'program_id', 'program_name', 'plans', 'cost', 'unpriced_lines'], { bold: true, fill: true });
   for (const r of c.summaryByProgram) {
@@ -180,6 +190,40 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
       { moneyCols: [6], decimalCols: [4, 5] });
   }
   add(['Total', null, null, null, null, Number(c.total)], { bold: true, moneyCols: [6] });
+  await ws.commit();
+}
+
+async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, f: Forecast): Promise<void> {
+  const ws = wb.addWorksheet('Forecast', { views: [{ state: 'frozen', ySplit: 7 }] });
+  const money = moneyFormat(c.currency);
+  ws.columns = [{ width: 30 }, { width: 34 }, { width: 18 }, { width: 20 }, { width: 18 }, { width: 20 }];
+  const text = (values: ExcelJS.CellValue[], bold = false) => {
+    const row = ws.addRow(values);
+    if (bold) row.font = BOLD;
+    row.commit();
+  };
+  text(['Month-end forecast: a PROJECTION, not a bill'], true);
+  text(['Method', f.method]);
+  text(['As of', `${f.asOf}; complete days through ${f.completeThrough}`]);
+  text(['Days', `${f.completeDays} complete of ${f.daysInPeriod}; ${f.remainingDays} remaining; trend over the last ${f.windowDays}`]);
+  text([]);
+  text([]);
+  const head = ws.addRow(['program_id', 'program_name', 'month_to_date', 'complete_days_spend', 'daily_trend', 'projected_total']);
+  head.font = BOLD;
+  head.fill = HEADER_FILL;
+  head.commit();
+  for (const p of f.programs) {
+    const row = ws.addRow([cellValue(p.programId, 'text'), cellValue(p.programName, 'text'), Number(p.monthToDate), Number(p.completeDaysSpend),
+      Number(p.dailyTrend), p.projection === null ? null : Number(p.projection)]);
+    for (const i of [3, 4, 6]) row.getCell(i).numFmt = money;
+    row.getCell(5).numFmt = '#,##0.0000';
+    row.commit();
+  }
+  const total = ws.addRow(['Total (projection)', null, Number(f.totals.monthToDate), Number(f.totals.completeDaysSpend), null,
+    f.totals.projection === null ? null : Number(f.totals.projection)]);
+  total.font = BOLD;
+  for (const i of [3, 4, 6]) total.getCell(i).numFmt = money;
+  total.commit();
   await ws.commit();
 }
 
@@ -207,6 +251,7 @@ export async function writeWorkbook(store: Store, path: string, c: WorkbookConte
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useStyles: true, useSharedStrings: false });
   wb.creator = 'usage-pipeline';
   await writeSummary(wb, c);
+  if (c.forecast) await writeForecast(wb, c, c.forecast);
   let rows = 0;
   for (const s of c.sheets) rows += await writeReportSheets(wb, store, s, c);
   await writeAbout(wb, c);

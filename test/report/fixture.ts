@@ -54,11 +54,13 @@ function toRow(world: World, r: TruthRow): UsageRowIn {
 /**
  * Loads `month` at `granularity` from the truth, at a clock 3 days after the month's end (so every
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
+ * `until` loads only the buckets before it (a month in progress) and `now` sets the clock.
  */
-export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; skipOrg?: boolean; dir?: string }): Promise<Loaded> {
+export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; skipOrg?: boolean; dir?: string; until?: number; now?: number }): Promise<Loaded> {
   const g = o.granularity ?? 'daily';
-  const { from, to } = monthRange(o.month);
-  const now = to + 3 * DAY;
+  const { from, to: monthEnd } = monthRange(o.month);
+  const to = o.until ?? monthEnd;
+  const now = o.now ?? monthEnd + 3 * DAY;
   const world = generateWorld({ seed: o.seed ?? 7, scenario: 'small', now });
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'report-test-'));
   const store = await openStore({ path: join(dir, 'usage.duckdb') });

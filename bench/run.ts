@@ -1,0 +1,264 @@
+// `npm run bench [-- --quick] [-- --json]`: measures the collector against the API's rate-limit bound and
+// against a naive baseline, in one run, on the sandbox's `large` scenario with added latency, and prints
+// one table (and with --json one JSON object on the last line). The full mode also writes BENCHMARKS.md's
+// generated section. Benchmarks never run inside `npm test`.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { RATE_LIMIT_PER_MINUTE } from '../src/api/spec.js';
+import { collectCommand } from '../src/cli/collect.js';
+import { createLogger } from '../src/log.js';
+import { runReport } from '../src/report/run.js';
+import type { SandboxStats } from '../src/sandbox/stats.js';
+import { openStore } from '../src/store/store.js';
+import { runBaseline, type BaselineResult } from './baseline.js';
+import { profileTable, summariseProfile, type CpuProfile } from './cpuprofile.js';
+import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasure } from './measure.js';
+import type { BenchWindow, MinimumResult } from './minimum.js';
+import { startSandboxProcess, type SandboxProcess } from './sandboxProcess.js';
+import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase } from './table.js';
+import { benchPlan } from './windows.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BENCH_DIR = join(ROOT, '.bench');
+const run = promisify(execFile);
+
+interface Mode {
+  name: 'quick' | 'full';
+  scenario: string;
+  days: number;
+  hours: number;
+  /** The baseline collects the first N programs of each organization. */
+  baselinePrograms: number;
+  storeLoadRows: number;
+}
+
+const MODES: Record<'quick' | 'full', Mode> = {
+  // The same 10,000 programs and 100,000 frameworks, so the request counts and the rate bound are the full
+  // run's; short windows keep the values (and the time) small.
+  quick: { name: 'quick', scenario: 'large', days: 2, hours: 3, baselinePrograms: 20, storeLoadRows: 500_000 },
+  full: { name: 'full', scenario: 'large', days: 30, hours: 48, baselinePrograms: 50, storeLoadRows: 2_000_000 },
+};
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    'latency-ms': { type: 'string', default: '100' },
+    now: { type: 'string', default: '2026-11-21T10:30:00Z' },
+    write: { type: 'boolean' },
+    profile: { type: 'boolean', default: false },
+    'skip-baseline': { type: 'boolean', default: false },
+  },
+});
+
+const mode = MODES[flags.quick ? 'quick' : 'full'];
+const latencyMs = Number(flags['latency-ms']);
+const fixedNow = Date.parse(flags.now);
+if (!Number.isInteger(latencyMs) || latencyMs < 0 || Number.isNaN(fixedNow)) {
+  console.error('usage: npm run bench -- [--quick] [--json] [--latency-ms N] [--now ISO] [--write] [--profile]');
+  process.exit(64);
+}
+const writeMd = flags.write ?? mode.name === 'full';
+// With --json, stdout carries only the JSON object; progress goes to stderr.
+const say = (msg: string) => (flags.json ? process.stderr : process.stdout).write(msg + '\n');
+const log = createLogger({ level: 'warn' });
+
+async function main(): Promise<void> {
+  const plan = benchPlan(fixedNow, mode.days, mode.hours);
+  const windows = [plan.daily, plan.hourly];
+  rmSync(join(BENCH_DIR, mode.name), { recursive: true, force: true });
+  const dir = join(BENCH_DIR, mode.name);
+  mkdirSync(dir, { recursive: true });
+  const dbPath = join(dir, 'usage.duckdb');
+  const started = new Date();
+  say(`bench ${mode.name}: scenario ${mode.scenario}, latency ${latencyMs} ms, now ${flags.now}; daily ${plan.daily.from}..${plan.daily.to}, hourly ${plan.hourly.from}..${plan.hourly.to}`);
+
+  // The minimum is computed from the world in its own process: the large world is big, and it is not the collector's memory.
+  const minimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows, programsPerOrg: mode.baselinePrograms });
+  say(`minimum requests: ${minimum.ours.total} (${minimum.ours.pages} pages, ${minimum.ours.forbidden} 403s, ${minimum.ours.orgListing} org listings)`);
+
+  const sandbox = await startSandboxProcess({ scenario: mode.scenario, latencyMs, now: flags.now });
+  const sandboxRss = childRssSampler(sandbox.pid);
+  try {
+    const collectPhase = async (name: string, w: BenchWindow, profile = false): Promise<CollectPhase> => {
+      await sandbox.resetStats();
+      const cpu0 = procCpuSeconds(sandbox.pid);
+      const session = profile ? await startProfiler() : null;
+      const { result, m } = await measure(() =>
+        collectCommand({
+          db: dbPath,
+          cwd: ROOT,
+          env: { USAGE_API_KEY: sandbox.apiKey },
+          baseUrl: sandbox.baseUrl,
+          now: () => fixedNow,
+          granularity: w.granularity,
+          from: w.from,
+          to: w.to,
+          inventory: 'never',
+          log,
+        }),
+      );
+      if (session) await stopProfiler(session, join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`));
+      const stats = await sandbox.stats();
+      const cpu1 = procCpuSeconds(sandbox.pid);
+      const phase: CollectPhase = {
+        name,
+        window: w,
+        requests: result.requests,
+        retries: result.retries,
+        throttled: result.throttled,
+        rows: result.rows,
+        exitCode: result.exitCode,
+        sandbox: stats,
+        sandboxCpuS: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null,
+        ...m,
+      };
+      say(`${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB, exit ${result.exitCode}`);
+      return phase;
+    };
+
+    const daily = await collectPhase(`daily ${mode.days} d`, plan.daily);
+    await coolDown(daily);
+    const hourly = await collectPhase(`hourly ${mode.hours} h`, plan.hourly, flags.profile);
+    let month: CollectPhase | null = null;
+    if (plan.monthWindow) {
+      await coolDown(hourly);
+      month = await collectPhase(`month ${plan.month} (monthly)`, plan.monthWindow);
+    }
+
+    // The report of one billing month, from the database the collections filled.
+    const outDir = join(dir, 'reports');
+    const { result: report, m: reportM } = await measure(async () => {
+      const store = await openStore({ path: dbPath, log });
+      try {
+        return await runReport({ store, month: plan.month, outDir, formats: ['parquet', 'xlsx'], priceBookPath: join(ROOT, 'config/prices.toml'), now: new Date(fixedNow), log });
+      } finally {
+        await store.close();
+      }
+    });
+    const reportFiles = report.files.map((f) => {
+      const path = resolve(report.dir, f.path);
+      return { path: f.path, rows: f.rows, bytes: existsSync(path) ? statSync(path).size : existsSync(f.path) ? statSync(f.path).size : 0 };
+    });
+    say(`report ${plan.month}: ${reportM.wallS.toFixed(1)} s, ${Object.values(report.rows).reduce((a, b) => a + b, 0)} rows`);
+
+    // The DuckDB load path alone (bench/store-load.ts), in its own process.
+    const storeLoad = await storeLoadChild(mode.storeLoadRows);
+    say(`store load: ${storeLoad.append_values_per_s} values/s appended, ${storeLoad.end_to_end_values_per_s} values/s to commit`);
+
+    // The naive baseline on a subset of each organization's programs, extrapolated per request and per value.
+    let baseline: (BaselineResult & PhaseMeasure & { sandbox: SandboxStats }) | null = null;
+    if (!flags['skip-baseline']) {
+      await coolDown(month ?? hourly);
+      await sandbox.resetStats();
+      const { result, m } = await measure(() =>
+        runBaseline({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, dbPath: join(dir, 'naive.duckdb'), windows, programsPerOrg: mode.baselinePrograms }),
+      );
+      baseline = { ...result, ...m, sandbox: await sandbox.stats() };
+      say(`baseline (first ${mode.baselinePrograms} programs per organization): ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU`);
+    }
+
+    const sandboxPeak = sandboxRss.stop() ?? procMemoryMb(sandbox.pid)?.peak ?? null;
+    const bench: BenchReport = {
+      mode: mode.name,
+      scenario: mode.scenario,
+      latencyMs,
+      now: flags.now,
+      date: started.toISOString(),
+      machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GB RAM, Node ${process.version}`,
+      command: `npm run bench --${mode.name === 'quick' ? ' --quick' : ''}${latencyMs !== 100 ? ` --latency-ms ${latencyMs}` : ''}`,
+      perMinute: RATE_LIMIT_PER_MINUTE,
+      minimum,
+      collections: [daily, hourly],
+      month,
+      report: { month: plan.month, wallS: reportM.wallS, cpuS: reportM.cpuS, peakRssMb: reportM.peakRssMb, rows: report.rows, files: reportFiles, partial: report.partial },
+      storeLoad,
+      baseline,
+      baselinePrograms: mode.baselinePrograms,
+      sandboxPeakRssMb: sandboxPeak,
+    };
+    say('');
+    say(benchTable(bench));
+    writeFileSync(join(dir, 'result.json'), JSON.stringify(bench, null, 2) + '\n');
+    if (writeMd) writeBenchmarksMd(benchMarkdown(bench));
+    if (flags.json) process.stdout.write(JSON.stringify(summaryJson(bench)) + '\n');
+  } finally {
+    sandboxRss.stop();
+    await sandbox.stop();
+  }
+}
+
+/** A fresh client starts with an empty limiter: keep the previous phase's requests out of its first minute. */
+async function coolDown(prev: { requests: number; wallS: number }): Promise<void> {
+  const rate = prev.requests / Math.max(prev.wallS, 1e-3);
+  if (prev.requests < RATE_LIMIT_PER_MINUTE / 2 && rate < RATE_LIMIT_PER_MINUTE / 120) return;
+  say('cooling down 61 s so the next phase starts with an empty rate window');
+  await sleep(61_000);
+}
+
+async function computeMinimumChild(args: { scenario: string; now: string; windows: BenchWindow[]; programsPerOrg: number }): Promise<MinimumResult> {
+  const { stdout } = await run(process.execPath, [fileURLToPath(new URL('./minimum.js', import.meta.url)), JSON.stringify(args)], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as MinimumResult;
+}
+
+export interface StoreLoadResult {
+  rows: number;
+  append_s: number;
+  commit_s: number;
+  checkpoint_s: number;
+  append_values_per_s: number;
+  end_to_end_values_per_s: number;
+  peak_rss_mb: number | null;
+}
+
+async function storeLoadChild(rows: number): Promise<StoreLoadResult> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./store-load.js', import.meta.url)), String(rows)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const rss = childRssSampler(child.pid as number);
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  const peak = rss.stop();
+  if (code !== 0) throw new Error(`store-load exited with ${code}`);
+  const last = out.trim().split('\n').at(-1) ?? '{}';
+  return { ...(JSON.parse(last) as Omit<StoreLoadResult, 'peak_rss_mb'>), peak_rss_mb: peak };
+}
+
+type InspectorSession = import('node:inspector/promises').Session;
+async function startProfiler(): Promise<InspectorSession> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.post('Profiler.start');
+  return session;
+}
+async function stopProfiler(session: InspectorSession, file: string): Promise<void> {
+  const { profile } = (await session.post('Profiler.stop')) as { profile: CpuProfile };
+  session.disconnect();
+  writeFileSync(file, JSON.stringify(profile));
+  say(`CPU profile of the phase: ${file}`);
+  say(profileTable(summariseProfile(profile, 15)));
+}
+
+const BEGIN = '<!-- bench:begin (generated by `npm run bench`; edit outside these markers) -->';
+const END = '<!-- bench:end -->';
+function writeBenchmarksMd(section: string): void {
+  const file = join(ROOT, 'BENCHMARKS.md');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\n${BEGIN}\n${END}\n`;
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  const next = a >= 0 && b > a ? text.slice(0, a + BEGIN.length) + '\n' + section + '\n' + text.slice(b) : `${text.trimEnd()}\n\n${BEGIN}\n${section}\n${END}\n`;
+  writeFileSync(file, next);
+  say(`wrote ${file}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,324 @@
+// The benchmark's figures, derived from what each phase measured: pure functions, so that the
+// arithmetic (ratios, the baseline's extrapolation, goals) is tested apart from the slow run.
+import type { SandboxStats } from '../src/sandbox/stats.js';
+import type { BaselineResult } from './baseline.js';
+import type { PhaseMeasure } from './measure.js';
+import type { BenchWindow, MinimumResult } from './minimum.js';
+
+export interface CollectPhase extends PhaseMeasure {
+  name: string;
+  window: BenchWindow;
+  requests: number;
+  retries: number;
+  /** 429s the collector received. */
+  throttled: number;
+  rows: number;
+  exitCode: number;
+  sandbox: SandboxStats;
+  sandboxCpuS: number | null;
+}
+
+export interface BenchReport {
+  mode: 'quick' | 'full';
+  scenario: string;
+  latencyMs: number;
+  now: string;
+  date: string;
+  machine: string;
+  command: string;
+  perMinute: number;
+  minimum: MinimumResult;
+  /** The measured collections: the daily and the hourly window. */
+  collections: CollectPhase[];
+  /** The extra collection the report needed (null when the daily window covered the month). */
+  month: CollectPhase | null;
+  report: {
+    month: string;
+    wallS: number;
+    cpuS: number;
+    peakRssMb: number;
+    rows: Record<string, number>;
+    files: { path: string; rows: number; bytes: number }[];
+    partial: boolean;
+  };
+  storeLoad: { rows: number; append_values_per_s: number; end_to_end_values_per_s: number; peak_rss_mb: number | null };
+  baseline: (BaselineResult & PhaseMeasure & { sandbox: SandboxStats }) | null;
+  baselinePrograms: number;
+  sandboxPeakRssMb: number | null;
+}
+
+export const GOALS = { requestsOverMinimum: 1.0, wallOverBound: 1.05, violations: 0, peakRssMb: 512 } as const;
+
+export interface Figures {
+  requests: number;
+  minimum: number;
+  requestsOverMinimum: number;
+  /** Queries whose last page was exactly full: the most requests the API's trailing cursors can add. */
+  fullLastPages: number;
+  wallS: number;
+  boundS: number;
+  wallOverBound: number;
+  throttled: number;
+  sandbox429: number;
+  violations: number;
+  rows: number;
+  cpuS: number;
+  cpuMsPerRequest: number;
+  cpuSPerMillionValues: number;
+  /** 1 - CPU / wall: the share of the run the collector's CPU leaves idle. */
+  idleShare: number;
+  /** CPU / bound: above 1, the collector cannot keep up with the API's rate whatever the concurrency. */
+  cpuOverBound: number;
+  sandboxCpuS: number | null;
+  peakRssMb: number;
+  baseline: null | {
+    measured: { requests: number; rows: number; wallS: number; cpuS: number; programs: number; throttled: number; violations: number; peakRssMb: number };
+    requests: number;
+    wallS: number;
+    cpuS: number;
+    oursOverBaseline: { wall: number; requests: number; cpu: number };
+    baselineWallOverOurs: number;
+  };
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Seconds the API's per-minute limit needs for `requests`: the physical bound of any collector. */
+export function rateBoundS(requests: number, perMinute: number): number {
+  return requests / (perMinute / 60);
+}
+
+/**
+ * The baseline's figures for the whole collection, from its run on a subset: waiting for answers scales
+ * with requests (counted for the whole world at the default page sizes, times the subset's measured
+ * requests per counted page, which includes the empty pages its cursor-following costs), and everything
+ * else (parsing, inserting) with values; CPU scales with values.
+ */
+export function extrapolateBaseline(
+  measured: { requests: number; rows: number; httpS: number; wallS: number; cpuS: number },
+  counted: { full: number; subset: number },
+  fullRows: number,
+): { requests: number; wallS: number; cpuS: number } {
+  const requests = counted.subset > 0 ? (counted.full * measured.requests) / counted.subset : measured.requests;
+  const perRequestS = measured.requests > 0 ? measured.httpS / measured.requests : 0;
+  const perValueS = measured.rows > 0 ? (measured.wallS - measured.httpS) / measured.rows : 0;
+  const cpuPerValue = measured.rows > 0 ? measured.cpuS / measured.rows : 0;
+  return { requests, wallS: perRequestS * requests + perValueS * fullRows, cpuS: cpuPerValue * fullRows };
+}
+
+export function figures(b: BenchReport): Figures {
+  const c = b.collections;
+  const requests = sum(c.map((p) => p.requests));
+  const wallS = sum(c.map((p) => p.wallS));
+  const cpuS = sum(c.map((p) => p.cpuS));
+  const rows = sum(c.map((p) => p.rows));
+  const boundS = rateBoundS(requests, b.perMinute);
+  const sandboxCpu = c.every((p) => p.sandboxCpuS !== null) ? sum(c.map((p) => p.sandboxCpuS as number)) : null;
+  const phasesRss = [...c, ...(b.month ? [b.month] : []), { peakRssMb: b.report.peakRssMb }].map((p) => p.peakRssMb);
+  const f: Figures = {
+    requests,
+    minimum: b.minimum.ours.total,
+    requestsOverMinimum: requests / b.minimum.ours.total,
+    fullLastPages: b.minimum.ours.fullLastPages,
+    wallS,
+    boundS,
+    wallOverBound: wallS / boundS,
+    throttled: sum(c.map((p) => p.throttled)),
+    sandbox429: sum(c.map((p) => p.sandbox.byStatus['429'] ?? 0)),
+    violations: sum(c.map((p) => p.sandbox.violations.total)),
+    rows,
+    cpuS,
+    cpuMsPerRequest: (cpuS / requests) * 1000,
+    cpuSPerMillionValues: rows > 0 ? cpuS / (rows / 1e6) : 0,
+    idleShare: 1 - cpuS / wallS,
+    cpuOverBound: cpuS / boundS,
+    sandboxCpuS: sandboxCpu,
+    peakRssMb: Math.max(...phasesRss),
+    baseline: null,
+  };
+  const base = b.baseline;
+  if (base) {
+    const est = extrapolateBaseline(base, { full: b.minimum.naive.total, subset: b.minimum.naiveSubset?.total ?? b.minimum.naive.total }, rows);
+    f.baseline = {
+      measured: {
+        requests: base.requests,
+        rows: base.rows,
+        wallS: base.wallS,
+        cpuS: base.cpuS,
+        programs: base.programs,
+        throttled: base.throttled,
+        violations: base.sandbox.violations.total,
+        peakRssMb: base.peakRssMb,
+      },
+      ...est,
+      oursOverBaseline: { wall: wallS / est.wallS, requests: requests / est.requests, cpu: cpuS / est.cpuS },
+      baselineWallOverOurs: est.wallS / wallS,
+    };
+  }
+  return f;
+}
+
+/** The JSON object `--json` prints last. */
+export function summaryJson(b: BenchReport): Record<string, unknown> {
+  const f = figures(b);
+  return {
+    mode: b.mode,
+    wall_over_bound: round(f.wallOverBound, 3),
+    requests_over_minimum: round(f.requestsOverMinimum, 3),
+    violations: f.violations,
+    throttled: f.throttled,
+    peak_rss_mb: Math.round(f.peakRssMb),
+    baseline_wall_over_ours: f.baseline ? round(f.baseline.baselineWallOverOurs, 2) : null,
+    requests: f.requests,
+    minimum_requests: f.minimum,
+    wall_s: round(f.wallS, 2),
+    bound_s: round(f.boundS, 2),
+    values: f.rows,
+    cpu_s: round(f.cpuS, 2),
+    cpu_over_bound: round(f.cpuOverBound, 2),
+    cpu_ms_per_request: round(f.cpuMsPerRequest, 1),
+    cpu_s_per_million_values: round(f.cpuSPerMillionValues, 2),
+    idle_share: round(f.idleShare, 3),
+    store_load_values_per_s: b.storeLoad.append_values_per_s,
+    report_wall_s: round(b.report.wallS, 2),
+    sandbox_peak_rss_mb: b.sandboxPeakRssMb === null ? null : Math.round(b.sandboxPeakRssMb),
+    baseline_requests_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.requests, 2) : null,
+    baseline_cpu_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.cpu, 2) : null,
+  };
+}
+
+function round(x: number, digits: number): number {
+  const k = 10 ** digits;
+  return Math.round(x * k) / k;
+}
+
+const n0 = (x: number) => Math.round(x).toLocaleString('en-US');
+const n1 = (x: number) => x.toFixed(1);
+const n2 = (x: number) => x.toFixed(2);
+const mb = (x: number | null) => (x === null ? 'n/a' : `${n0(x)} MB`);
+
+function verdict(ok: boolean, miss: string): string {
+  return ok ? 'met' : `**missed**: ${miss}`;
+}
+
+/** The one table: each figure, its goal, whether it was met, and what limits it. */
+export function benchTable(b: BenchReport): string {
+  const f = figures(b);
+  const rowsOut: string[][] = [];
+  const add = (figure: string, value: string, goal: string, met: string, limit: string) => rowsOut.push([figure, value, goal, met, limit]);
+  const rpm = `${b.perMinute}/min`;
+  add(
+    'requests / minimum pages',
+    `${n0(f.requests)} / ${n0(f.minimum)} = ${n2(f.requestsOverMinimum)}`,
+    '1.00',
+    verdict(f.requestsOverMinimum <= GOALS.requestsOverMinimum + 1e-9, `by ${n2(f.requestsOverMinimum - 1)} (${n0(f.requests - f.minimum)} requests; up to ${f.fullLastPages} exactly-full last pages may cost one more each)`),
+    'the API (page sizes, one 403 per ineligible org and version, the org listing)',
+  );
+  add(
+    'wall / rate-limit bound',
+    `${n1(f.wallS)} s / ${n1(f.boundS)} s = ${n2(f.wallOverBound)}`,
+    `≤ ${GOALS.wallOverBound}`,
+    verdict(f.wallOverBound <= GOALS.wallOverBound, `by ${n2(f.wallOverBound - GOALS.wallOverBound)} (${n2(f.wallOverBound)}×)`),
+    f.cpuOverBound > 1 ? `collector CPU: it needs ${n2(f.cpuOverBound)}× the bound in CPU seconds` : `the API's rate (${rpm}, less 5 % headroom)`,
+  );
+  add('429s received / sandbox violations', `${f.throttled} (sandbox 429s ${f.sandbox429}) / ${f.violations}`, '0 / 0', verdict(f.throttled === 0 && f.violations === 0, `${f.throttled} 429s, ${f.violations} violations`), 'the limiter (sliding windows, even pacing)');
+  add('values loaded', n0(f.rows), '', '', 'the data (non-zero values)');
+  add(
+    'collector CPU',
+    `${n1(f.cpuS)} s: ${n1(f.cpuMsPerRequest)} ms/request, ${n2(f.cpuSPerMillionValues)} s per million values`,
+    '≪ bound',
+    verdict(f.cpuOverBound < 1, `CPU is ${n2(f.cpuOverBound)}× the rate-limit bound`),
+    'CPU (2 cores shared with the sandbox and DuckDB threads)',
+  );
+  add('rate-limit budget left idle by CPU (1 − CPU/wall)', `${(f.idleShare * 100).toFixed(0)} %`, 'wide margin', verdict(f.idleShare > 0.5, `${(f.idleShare * 100).toFixed(0)} % idle`), 'CPU');
+  if (f.sandboxCpuS !== null) add('sandbox CPU (the API side, its own process)', `${n1(f.sandboxCpuS)} s`, '', '', 'CPU (generating the pages)');
+  add(
+    'DuckDB load throughput, alone (store-load)',
+    `${n0(b.storeLoad.append_values_per_s)} values/s appended; ${n0(b.storeLoad.end_to_end_values_per_s)} values/s to commit (${n0(b.storeLoad.rows)} values)`,
+    '',
+    '',
+    'CPU and disk',
+  );
+  const reportRows = Object.entries(b.report.rows).map(([k, v]) => `${k} ${n0(v)}`).join(', ');
+  const files = b.report.files.map((x) => `${x.path.split('/').at(-1)} ${(x.bytes / 1024).toFixed(0)} KB`).join(', ');
+  add(`report ${b.report.month}`, `${n1(b.report.wallS)} s; rows: ${reportRows}; files: ${files}`, '', b.report.partial ? 'PARTIAL coverage' : '', 'CPU (DuckDB queries, workbook writing) and disk');
+  const rss = [
+    ...b.collections.map((p) => `${p.name} ${mb(p.peakRssMb)}`),
+    ...(b.month ? [`${b.month.name} ${mb(b.month.peakRssMb)}`] : []),
+    `report ${mb(b.report.peakRssMb)}`,
+    ...(f.baseline ? [`baseline ${mb(f.baseline.measured.peakRssMb)}`] : []),
+    `store-load ${mb(b.storeLoad.peak_rss_mb)}`,
+    `sandbox ${mb(b.sandboxPeakRssMb)}`,
+  ].join('; ');
+  add('peak RSS per phase', rss, `< ${GOALS.peakRssMb} MB`, verdict(f.peakRssMb < GOALS.peakRssMb, `peak ${mb(f.peakRssMb)}, ${n1(f.peakRssMb / GOALS.peakRssMb)}× the goal`), 'memory held by staging (see notes)');
+  if (f.baseline) {
+    const bl = f.baseline;
+    add(
+      'naive baseline (measured on a subset)',
+      `first ${b.baselinePrograms} programs per organization: ${n0(bl.measured.requests)} requests, ${n0(bl.measured.rows)} values, ${n1(bl.measured.wallS)} s, ${n1(bl.measured.cpuS)} s CPU, ${bl.measured.throttled} 429s`,
+      '',
+      '',
+      'latency (one request at a time) and row-by-row INSERTs',
+    );
+    add(
+      'naive baseline, whole collection (extrapolated)',
+      `${n0(bl.requests)} requests, ${n1(bl.wallS)} s, ${n1(bl.cpuS)} s CPU`,
+      '',
+      '',
+      'per request (wait) and per value (parse + insert), from the subset',
+    );
+    add(
+      'ours / baseline',
+      `wall ${n2(bl.oursOverBaseline.wall)}, requests ${n2(bl.oursOverBaseline.requests)}, CPU ${n2(bl.oursOverBaseline.cpu)} (baseline takes ${n1(bl.baselineWallOverOurs)}× our wall time)`,
+      '< 1',
+      '',
+      '',
+    );
+  }
+  return markdownTable(['figure', 'value', 'goal', 'verdict', 'limited by'], rowsOut);
+}
+
+/** Per phase: what each collection cost and what the sandbox saw. */
+export function phaseTable(b: BenchReport): string {
+  const rows = [...b.collections, ...(b.month ? [b.month] : [])].map((p) => {
+    const bound = rateBoundS(p.requests, b.perMinute);
+    return [
+      p.name,
+      `${p.window.from} .. ${p.window.to}`,
+      n0(p.requests),
+      n0(p.rows),
+      n1(p.wallS),
+      n1(bound),
+      n2(p.wallS / bound),
+      n1(p.cpuS),
+      p.sandboxCpuS === null ? 'n/a' : n1(p.sandboxCpuS),
+      `${p.throttled} / ${p.sandbox.violations.total}`,
+      mb(p.peakRssMb),
+      String(p.exitCode),
+    ];
+  });
+  return markdownTable(['phase', 'window', 'requests', 'values', 'wall s', 'bound s', 'wall/bound', 'CPU s', 'sandbox CPU s', '429s / violations', 'peak RSS', 'exit'], rows);
+}
+
+export function benchMarkdown(b: BenchReport): string {
+  return [
+    `Run ${b.date.slice(0, 16).replace('T', ' ')} UTC on ${b.machine}.`,
+    '',
+    `Command: \`${b.command}\` (scenario \`${b.scenario}\`, ${b.latencyMs} ms added latency per request, clock pinned at ${b.now}).`,
+    '',
+    benchTable(b),
+    '',
+    'Per phase:',
+    '',
+    phaseTable(b),
+    '',
+    '```json',
+    JSON.stringify(summaryJson(b)),
+    '```',
+  ].join('\n');
+}
+
+export function markdownTable(header: string[], rows: string[][]): string {
+  const esc = (s: string) => s.replace(/\|/g, '\\|');
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+}

@@ -1,0 +1,72 @@
+-- Report: focus (FinOps FOCUS 1.2 cost and usage rows, before finalisation and corrections)
+-- Parameters: $granularity VARCHAR, $currency VARCHAR, $revision VARCHAR (price book),
+--             $provider VARCHAR, $publisher VARCHAR, $invoice_issuer VARCHAR, $service_name VARCHAR,
+--             $service_category VARCHAR, $unknown_account VARCHAR (BillingAccountId when no organization
+--             is known), $unit_from VARCHAR[], $unit_to VARCHAR[] (billing unit -> FOCUS unit).
+-- Requires rpt_daily (queries/reports/daily_lines.sql of the same run).
+-- One Usage row per program line (metrics no framework reports), framework line or unattributed
+-- (reconciliation) line, and charge period (the UTC day), so BilledCost sums to program_spend's total.
+-- Costs: BilledCost = EffectiveCost = the line's rounded cost shared over its days (cents);
+-- ListCost = ListUnitPrice x PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity,
+-- exact products (FOCUS requires the product), so they may differ from BilledCost below a cent.
+-- PricingQuantity is the billable quantity (after the included allowance), ConsumedQuantity the usage.
+-- An unpriced line has cost 0, unit prices 0, x_Unpriced true and the reason: FOCUS allows no null.
+SELECT
+  row_number() OVER (ORDER BY d.charge_from, d.org_id NULLS FIRST, d.program_id, d.line_type, d.framework_id NULLS FIRST,
+                              d.metric, d.period_id, d.rate_id NULLS FIRST, d.line_id) AS line_no,
+  CAST(coalesce(d.cost, 0) AS DECIMAL(18,2)) AS "BilledCost",
+  coalesce(d.org_id, p.org_id, $unknown_account) AS "BillingAccountId",
+  coalesce(d.org_id, p.org_id, $unknown_account) AS "BillingAccountName",
+  CAST($currency AS VARCHAR) AS "BillingCurrency",
+  timezone('UTC', CAST(d.billing_month AS TIMESTAMP) + INTERVAL 1 MONTH) AS "BillingPeriodEnd",
+  timezone('UTC', CAST(d.billing_month AS TIMESTAMP)) AS "BillingPeriodStart",
+  'Usage' AS "ChargeCategory",
+  CAST(NULL AS VARCHAR) AS "ChargeClass",
+  d.metric || ' (' || coalesce(list_extract($unit_to, list_position($unit_from, d.billing_unit)), 'Units') || ')'
+    || CASE d.line_type WHEN 'framework' THEN ' of framework ' || coalesce(d.framework_name, d.framework_id)
+                        WHEN 'unattributed' THEN ' not attributed to a current framework'
+                        ELSE '' END
+    || ' on plan ' || d.period_plan
+    || CASE WHEN d.priced THEN ' at ' || CAST(d.rate AS VARCHAR) || ' ' || $currency || ' per ' || d.billing_unit
+            ELSE ' (unpriced: no rate in the price book)' END AS "ChargeDescription",
+  'Usage-Based' AS "ChargeFrequency",
+  d.charge_to AS "ChargePeriodEnd",
+  d.charge_from AS "ChargePeriodStart",
+  CAST(d.quantity AS DECIMAL(38,6)) AS "ConsumedQuantity",
+  coalesce(list_extract($unit_to, list_position($unit_from, d.billing_unit)), 'Units') AS "ConsumedUnit",
+  CAST(CAST(coalesce(d.rate, 0) AS DECIMAL(18,6)) * CAST(d.billable_quantity AS DECIMAL(38,6)) AS DECIMAL(38,12)) AS "ContractedCost",
+  CAST(coalesce(d.rate, 0) AS DECIMAL(18,6)) AS "ContractedUnitPrice",
+  CAST(coalesce(d.cost, 0) AS DECIMAL(18,2)) AS "EffectiveCost",
+  CAST($invoice_issuer AS VARCHAR) AS "InvoiceIssuerName",
+  CAST(CAST(coalesce(d.rate, 0) AS DECIMAL(18,6)) * CAST(d.billable_quantity AS DECIMAL(38,6)) AS DECIMAL(38,12)) AS "ListCost",
+  CAST(coalesce(d.rate, 0) AS DECIMAL(18,6)) AS "ListUnitPrice",
+  CAST(d.billable_quantity AS DECIMAL(38,6)) AS "PricingQuantity",
+  coalesce(list_extract($unit_to, list_position($unit_from, d.billing_unit)), 'Units') AS "PricingUnit",
+  CAST($provider AS VARCHAR) AS "ProviderName",
+  CAST($publisher AS VARCHAR) AS "PublisherName",
+  coalesce(d.framework_id, d.program_id) AS "ResourceId",
+  CASE WHEN d.framework_id IS NOT NULL THEN coalesce(d.framework_name, d.framework_id) ELSE coalesce(d.program_name, d.program_id) END AS "ResourceName",
+  CASE WHEN d.framework_id IS NOT NULL THEN 'Framework' ELSE 'Program' END AS "ResourceType",
+  CAST($service_category AS VARCHAR) AS "ServiceCategory",
+  CAST($service_name AS VARCHAR) AS "ServiceName",
+  d.metric AS "SkuId",
+  d.period_plan || '/' || d.metric AS "SkuPriceId",
+  d.program_id AS "SubAccountId",
+  coalesce(d.program_name, d.program_id) AS "SubAccountName",
+  concat_ws('|', strftime(d.charge_from, '%Y-%m-%dT%H:%M:%SZ'), d.program_id, d.line_type, coalesce(d.framework_id, '-'),
+            d.metric, d.period_id, coalesce(d.rate_id, '-')) AS "x_RowKey",
+  d.line_type AS "x_LineType",
+  d.metric AS "x_Metric",
+  d.period_plan AS "x_Plan",
+  d.period_id AS "x_PeriodId",
+  CAST($granularity AS VARCHAR) AS "x_Granularity",
+  CAST($revision AS VARCHAR) AS "x_PriceBookRevision",
+  d.rate_id AS "x_PriceBookRateId",
+  CAST(d.quantity_raw AS DECIMAL(38,0)) AS "x_ConsumedQuantityRaw",
+  CAST(d.allowance AS DECIMAL(38,6)) AS "x_IncludedQuantity",
+  NOT d.priced AS "x_Unpriced",
+  CASE WHEN NOT d.priced THEN d.note END AS "x_UnpricedReason",
+  CAST(NULL AS VARCHAR) AS "x_CorrectsFinalization"
+FROM rpt_daily d
+LEFT JOIN programs p ON p.program_id = d.program_id
+ORDER BY line_no

@@ -1,0 +1,179 @@
+// The FinOps FOCUS 1.2 export: a month's spend as FOCUS cost-and-usage rows (queries/reports/focus.sql),
+// and its finalisation. Once a month is finalised (`report --finalize`), its rows are recorded in the
+// database; a later export writes those rows unchanged and adds ChargeClass 'Correction' rows for
+// any difference (queries/reports/focus_corrected.sql), never a silent rewrite.
+import type { Granularity } from '../api/spec.js';
+import type { PriceBook } from '../billing/pricebook.js';
+import type { Store } from '../store/store.js';
+import { quoteIdent, readSql } from '../store/sql.js';
+import type { ReportPeriod } from './period.js';
+import { ReportInputError } from './period.js';
+
+export const FOCUS_VERSION = '1.2';
+
+/** Who provides, publishes and invoices the service: the FOCUS identity columns. */
+export interface FocusIdentity {
+  providerName: string;
+  publisherName: string;
+  invoiceIssuerName: string;
+  serviceName: string;
+  /** One of FOCUS's allowed ServiceCategory values. */
+  serviceCategory: string;
+  /** BillingAccountId (and name) when usage names no organization (legacy personal accounts). */
+  unknownBillingAccount: string;
+}
+
+export const DEFAULT_FOCUS_IDENTITY: FocusIdentity = {
+  providerName: 'Compliance Evidence Management',
+  publisherName: 'Compliance Evidence Management',
+  invoiceIssuerName: 'Compliance Evidence Management',
+  serviceName: 'Compliance Evidence Management',
+  // "Security monitoring and compliance services" in FOCUS's list.
+  serviceCategory: 'Security',
+  unknownBillingAccount: 'unknown-organization',
+};
+
+/** The TEMP tables of a run: the rows computed from current data, and the rows written. */
+export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
+export const FOCUS_TABLE = 'rpt_focus';
+
+const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
+const TIME_UNITS: Record<string, string> = {
+  year: 'Year', month: 'Month', day: 'Day', hour: 'Hour', minute: 'Minute', second: 'Second',
+  millisecond: 'Millisecond', microsecond: 'Microsecond',
+};
+
+/**
+ * A billing unit of the catalogue ('GB-month', 'CU-hour', 'hour', 'branch-month') written as FOCUS's
+ * UnitFormat wants it: data sizes as their abbreviations (GB = 10^9 bytes), other base units
+ * capitalised, the last base unit plural: 'GB-Months', 'CU-Hours', 'Hours', 'Branch-Months', 'GB'.
+ */
+export function focusUnit(billingUnit: string): string {
+  const parts = billingUnit.split('-').map((p) => p.trim()).filter(Boolean);
+  return parts
+    .map((p, i) => {
+      if (DATA_SIZE.test(p)) return p;
+      const base = TIME_UNITS[p.toLowerCase()] ?? (/^[A-Z0-9]+$/.test(p) ? p : p[0]!.toUpperCase() + p.slice(1).toLowerCase());
+      if (i < parts.length - 1 || /^[A-Z0-9]+$/.test(base)) return base;
+      return base.endsWith('s') ? base : `${base}s`;
+    })
+    .join('-');
+}
+
+export interface FocusFinalization {
+  finalizationId: string;
+  seq: number;
+  finalizedAt: string;
+  rows: number;
+  billedTotal: string;
+  rowsSha256: string;
+}
+
+export interface FocusBuild {
+  table: string;
+  rows: number;
+  /** Rows with ChargeClass 'Correction' written after the finalised rows. */
+  corrections: number;
+  /** Sum of BilledCost over the rows written. */
+  billedTotal: string;
+  /** The month's finalisations before this run. */
+  finalizations: FocusFinalization[];
+  /** Recorded by this run (finalize). */
+  finalized: FocusFinalization | null;
+  /** What a finalisation of this build would record: the rows after line `after`. */
+  pending: { month: string | null; after: number; rows: number; digest: string };
+}
+
+/** finalize was asked for a period that cannot be finalised; nothing was recorded. */
+export class FocusFinalizeError extends ReportInputError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FocusFinalizeError';
+  }
+}
+
+/** Checks before anything is written that `finalize` may record this period. */
+export function assertFinalizable(period: ReportPeriod, partial: boolean, now: Date): void {
+  if (period.month === null) throw new FocusFinalizeError('only a calendar month can be finalised: use --month YYYY-MM with --finalize');
+  if (now.getTime() < period.rangeEnd.getTime())
+    throw new FocusFinalizeError(`${period.month} has not ended yet (it ends ${period.rangeEnd.toISOString()}); finalise it after its end`);
+  if (partial)
+    throw new FocusFinalizeError(`${period.month} is not completely collected; finalising it would fix a PARTIAL export. Collect the month first`);
+}
+
+/**
+ * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
+ * current rows, or for a finalised month the finalised rows plus corrections.
+ */
+export async function buildFocus(store: Store, o: {
+  period: ReportPeriod;
+  granularity: Granularity;
+  book: PriceBook;
+  identity?: Partial<FocusIdentity>;
+}): Promise<FocusBuild> {
+  const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
+  const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
+  const materialise = readSql('queries/reports/materialise.sql');
+  const strip = (p: string) => readSql(p).trim().replace(/;\s*$/, '');
+  await store.run(
+    materialise.replace('{{table}}', quoteIdent(FOCUS_CURRENT_TABLE)).replace('{{report}}', () => strip('queries/reports/focus.sql')),
+    {
+      granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
+      provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
+      service_name: id.serviceName, service_category: id.serviceCategory, unknown_account: id.unknownBillingAccount,
+      unit_from: units, unit_to: units.map(focusUnit),
+    },
+  );
+
+  const month = o.period.month;
+  const finalizations = month === null ? [] : (await store.query<{
+    finalization_id: string; seq: number; finalized_at: Date; n_rows: bigint; billed_total: string; rows_sha256: string;
+  }>(readSql('queries/reports/focus_finalizations.sql'), { month })).map((f): FocusFinalization => ({
+    finalizationId: f.finalization_id, seq: Number(f.seq), finalizedAt: f.finalized_at.toISOString(),
+    rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
+  }));
+
+  const source = finalizations.length > 0
+    ? strip('queries/reports/focus_corrected.sql')
+    : `SELECT * FROM ${quoteIdent(FOCUS_CURRENT_TABLE)} ORDER BY line_no`;
+  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_TABLE)).replace('{{report}}', () => source),
+    finalizations.length > 0 ? { month } : undefined);
+
+  const digestSql = readSql('queries/reports/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
+  const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
+  const [all] = await store.query<{ n_rows: bigint; billed: string }>(digestSql, { after: 0n });
+  const [fresh] = await store.query<{ n_rows: bigint; billed: string; digest: string }>(digestSql, { after: BigInt(finalizedRows) });
+
+  return {
+    table: FOCUS_TABLE,
+    rows: Number(all!.n_rows),
+    corrections: finalizations.length > 0 ? Number(all!.n_rows) - finalizedRows : 0,
+    billedTotal: all!.billed,
+    finalizations,
+    finalized: null,
+    pending: { month, after: finalizedRows, rows: Number(fresh!.n_rows), digest: fresh!.digest },
+  };
+}
+
+/**
+ * Records the rows built by buildFocus as finalised: all of them the first time, the correction rows
+ * on a later finalisation; nothing when there is nothing new. Call after the files are written.
+ */
+export async function recordFinalization(store: Store, build: FocusBuild, o: { book: PriceBook; now: Date }): Promise<FocusFinalization | null> {
+  const { month, after, rows, digest } = build.pending;
+  if (month === null) throw new FocusFinalizeError('only a calendar month can be finalised');
+  if (rows === 0) return null;
+  const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
+  const finalizationId = `${month}#${seq}`;
+  await store.transaction(async () => {
+    await store.run(readSql('queries/reports/focus_finalize_record.sql'), {
+      finalization_id: finalizationId, month, seq, finalized_at: o.now, revision: o.book.revision,
+      n_rows: BigInt(rows), billed_total: build.billedTotal, rows_sha256: digest,
+    });
+    await store.run(readSql('queries/reports/focus_finalize_rows.sql').replace('{{table}}', quoteIdent(build.table)),
+      { finalization_id: finalizationId, month, after: BigInt(after) });
+  });
+  const f: FocusFinalization = { finalizationId, seq, finalizedAt: o.now.toISOString(), rows, billedTotal: build.billedTotal, rowsSha256: digest };
+  build.finalized = f;
+  return f;
+}
