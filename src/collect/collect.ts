@@ -117,6 +117,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     checkAbort();
     await maybeRefreshInventory(opts, orgs, now, scopes);
     checkAbort();
+    if (opts.progress) opts.progress.onPlanned(await expectedPages(store, granularities.length));
 
     const tasks: Promise<void>[] = [];
     for (const g of granularities) {
@@ -184,6 +185,15 @@ function outcome(scopes: ScopeResult[], error: string | undefined): { status: Co
   const unserved = [...orgs].some((org) => data.filter((s) => s.scope === org).every((s) => s.status === 'not_eligible'));
   if (error || failed || unserved) return { status: 'partial', exitCode: 2 };
   return { status: 'complete', exitCode: 0 };
+}
+
+/** For the progress bar's ETA: pages do not depend on the window's length, only on how many programs
+ *  there are, so the last complete run, scaled by the granularities asked for, is a good guess. */
+async function expectedPages(store: Store, granularities: number): Promise<number> {
+  const last = (await store.lastRuns(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.pages > 0);
+  if (!last?.options) return 0;
+  const before = (JSON.parse(last.options) as { granularities?: unknown[] }).granularities?.length ?? 3;
+  return Math.round((last.pages * granularities) / Math.max(1, before));
 }
 
 function toMs(d: Date | null): number | null {
