@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { demoCommand, previousMonth } from '../../src/cli/demo.js';
 import { openStore } from '../../src/store/store.js';
+import { silentLogger } from '../../src/log.js';
 
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const examples = readdirSync('queries/examples').filter((f) => f.endsWith('.sql')).sort();
 
@@ -15,7 +15,7 @@ describe('the demo (npm start)', () => {
   let result: Awaited<ReturnType<typeof demoCommand>>;
 
   beforeAll(async () => {
-    result = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: quiet });
+    result = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
   });
 
   it('collects every granularity and writes last month\'s reports', () => {

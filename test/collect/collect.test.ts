@@ -8,9 +8,9 @@ import { UsageError } from '../../src/config/load.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
 import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
+import { silentLogger } from '../../src/log.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
 
 function tmpDb(): string {
   return join(mkdtempSync(join(tmpdir(), 'usage-collect-')), 'usage.duckdb');
@@ -22,7 +22,7 @@ async function run(sb: Sandbox, db: string, extra: Parameters<typeof collectComm
     env: { USAGE_API_KEY: sb.apiKey },
     baseUrl: sb.baseUrl,
     now: () => sb.now(),
-    log: quiet,
+    log: silentLogger,
     ...extra,
   });
 }
@@ -121,7 +121,7 @@ describe('collect refuses bad input before any request', () => {
   });
 
   it('refuses a missing key, naming the variables to set', async () => {
-    const err = await collectCommand({ db: tmpDb(), env: {}, baseUrl: sb.baseUrl, log: quiet }).catch((e: unknown) => e);
+    const err = await collectCommand({ db: tmpDb(), env: {}, baseUrl: sb.baseUrl, log: silentLogger }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/USAGE_API_KEY/);
   });

@@ -7,9 +7,9 @@ import { collectCommand } from '../../src/cli/collect.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
 import { usageFingerprint } from '../support/usage.js';
+import { silentLogger } from '../../src/log.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
 const child = new URL('./fixtures/collect-child.mjs', import.meta.url).pathname;
 
 async function fingerprint(db: string) {
@@ -24,7 +24,7 @@ describe('a collection killed with SIGKILL', () => {
   beforeAll(async () => {
     sb = await startSandbox({ scenario: 'small', now: NOW, advance: false, latencyMs: 20 });
     const db = join(mkdtempSync(join(tmpdir(), 'usage-ref-')), 'usage.duckdb');
-    const r = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: quiet });
+    const r = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: silentLogger });
     expect(r.exitCode).toBe(0);
     reference = await fingerprint(db);
   });
@@ -45,7 +45,7 @@ describe('a collection killed with SIGKILL', () => {
     await exited;
     expect(finished, 'the run finished before it could be killed; lower the kill time').toBe(false);
 
-    const again = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: quiet });
+    const again = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: silentLogger });
     expect(again.exitCode).toBe(0);
     expect(await fingerprint(db)).toEqual(reference);
   });
