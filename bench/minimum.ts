@@ -94,6 +94,8 @@ export interface MinimumArgs {
 
 export interface MinimumResult {
   ours: RequestCount;
+  /** `ours` for each window alone, in the order given. */
+  perWindow: RequestCount[];
   naive: RequestCount;
   /** The naive count restricted to the baseline's subset, when programsPerOrg was given. */
   naiveSubset?: RequestCount;
@@ -105,6 +107,7 @@ export function computeMinimum(args: MinimumArgs): MinimumResult {
   const world = generateWorld({ seed: args.seed ?? 1, scenario: args.scenario, now });
   const out: MinimumResult = {
     ours: minimumRequests(world, args.windows, now, OUR_PAGE_SIZES),
+    perWindow: args.windows.map((w) => minimumRequests(world, [w], now, OUR_PAGE_SIZES)),
     naive: minimumRequests(world, args.windows, now, DEFAULT_PAGE_SIZES),
     organizations: world.personal_org_ids.map((id) => ({ id, billing: world.orgById.get(id)?.billing ?? '' })),
   };

@@ -42,14 +42,25 @@ export async function startSandboxProcess(opts: { scenario: string; latencyMs: n
     });
   });
   const control = ready.base_url.replace(/\/v1\/?$/, '') + '/__sandbox/';
+  // A pooled keep-alive connection the server has just closed fails once: ask again on a new one.
+  const call = async (path: string, method: 'GET' | 'POST'): Promise<unknown> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await fetch(control + path, { method, headers: { connection: 'close' } });
+        return await res.json();
+      } catch (err) {
+        if (attempt >= 2 || child.exitCode !== null) throw new Error(`sandbox control ${path} failed (sandbox exit code ${child.exitCode})`, { cause: err });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
   return {
     baseUrl: ready.base_url,
     apiKey: ready.api_key,
     pid: child.pid as number,
-    stats: async () => (await (await fetch(control + 'stats')).json()) as SandboxStats,
+    stats: async () => (await call('stats', 'GET')) as SandboxStats,
     resetStats: async () => {
-      const res = await fetch(control + 'reset-stats', { method: 'POST' });
-      await res.arrayBuffer();
+      await call('reset-stats', 'POST');
     },
     stop: () =>
       new Promise<void>((resolve) => {

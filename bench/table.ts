@@ -16,6 +16,8 @@ export interface CollectPhase extends PhaseMeasure {
   exitCode: number;
   sandbox: SandboxStats;
   sandboxCpuS: number | null;
+  /** The fewest requests this window needs (bench/minimum.ts). */
+  minimum: number | null;
 }
 
 export interface BenchReport {
@@ -286,6 +288,7 @@ export function phaseTable(b: BenchReport): string {
       p.name,
       `${p.window.from} .. ${p.window.to}`,
       n0(p.requests),
+      p.minimum === null ? 'n/a' : `${n0(p.minimum)} (${n2(p.requests / p.minimum)})`,
       n0(p.rows),
       n1(p.wallS),
       n1(bound),
@@ -297,7 +300,7 @@ export function phaseTable(b: BenchReport): string {
       String(p.exitCode),
     ];
   });
-  return markdownTable(['phase', 'window', 'requests', 'values', 'wall s', 'bound s', 'wall/bound', 'CPU s', 'sandbox CPU s', '429s / violations', 'peak RSS', 'exit'], rows);
+  return markdownTable(['phase', 'window', 'requests', 'minimum (ratio)', 'values', 'wall s', 'bound s', 'wall/bound', 'CPU s', 'sandbox CPU s', '429s / violations', 'peak RSS', 'exit'], rows);
 }
 
 export function benchMarkdown(b: BenchReport): string {

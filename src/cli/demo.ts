@@ -55,7 +55,7 @@ export async function demoCommand(
         store,
         month,
         outDir: opts.outDir ?? ctx.resolvePath(ctx.config.report.out_dir),
-        formats: ctx.config.report.formats.filter((f): f is 'parquet' | 'xlsx' => f === 'parquet' || f === 'xlsx'),
+        formats: ctx.config.report.formats,
         priceBookPath: ctx.resolvePath(ctx.config.report.prices),
         now: new Date(clock()),
         log: ctx.log,

@@ -80,6 +80,13 @@ export function formatReportSummary(r: ReportResult): string {
     `report ${r.period.label}${r.partial ? ' PARTIAL (not every scope is completely collected for the period)' : ''}: total ${r.currency} ${r.total} (${r.granularity} data, price book ${r.priceBookRevision})`,
   ];
   if (r.unpricedLines > 0) lines.push(`  ${r.unpricedLines} unpriced line(s): their plan or metric has no rate in the price book`);
+  if (r.forecast?.current && r.forecast.totals.projection !== null) {
+    lines.push(`  month to date ${r.currency} ${r.forecast.totals.monthToDate}; projected month end ${r.currency} ${r.forecast.totals.projection} (a projection from the last ${r.forecast.windowDays} complete days; the method is on the workbook's Forecast sheet)`);
+  }
+  if (r.focus) {
+    lines.push(`  FOCUS 1.2: ${n(r.focus.rows)} rows${r.focus.corrections ? `, ${n(r.focus.corrections)} Correction rows against the finalised month` : ''}`);
+    if (r.focus.finalized) lines.push(`  finalised as ${r.focus.finalized.finalizationId}: later changes to this month are exported as corrections`);
+  }
   lines.push(`  written to ${r.dir}`);
   for (const f of r.files) lines.push(`    ${f.path.split('/').pop()}  ${n(f.rows)} rows`);
   return lines.join('\n');

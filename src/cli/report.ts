@@ -1,6 +1,6 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
 import { UsageError } from '../config/load.js';
-import { runReport, REPORT_FORMATS, type ReportFormat, type ReportResult } from '../report/run.js';
+import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
 import { openStore } from '../store/store.js';
 import { parseList } from './collect.js';
 import { commandContext, type CommonOptions } from './context.js';
@@ -13,6 +13,7 @@ export interface ReportCommandOptions extends CommonOptions {
   format?: string;
   prices?: string;
   requireComplete?: boolean;
+  finalize?: boolean;
   now?: () => number;
 }
 
@@ -25,9 +26,7 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
   if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) {
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
   }
-  const formats = opts.format
-    ? parseList<ReportFormat>('--format', opts.format, REPORT_FORMATS)
-    : ctx.config.report.formats.filter((f): f is ReportFormat => (REPORT_FORMATS as readonly string[]).includes(f));
+  const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
   const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
   try {
     const result = await runReport({
@@ -39,6 +38,7 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
       formats,
       priceBookPath: opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices),
       ...(opts.requireComplete ? { requireComplete: true } : {}),
+      ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: new Date(opts.now()) } : {}),
       log: ctx.log,
     });

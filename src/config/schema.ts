@@ -1,6 +1,7 @@
 // The configuration file's schema: every key, its default and what is allowed.
 import { z } from 'zod';
 import { GRANULARITIES, SOURCES } from '../api/spec.js';
+import { OUTPUT_FORMATS } from '../report/formats.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -54,7 +55,7 @@ export const configSchema = z
     report: z
       .object({
         out_dir: z.string().min(1).default('reports'),
-        formats: z.array(z.enum(['parquet', 'xlsx'])).min(1).default(['parquet', 'xlsx']),
+        formats: z.array(z.enum(OUTPUT_FORMATS)).min(1).default(['parquet', 'xlsx', 'html']),
         prices: z.string().min(1).default('config/prices.toml'),
       })
       .strict()

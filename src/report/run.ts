@@ -18,15 +18,8 @@ import { renderReportHtml } from './html.js';
 import { resolvePeriod } from './period.js';
 import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
 
-/** parquet: one file per report; xlsx: the workbook. */
-export type ReportFormat = 'parquet' | 'xlsx';
-export const REPORT_FORMATS: readonly ReportFormat[] = ['parquet', 'xlsx'];
-/**
- * Every output runReport can write: the report formats, plus focus (focus-<period>.parquet, FOCUS 1.2)
- * and html (report.html, the charts; the workbook's Summary links to it when both are written).
- */
-export type OutputFormat = ReportFormat | 'focus' | 'html';
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ['parquet', 'xlsx', 'focus', 'html'];
+export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from './formats.js';
+import { OUTPUT_FORMATS, type OutputFormat, type ReportFormat } from './formats.js';
 /** The TEMP table of each line's cost spread over its days (queries/reports/daily_lines.sql). */
 const DAILY_TABLE = 'rpt_daily';
 /** Bars in the top-programs and top-frameworks charts. */

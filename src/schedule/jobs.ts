@@ -69,7 +69,7 @@ export async function runExportJob(env: JobEnv, month: string): Promise<JobResul
       month,
       outDir: reportOutDir(ctx),
       // runReport refuses a format it does not write, with a message naming the ones it does.
-      formats: ctx.config.report.formats as Parameters<typeof runReport>[0]['formats'],
+      formats: ctx.config.report.formats,
       priceBookPath: ctx.resolvePath(ctx.config.report.prices),
       now: new Date(env.now()),
       log: env.log,

@@ -20,14 +20,18 @@ const shipped = listMigrations();
 describe('migrations', () => {
   it('lists the shipped migrations in order, starting with 001_init', () => {
     expect(shipped[0]).toEqual({ version: 1, name: 'init', file: 'queries/schema/001_init.sql' });
-    expect(fixtures.map((m) => m.version)).toEqual([2, 3]);
+    expect(fixtures.map((m) => m.version)).toEqual([900, 901]);
+    expect(shipped.at(-1)!.version).toBeLessThan(900);
   });
 
   it('applies 001 once to a new file; re-opening is a no-op', async () => {
     let store = await openStore({ path, now: () => new Date('2025-01-01T00:00:00Z') });
     expect(await store.schemaVersion()).toBe(shipped.at(-1)!.version);
     const tables = await store.query<{ t: string }>("SELECT table_name AS t FROM duckdb_tables() WHERE database_name = current_database() ORDER BY t");
-    expect(tables.map((r) => r.t)).toEqual(['collection_runs', 'coverage', 'frameworks', 'programs', 'schema_migrations', 'snapshots', 'usage_framework', 'usage_program']);
+    expect(tables.map((r) => r.t)).toEqual([
+      'collection_runs', 'coverage', 'frameworks', 'programs', 'report_finalizations', 'report_focus_finalized',
+      'schema_migrations', 'snapshots', 'usage_framework', 'usage_program',
+    ]);
     await store.close();
 
     store = await openStore({ path, now: () => new Date('2030-01-01T00:00:00Z') });
@@ -38,21 +42,22 @@ describe('migrations', () => {
   });
 
   it('upgrades an older file in place, keeping its data', async () => {
-    let store = await openStore({ path, migrations: shipped });
+    // A file made by the first release only, opened by a later one.
+    let store = await openStore({ path, migrations: [shipped[0]!] });
     await store.startRun({ runId: 'r1', command: 'collect', options: {} });
     await store.close();
 
     store = await openStore({ path, migrations: [...shipped, fixtures[0]!] });
-    expect(await store.schemaVersion()).toBe(2);
+    expect(await store.schemaVersion()).toBe(900);
     expect(await store.query('SELECT run_id, note FROM run_notes')).toEqual([{ run_id: 'r1', note: null }]);
     await store.close();
   });
 
   it('rolls a failing migration back entirely and reports which', async () => {
     await (await openStore({ path, migrations: shipped })).close();
-    await expect(openStore({ path, migrations: [...shipped, ...fixtures] })).rejects.toThrow(/003_broken\.sql failed and was rolled back/);
+    await expect(openStore({ path, migrations: [...shipped, ...fixtures] })).rejects.toThrow(/901_broken\.sql failed and was rolled back/);
     const store = await openStore({ path, migrations: [...shipped, fixtures[0]!] });
-    expect(await store.schemaVersion()).toBe(2); // 002 committed before 003 failed
+    expect(await store.schemaVersion()).toBe(900); // 900 committed before 901 failed
     expect(await store.query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'should_not_exist'")).toEqual([{ n: 0n }]);
     await store.close();
   });
@@ -72,7 +77,7 @@ describe('migrations', () => {
   });
 
   it('a read-only open does not migrate an older file', async () => {
-    await (await openStore({ path, migrations: shipped })).close();
+    await (await openStore({ path, migrations: [shipped[0]!] })).close();
     const warnings: string[] = [];
     const log = { debug() {}, info() {}, error() {}, warn: (m: string) => warnings.push(m), child() { return log; } };
     const ro = await openStore({ path, readOnly: true, migrations: [...shipped, fixtures[0]!], log });

@@ -5,6 +5,9 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { analystCopyPath, publishAnalystCopy } from '../../src/store/publish.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from './helpers.js';
+import { listMigrations } from '../../src/store/migrations.js';
+
+const LATEST = listMigrations().at(-1)!.version;
 
 let store: Store;
 let dir: string;
@@ -45,7 +48,7 @@ describe('analyst copy', () => {
     expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
     expect(existsSync(`${target}.wal`)).toBe(false);
 
-    const expected1 = { usage: 96n, coverage: 1n, programs: 1n, version: 1, total: String(96n * 2n ** 60n) };
+    const expected1 = { usage: 96n, coverage: 1n, programs: 1n, version: LATEST, total: String(96n * 2n ** 60n) };
     const reader = await DuckDBInstance.create(target, { access_mode: 'READ_ONLY' });
     const rconn = await reader.connect();
     expect(await readerCounts(rconn)).toEqual(expected1);
@@ -60,7 +63,7 @@ describe('analyst copy', () => {
     const cols = (await rconn.runAndReadAll('SELECT max(timeframe_end) AS te, string_agg(DISTINCT metric, \',\' ORDER BY metric) AS ms FROM usage_program')).getRowObjectsJS();
     expect(cols).toEqual([{ te: at(24), ms: 'compute_unit_seconds,public_network_transfer_bytes' }]);
     const fresh = await openStore({ path: target, readOnly: true });
-    expect(await fresh.query(COUNTS)).toEqual([{ usage: 144n, coverage: 2n, programs: 1n, version: 1, total: String(96n * 2n ** 60n + 48n) }]);
+    expect(await fresh.query(COUNTS)).toEqual([{ usage: 144n, coverage: 2n, programs: 1n, version: LATEST, total: String(96n * 2n ** 60n + 48n) }]);
     await fresh.close();
     rconn.closeSync();
     reader.closeSync();

@@ -1,0 +1,11 @@
+// The report formats, in a module of their own so that loading the configuration does not load the writers.
+
+/** parquet: one file per report; xlsx: the workbook. */
+export type ReportFormat = 'parquet' | 'xlsx';
+export const REPORT_FORMATS: readonly ReportFormat[] = ['parquet', 'xlsx'];
+/**
+ * Every output runReport can write: the report formats, plus focus (focus-<period>.parquet, FOCUS 1.2)
+ * and html (report.html, the charts; the workbook's Summary links to it when both are written).
+ */
+export type OutputFormat = ReportFormat | 'focus' | 'html';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['parquet', 'xlsx', 'focus', 'html'];
