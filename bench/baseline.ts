@@ -5,7 +5,7 @@
 // shape as usage_program / usage_framework (one transaction per page: the kinder form of the naive way).
 // It only waits when the API says 429, for as long as Retry-After says, so that it is not killed by the limits.
 // Zeros are skipped as the collector skips them, so both load the same rows.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
@@ -47,7 +47,8 @@ interface Period {
   consumption: (Json & { timeframe_start: string; timeframe_end: string; metrics?: { metric_name: string; value: number }[] })[];
 }
 
-const SQL_PATH = fileURLToPath(new URL('../../bench/baseline.sql', import.meta.url));
+// Beside this file when run from source; from dist/bench/, the source folder's copy (tsc copies no .sql).
+const SQL_PATH = [new URL('./baseline.sql', import.meta.url), new URL('../../bench/baseline.sql', import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p)) ?? 'bench/baseline.sql';
 
 /** The statements of baseline.sql: the schema (before the first marker) and each `-- @name` statement. */
 export function baselineSql(text = readFileSync(SQL_PATH, 'utf8')): { schema: string; named: Record<string, string> } {

@@ -1,5 +1,6 @@
 // Measuring one phase of the benchmark: wall time, this process's CPU (process.cpuUsage) and its
 // peak RSS, sampled every 50 ms, plus another process's CPU and peak RSS read from /proc (Linux).
+import diagnostics from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 
 export const RSS_SAMPLE_MS = 50;
@@ -9,6 +10,31 @@ export interface PhaseMeasure {
   wallS: number;
   cpuS: number;
   peakRssMb: number;
+  /** From the first HTTP request sent to the last answer received (undici's diagnostics channels), if any. */
+  httpSpanS: number | null;
+}
+
+/** Watches undici's request channels: the first request created and the last one completed. */
+function httpSpan(): { stop(): number | null } {
+  let first: number | null = null;
+  let last: number | null = null;
+  const onCreate = () => {
+    first ??= performance.now();
+  };
+  const onDone = () => {
+    last = performance.now();
+  };
+  diagnostics.subscribe('undici:request:create', onCreate);
+  diagnostics.subscribe('undici:request:trailers', onDone);
+  diagnostics.subscribe('undici:request:error', onDone);
+  return {
+    stop() {
+      diagnostics.unsubscribe('undici:request:create', onCreate);
+      diagnostics.unsubscribe('undici:request:trailers', onDone);
+      diagnostics.unsubscribe('undici:request:error', onDone);
+      return first !== null && last !== null ? (last - first) / 1000 : null;
+    },
+  };
 }
 
 /** Runs `fn` while sampling this process's RSS; returns its result and what it cost. */
@@ -18,6 +44,7 @@ export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: 
     const rss = process.memoryUsage().rss;
     if (rss > peak) peak = rss;
   }, RSS_SAMPLE_MS);
+  const span = httpSpan();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   try {
@@ -25,9 +52,10 @@ export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: 
     const wallS = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     peak = Math.max(peak, process.memoryUsage().rss);
-    return { result, m: { wallS, cpuS: (cpu.user + cpu.system) / 1e6, peakRssMb: peak / MB } };
+    return { result, m: { wallS, cpuS: (cpu.user + cpu.system) / 1e6, peakRssMb: peak / MB, httpSpanS: span.stop() } };
   } finally {
     clearInterval(timer);
+    span.stop();
   }
 }
 

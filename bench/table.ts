@@ -291,6 +291,7 @@ export function phaseTable(b: BenchReport): string {
       p.minimum === null ? 'n/a' : `${n0(p.minimum)} (${n2(p.requests / p.minimum)})`,
       n0(p.rows),
       n1(p.wallS),
+      p.httpSpanS === null ? 'n/a' : n1(p.httpSpanS),
       n1(bound),
       n2(p.wallS / bound),
       n1(p.cpuS),
@@ -300,7 +301,7 @@ export function phaseTable(b: BenchReport): string {
       String(p.exitCode),
     ];
   });
-  return markdownTable(['phase', 'window', 'requests', 'minimum (ratio)', 'values', 'wall s', 'bound s', 'wall/bound', 'CPU s', 'sandbox CPU s', '429s / violations', 'peak RSS', 'exit'], rows);
+  return markdownTable(['phase', 'window', 'requests', 'minimum (ratio)', 'values', 'wall s', 'first request to last answer s', 'bound s', 'wall/bound', 'CPU s', 'sandbox CPU s', '429s / violations', 'peak RSS', 'exit'], rows);
 }
 
 export function benchMarkdown(b: BenchReport): string {
