@@ -1,3 +1,4 @@
 -- Query: staging_usage_drop
--- Parameters: none.
+-- Parameters: none. Drops a batch's staging table and its last parsed page.
 DROP TABLE IF EXISTS temp.main.staging_usage;
+DROP TABLE IF EXISTS temp.main.page;

@@ -60,6 +60,17 @@ export interface JsonResponse<T> {
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+export interface TextResponse {
+  text: string;
+  requestId: string;
+  status: number;
+  /** The path with its query, relative to the base URL, for messages. */
+  path: string;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+type Decode<R> = (text: string, requestId: string, status: number, target: string, headers: Headers) => R;
+
 export class ApiClient {
   private readonly origin: string;
   private readonly basePath: string;
@@ -115,7 +126,31 @@ export class ApiClient {
    * comma-separated; undefined values are left out. Retries what is safe to retry, then throws the last error.
    */
   async getJson<T = unknown>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
-    const call = this.getJsonWithRetries<T>(path, query, opts);
+    return this.get(path, query, opts, (text, requestId, status, target, headers) => {
+      try {
+        return { body: parseJson(text) as T, requestId, status };
+      } catch {
+        const type = headerValue(headers['content-type']) ?? 'no content type';
+        throw new ResponseFormatError(
+          `GET ${shortPath(target)} answered ${status} with a body that is not JSON ` +
+            `(${type}, request id ${requestId}): ${quote(text)}`,
+          requestId,
+          target,
+        );
+      }
+    });
+  }
+
+  /**
+   * Like getJson, but hands back the 2xx body as text, unparsed: consumption pages go straight to
+   * DuckDB's JSON reader, so their values are never materialised as JavaScript objects.
+   */
+  async getText(path: string, query?: Query, opts?: { route?: string }): Promise<TextResponse> {
+    return this.get(path, query, opts, (text, requestId, status, target) => ({ text, requestId, status, path: target }));
+  }
+
+  private async get<R>(path: string, query: Query | undefined, opts: { route?: string } | undefined, decode: Decode<R>): Promise<R> {
+    const call = this.getWithRetries(path, query, opts, decode);
     this.active.add(call);
     try {
       return await call;
@@ -124,13 +159,13 @@ export class ApiClient {
     }
   }
 
-  private async getJsonWithRetries<T>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
+  private async getWithRetries<R>(path: string, query: Query | undefined, opts: { route?: string } | undefined, decode: Decode<R>): Promise<R> {
     const route = opts?.route ?? path;
     const qs = query ? buildQuery(query) : '';
     const target = qs ? `${path}?${qs}` : path;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.queue.add(() => this.attempt<T>(target, route));
+        return await this.queue.add(() => this.attempt(target, route, decode));
       } catch (err) {
         if (!isRetryable(err) || attempt >= this.maxRetries) throw err;
         const retryAfterMs = err instanceof ApiError ? err.retryAfterMs : undefined;
@@ -155,12 +190,12 @@ export class ApiClient {
   }
 
   /** One attempt: waits for the limiter, sends, reads, classifies. */
-  private async attempt<T>(target: string, route: string): Promise<JsonResponse<T>> {
+  private async attempt<R>(target: string, route: string, decode: Decode<R>): Promise<R> {
     await this.limiter.acquire(route);
     const requestId = randomUUID();
     this.counters.requests++;
     let status: number;
-    let headers: Record<string, string | string[] | undefined>;
+    let headers: Headers;
     let buf: Buffer;
     try {
       const res = await this.pool.request({
@@ -186,19 +221,7 @@ export class ApiClient {
     this.counters.bytes += buf.length;
     const text = buf.toString('utf8');
 
-    if (status >= 200 && status < 300) {
-      try {
-        return { body: parseJson(text) as T, requestId, status };
-      } catch {
-        const type = headerValue(headers['content-type']) ?? 'no content type';
-        throw new ResponseFormatError(
-          `GET ${shortPath(target)} answered ${status} with a body that is not JSON ` +
-            `(${type}, request id ${requestId}): ${quote(text)}`,
-          requestId,
-          target,
-        );
-      }
-    }
+    if (status >= 200 && status < 300) return decode(text, requestId, status, target, headers);
 
     const retryAfterMs = parseRetryAfter(headers['retry-after']);
     if (status === 429) {

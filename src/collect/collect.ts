@@ -3,7 +3,7 @@
 // then committed in one transaction that replaces exactly its window and scope, with its coverage row.
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api/client.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError, ResponseFormatError } from '../api/errors.js';
 import {
   CONSUMPTION_PATHS,
   PAGE_SIZE,
@@ -15,9 +15,9 @@ import {
 } from '../api/spec.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import type { Store, UsageBatch, UsageRowIn } from '../store/store.js';
+import type { Store, UsageBatch } from '../store/store.js';
+import type { PageSource } from '../store/types.js';
 import { refreshInventory } from './inventory.js';
-import { v1ProgramRows, v2FrameworkRows, v2ProgramRows, type NormaliseContext } from './normalise.js';
 import { cursorPages } from './pagers.js';
 import { planWindow, type Window } from './planner.js';
 
@@ -258,14 +258,34 @@ interface ScopeContext extends CollectOptions {
   count: (source: Source, rows: number) => void;
 }
 
-/** Appends pages to a batch one at a time, in arrival order, whatever the concurrency of the fetches. */
-function serialAppender(batch: UsageBatch): (rows: UsageRowIn[]) => Promise<void> {
-  let chain: Promise<void> = Promise.resolve();
-  return (rows) => {
-    const next = chain.then(() => batch.append(rows));
-    chain = next.catch(() => {});
-    return next;
-  };
+/**
+ * Fetches one consumption page as text and stages it in the batch, where DuckDB's JSON reader parses
+ * it. A body DuckDB cannot read as the documented shape is the API answering nonsense: reported with
+ * the request id, and the batch is not committed.
+ */
+async function stagePage(
+  ctx: ScopeContext,
+  batch: UsageBatch,
+  source: PageSource,
+  what: string,
+  query: Record<string, string | number | readonly string[] | undefined>,
+) {
+  const res = await ctx.client.getText(CONSUMPTION_PATHS[source], query);
+  ctx.checkAbort();
+  try {
+    const loaded = await batch.appendPage(source, res.text);
+    ctx.count(source, loaded.rows);
+    return { ...loaded, requestId: res.requestId };
+  } catch (err) {
+    const raw = (err as Error).message.split('\n')[0] ?? '';
+    const missing = /NOT NULL constraint failed: staging_usage\.(\w+)/.exec(raw)?.[1];
+    const why = missing ? `a "${missing}" is missing or not of the documented type` : raw;
+    throw new ResponseFormatError(
+      `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): ${why}`,
+      res.requestId,
+      res.path,
+    );
+  }
 }
 
 function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {
@@ -290,25 +310,16 @@ function describe(source: Source, ctx: ScopeContext): string {
   return `GET ${CONSUMPTION_PATHS[source]} (${ctx.granularity}, org ${ctx.org})`;
 }
 
-type Fetcher = (ctx: ScopeContext, w: Window, append: (rows: UsageRowIn[]) => Promise<void>) => Promise<number>;
+type Fetcher = (ctx: ScopeContext, w: Window, batch: UsageBatch) => Promise<void>;
 
-const fetchV1: Fetcher = async (ctx, w, append) => {
+const fetchV1: Fetcher = async (ctx, w, batch) => {
   const limit = PAGE_SIZE.v1_programs.max;
   const what = describe('v1_programs', ctx);
-  let n = 0;
-  for await (const page of cursorPages<Record<string, unknown>>(
-    (cursor) =>
-      ctx.client.getJson(CONSUMPTION_PATHS.v1_programs, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
+  const pages = cursorPages(
+    (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
     { itemsKey: 'programs', limit, describe: what },
-  )) {
-    ctx.checkAbort();
-    const nctx: NormaliseContext = { orgId: ctx.org, requestId: page.requestId, describe: what };
-    const rows = page.items.flatMap((item, i) => [...v1ProgramRows(item, V1_METRICS, nctx, `programs[${i}]`)]);
-    await append(rows);
-    ctx.count('v1_programs', rows.length);
-    n += rows.length;
-  }
-  return n;
+  );
+  for await (const _ of pages) ctx.checkAbort();
 };
 
 /** One scope with a single source: stage, commit, record. Not-eligible (403) is recorded, not a failure. */
@@ -319,7 +330,7 @@ async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out
   }
   const batch = beginBatch(ctx, source, w);
   try {
-    await fetch(ctx, w, serialAppender(batch));
+    await fetch(ctx, w, batch);
     const { rows } = await batch.commit();
     out.push(scopeResult(source, ctx, w, w.partial ? 'partial' : 'complete', rows));
   } catch (err) {
@@ -380,29 +391,22 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   }
   const programs = beginBatch(ctx, 'v2_programs', w);
   const frameworks = withFrameworks ? beginBatch(ctx, 'v2_frameworks', w) : null;
-  const appendPrograms = serialAppender(programs);
-  const appendFrameworks = frameworks ? serialAppender(frameworks) : null;
   const limit = PAGE_SIZE.v2_programs.max;
   const what = describe('v2_programs', ctx);
   const frameworkFetches: Promise<void>[] = [];
   let programsError: unknown;
   try {
-    for await (const page of cursorPages<Record<string, unknown>>(
+    for await (const page of cursorPages(
       (cursor) =>
-        ctx.client.getJson(CONSUMPTION_PATHS.v2_programs, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
+        stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
       { itemsKey: 'programs', limit, describe: what },
     )) {
       ctx.checkAbort();
-      const nctx: NormaliseContext = { orgId: ctx.org, requestId: page.requestId, describe: what };
-      const rows = page.items.flatMap((item, i) => [...v2ProgramRows(item, nctx, `programs[${i}]`)]);
-      const ids = page.items.map((item) => String(item.program_id));
-      if (appendFrameworks) {
-        const f = fetchFrameworks(ctx, w, ids, appendFrameworks);
+      if (frameworks) {
+        const f = fetchFrameworks(ctx, w, page.programIds, frameworks);
         f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
         frameworkFetches.push(f);
       }
-      await appendPrograms(rows);
-      ctx.count('v2_programs', rows.length);
     }
   } catch (err) {
     programsError = err;
@@ -430,13 +434,13 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   }
 }
 
-async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[], append: (rows: UsageRowIn[]) => Promise<void>) {
+async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[], batch: UsageBatch) {
   if (!programIds.length) return;
   const limit = PAGE_SIZE.v2_frameworks.max;
   const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
-  for await (const page of cursorPages<Record<string, unknown>>(
+  const pages = cursorPages(
     (cursor) =>
-      ctx.client.getJson(CONSUMPTION_PATHS.v2_frameworks, {
+      stagePage(ctx, batch, 'v2_frameworks', what, {
         ...baseQuery(ctx, w),
         program_ids: programIds,
         metrics: V2_FRAMEWORK_METRICS,
@@ -444,11 +448,6 @@ async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[
         cursor,
       }),
     { itemsKey: 'frameworks', limit, describe: what },
-  )) {
-    ctx.checkAbort();
-    const nctx: NormaliseContext = { orgId: ctx.org, requestId: page.requestId, describe: what };
-    const rows = page.items.flatMap((item, i) => [...v2FrameworkRows(item, nctx, `frameworks[${i}]`)]);
-    await append(rows);
-    ctx.count('v2_frameworks', rows.length);
-  }
+  );
+  for await (const _ of pages) ctx.checkAbort();
 }

@@ -3,7 +3,7 @@
 import type { ApiClient } from '../api/client.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../log.js';
-import { cursorPages } from './pagers.js';
+import { cursorPages, jsonPage } from './pagers.js';
 
 /** GET /programs page size: the spec leaves it unstated; the sandbox and the real API accept 400. */
 export const PROGRAMS_LIST_LIMIT = 400;
@@ -29,11 +29,14 @@ export async function refreshInventory(opts: {
   const { client, store, orgs, seenAt } = opts;
   const wanted = new Set(orgs);
   const programs: Obj[] = [];
-  for await (const page of cursorPages<Obj>(
-    (cursor) => client.getJson('/programs', { limit: PROGRAMS_LIST_LIMIT, cursor }),
+  for await (const page of cursorPages(
+    async (cursor) => {
+      const { body, requestId } = await client.getJson('/programs', { limit: PROGRAMS_LIST_LIMIT, cursor });
+      return jsonPage<Obj>(body, 'programs', requestId);
+    },
     { itemsKey: 'programs', limit: PROGRAMS_LIST_LIMIT, describe: 'GET /programs' },
   )) {
-    for (const p of page.items) if (wanted.size === 0 || wanted.has(String(p.org_id))) programs.push(p);
+    for (const p of page.list) if (wanted.size === 0 || wanted.has(String(p.org_id))) programs.push(p);
   }
   await store.upsertPrograms(
     programs.map((p) => ({

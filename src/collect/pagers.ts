@@ -3,19 +3,16 @@
 // generator, so a caller holds one page at a time.
 import { ResponseFormatError } from '../api/errors.js';
 
-export interface FetchedPage {
-  body: unknown;
+/** What paging needs to know of a page, however it was read. */
+export interface PageInfo {
+  /** Items on the page; null when the body had no items array (the API answered something else). */
+  items: number | null;
+  cursor: string | null;
   requestId: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  requestId: string;
-  index: number;
 }
 
 export interface CursorPagingOptions {
-  /** The array of items in the body, e.g. 'programs' or 'frameworks'. */
+  /** The array of items in the body, e.g. 'programs' or 'frameworks' (for messages). */
   itemsKey: string;
   /** The page size asked for: a shorter page is the last one, so no request is spent on an empty page. */
   limit: number;
@@ -24,30 +21,29 @@ export interface CursorPagingOptions {
 }
 
 /** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever. */
-export async function* cursorPages<T>(
-  fetchPage: (cursor: string | undefined) => Promise<FetchedPage>,
+export async function* cursorPages<P extends PageInfo>(
+  fetchPage: (cursor: string | undefined) => Promise<P>,
   opts: CursorPagingOptions,
-): AsyncGenerator<Page<T>> {
+): AsyncGenerator<P> {
   const sent = new Set<string>();
   let cursor: string | undefined;
-  for (let index = 0; ; index++) {
-    const { body, requestId } = await fetchPage(cursor);
-    if (!body || typeof body !== 'object' || !Array.isArray((body as Record<string, unknown>)[opts.itemsKey])) {
+  for (;;) {
+    const page = await fetchPage(cursor);
+    if (page.items === null) {
       throw new ResponseFormatError(
-        `${opts.describe}: expected an object with a "${opts.itemsKey}" array, got ${preview(body)}`,
-        requestId,
+        `${opts.describe}: expected an object with a "${opts.itemsKey}" array (request id ${page.requestId})`,
+        page.requestId,
         opts.describe,
       );
     }
-    const items = (body as Record<string, unknown>)[opts.itemsKey] as T[];
-    const next = nextCursor(body as Record<string, unknown>);
-    if (items.length > 0) yield { items, requestId, index };
+    if (page.items > 0) yield page;
+    const next = page.cursor ?? undefined;
     // The end: no pagination key, an empty page, or a short page.
-    if (next === undefined || items.length === 0 || items.length < opts.limit) return;
+    if (!next || page.items === 0 || page.items < opts.limit) return;
     if (sent.has(next)) {
       throw new ResponseFormatError(
-        `${opts.describe}: the API returned cursor "${next}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${requestId}.`,
-        requestId,
+        `${opts.describe}: the API returned cursor "${next}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${page.requestId}.`,
+        page.requestId,
         opts.describe,
       );
     }
@@ -56,19 +52,11 @@ export async function* cursorPages<T>(
   }
 }
 
-function nextCursor(body: Record<string, unknown>): string | undefined {
-  const p = body.pagination;
-  if (!p || typeof p !== 'object') return undefined;
-  const c = (p as Record<string, unknown>).cursor;
-  return typeof c === 'string' && c.length > 0 ? c : undefined;
-}
-
-function preview(v: unknown): string {
-  let s: string;
-  try {
-    s = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
-  } catch {
-    s = String(v);
-  }
-  return s.length > 200 ? s.slice(0, 200) + '…' : s;
+/** A JSON page read in JavaScript (the listing endpoints): its items and cursor. */
+export function jsonPage<T>(body: unknown, itemsKey: string, requestId: string): PageInfo & { list: T[] } {
+  const b = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const list = Array.isArray(b[itemsKey]) ? (b[itemsKey] as T[]) : null;
+  const p = b.pagination;
+  const c = p && typeof p === 'object' ? (p as Record<string, unknown>).cursor : undefined;
+  return { items: list ? list.length : null, cursor: typeof c === 'string' && c.length > 0 ? c : null, requestId, list: list ?? [] };
 }

@@ -41,9 +41,29 @@ export interface UsageBatchSpec {
   collectedAt: Date;
 }
 
+/** Which consumption endpoint a raw page came from: it decides how the page is read. */
+export type PageSource = 'v1_programs' | 'v2_programs' | 'v2_frameworks';
+
+export interface PageLoaded {
+  /** Items on the page (programs or frameworks); null when the body had no such array. */
+  items: number | null;
+  /** pagination.cursor, or null when the page had none. */
+  cursor: string | null;
+  /** The program id of every item, in page order. */
+  programIds: string[];
+  /** Rows staged from this page. */
+  rows: number;
+}
+
 export interface UsageBatch {
   /** Appends into the batch's TEMP staging table through DuckDB's appender; call once per page. */
   append(rows: Iterable<UsageRowIn>): Promise<void>;
+  /**
+   * Stages one raw response body of a consumption endpoint: DuckDB's JSON reader parses it and
+   * unnests it into long rows (values exact as int64), so no value passes through JavaScript.
+   * Pages of one batch are staged one at a time, in call order.
+   */
+  appendPage(source: PageSource, json: string): Promise<PageLoaded>;
   /**
    * One transaction: refuse duplicate keys and rows outside the window/scope (naming the row), delete
    * the window+scope, insert the staged rows, write the coverage row. Then the staging is dropped.

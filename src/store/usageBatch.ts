@@ -14,7 +14,7 @@ import {
 } from '@duckdb/node-api';
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
-import type { UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
+import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
 import { timestampTZ } from './values.js';
 
 /** What a batch needs from its store. */
@@ -127,6 +127,8 @@ export class StagedUsageBatch implements UsageBatch {
   private state: 'open' | 'committing' | 'closed' = 'open';
   private staged = 0;
   private committing: Promise<unknown> | undefined;
+  /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
+  private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
 
   constructor(
@@ -153,10 +155,7 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = await this.host.connect();
       try {
         await execSql(conn, readSql('queries/store/staging_usage_create.sql'));
-        const appender = await conn.createAppender('staging_usage', 'main', 'temp');
-        if (appender.columnCount !== STAGING_COLUMNS) throw new Error('staging_usage does not have the columns the appender writes');
         this.conn = conn;
-        this.appender = appender;
       } catch (err) {
         conn.closeSync();
         throw err;
@@ -165,10 +164,47 @@ export class StagedUsageBatch implements UsageBatch {
     return this.opening;
   }
 
+  private async openAppender(): Promise<DuckDBAppender> {
+    await this.open();
+    if (!this.appender) {
+      const appender = await this.conn!.createAppender('staging_usage', 'main', 'temp');
+      if (appender.columnCount !== STAGING_COLUMNS) throw new Error('staging_usage does not have the columns the appender writes');
+      this.appender = appender;
+    }
+    return this.appender;
+  }
+
+  async appendPage(source: PageSource, json: string): Promise<PageLoaded> {
+    const run = this.pages.then(() => this.loadPage(source, json));
+    this.pages = run.catch(() => {});
+    return run;
+  }
+
+  private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
+    if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
+    if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
+    await this.open();
+    const conn = this.conn!;
+    // Rows appended earlier must reach the table before the INSERT below reads or adds to it.
+    this.appender?.flushSync();
+    await execSql(conn, readSql(`queries/store/page_${source}.sql`), { json });
+    const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
+      conn,
+      readSql('queries/store/page_summary.sql'),
+    );
+    const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
+    let rows = 0;
+    if (items !== null && items > 0) {
+      const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
+      rows = await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
+    }
+    this.staged += rows;
+    return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
+  }
+
   async append(rows: Iterable<UsageRowIn>): Promise<void> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
-    await this.open();
-    const appender = this.appender!;
+    const appender = await this.openAppender();
     let n = 0;
     try {
       const chunk = new ChunkWriter(appender);
@@ -233,9 +269,10 @@ export class StagedUsageBatch implements UsageBatch {
 
   private async commitStaged(): Promise<{ rows: number }> {
     try {
+      await this.pages;
       await this.open();
       const conn = this.conn!;
-      this.appender!.closeSync();
+      this.appender?.closeSync();
       this.appender = undefined;
       await this.check(conn);
       const spec = this.spec;
@@ -308,6 +345,7 @@ export class StagedUsageBatch implements UsageBatch {
     if (this.state === 'closed') return;
     this.state = 'closed';
     await this.opening?.catch(() => {});
+    await this.pages;
     try {
       this.appender?.closeSync();
     } catch {

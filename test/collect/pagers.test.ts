@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseFormatError } from '../../src/api/errors.js';
-import { cursorPages } from '../../src/collect/pagers.js';
+import { cursorPages, jsonPage } from '../../src/collect/pagers.js';
 
 type Item = { id: string };
 const items = (from: number, n: number): Item[] => Array.from({ length: n }, (_, i) => ({ id: `p${from + i}` }));
@@ -8,16 +8,16 @@ const items = (from: number, n: number): Item[] => Array.from({ length: n }, (_,
 async function collectAll(pages: unknown[], limit: number) {
   const seen: (string | undefined)[] = [];
   const out: string[] = [];
-  for await (const page of cursorPages<Item>(
+  for await (const page of cursorPages(
     async (cursor) => {
       seen.push(cursor);
       const body = pages[seen.length - 1];
       if (body === undefined) throw new Error('asked for a page past the end');
-      return { body, requestId: `r${seen.length}` };
+      return jsonPage<Item>(body, 'programs', `r${seen.length}`);
     },
     { itemsKey: 'programs', limit, describe: 'GET /test' },
   )) {
-    out.push(...page.items.map((i) => i.id));
+    out.push(...page.list.map((i) => i.id));
   }
   return { out, seen };
 }
