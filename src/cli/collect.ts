@@ -3,9 +3,8 @@ import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../api/sp
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
 import { UsageError } from '../config/load.js';
-import { openStore } from '../store/store.js';
 import { publishAnalystCopy } from '../store/publish.js';
-import { apiClient, commandContext, type CommonOptions } from './context.js';
+import { apiClient, commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
   from?: string;
@@ -55,7 +54,7 @@ export async function collectCommand(opts: CollectCommandOptions): Promise<Colle
     }
   }
   const client = apiClient(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL);
-  const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
+  const store = await openCommandStore(ctx);
   try {
     const result = await collect({
       config: ctx.config,

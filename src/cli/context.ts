@@ -7,6 +7,7 @@ import { RateLimiter } from '../api/limiter.js';
 import { loadConfig, UsageError, type LoadedConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger, type Logger } from '../log.js';
+import { openStore, type Store } from '../store/store.js';
 
 export interface CommonOptions {
   config?: string;
@@ -35,6 +36,16 @@ export function commandContext(opts: CommonOptions): CommandContext {
   const resolvePath = (p: string) => resolve(loaded.baseDir, p);
   const dbPath = resolve(cwd, opts.db ?? config.store.db);
   return { loaded, config, dbPath, cwd, env, log, resolvePath };
+}
+
+/** The command's database, with the configured lock wait and memory limit. */
+export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log): Promise<Store> {
+  return openStore({
+    path: ctx.dbPath,
+    lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000,
+    memoryLimit: ctx.config.store.memory_limit,
+    log,
+  });
 }
 
 export function apiClient(ctx: CommandContext, baseUrl?: string): ApiClient {

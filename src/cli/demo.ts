@@ -1,11 +1,10 @@
 // `npm start`: the demo. Starts the sandbox in-process, collects the `small` scenario at every
 // granularity, writes last month's reports, and says where everything is.
-import { openStore } from '../store/store.js';
 import { readSql } from '../store/sql.js';
 import { runReport, type ReportResult } from '../report/run.js';
 import { startSandbox } from '../sandbox/server.js';
 import { collectCommand } from './collect.js';
-import { commandContext, type CommonOptions } from './context.js';
+import { commandContext, openCommandStore, type CommonOptions } from './context.js';
 import type { CollectResult } from '../collect/collect.js';
 import type { CollectProgress } from '../collect/collect.js';
 
@@ -49,7 +48,7 @@ export async function demoCommand(
       ...(opts.progress ? { progress: opts.progress } : {}),
     });
     const month = previousMonth(clock());
-    const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
+    const store = await openCommandStore(ctx);
     try {
       const report = await runReport({
         store,

@@ -1,9 +1,8 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
 import { UsageError } from '../config/load.js';
 import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
-import { openStore } from '../store/store.js';
 import { parseList } from './collect.js';
-import { commandContext, type CommonOptions } from './context.js';
+import { commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface ReportCommandOptions extends CommonOptions {
   month?: string;
@@ -27,7 +26,7 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
   }
   const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
-  const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: ctx.log });
+  const store = await openCommandStore(ctx);
   try {
     const result = await runReport({
       store,

@@ -84,6 +84,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   const { config, store, client, log } = opts;
   const now = opts.now ?? Date.now;
   const started = now();
+  const startedMono = performance.now(); // the injected clock may be pinned; durations are real
   const runId = `${new Date(started).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
   const granularities = opts.granularities ?? config.collect.granularities;
   const sources = new Set<Source>(opts.sources ?? config.collect.sources);
@@ -171,7 +172,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   };
   const { status, exitCode } = outcome(scopes, error);
   await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, ...(error ? { error } : {}) });
-  return { runId, status, exitCode, scopes, ...delta, pages, rows, durationMs: now() - started, ...(error ? { error } : {}) };
+  return { runId, status, exitCode, scopes, ...delta, pages, rows, durationMs: Math.round(performance.now() - startedMono), ...(error ? { error } : {}) };
 }
 
 /** Exit 0 when every organization was served by the API version its plan allows; 2 when some scope failed

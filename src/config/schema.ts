@@ -17,7 +17,7 @@ export const configSchema = z
           .object({
             per_minute: positiveInt.max(100_000).default(700),
             per_second_per_route: positiveInt.max(10_000).default(40),
-            headroom: z.number().min(0).max(0.5).default(0.05),
+            headroom: z.number().min(0).max(0.5).default(0.03),
           })
           .strict()
           .prefault({}),
@@ -49,6 +49,10 @@ export const configSchema = z
       .object({
         db: z.string().min(1).default('data/usage.duckdb'),
         lock_timeout_seconds: z.number().min(0).default(120),
+        memory_limit: z
+          .string()
+          .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "512MB" or "2GB"')
+          .default('512MB'),
       })
       .strict()
       .prefault({}),

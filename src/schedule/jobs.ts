@@ -4,9 +4,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Granularity } from '../api/spec.js';
 import { collectCommand } from '../cli/collect.js';
-import type { CommandContext } from '../cli/context.js';
+import { openCommandStore, type CommandContext } from '../cli/context.js';
 import type { Logger } from '../log.js';
-import { openStore } from '../store/store.js';
 
 export type JobName = 'hourly' | 'daily' | 'monthly';
 export const JOB_NAMES: readonly JobName[] = ['hourly', 'daily', 'monthly'];
@@ -62,7 +61,7 @@ export async function runExportJob(env: JobEnv, month: string): Promise<JobResul
   const { ctx } = env;
   // Loaded here: the report writers (Parquet, Excel) are only needed once a month.
   const { runReport } = await import('../report/run.js');
-  const store = await openStore({ path: ctx.dbPath, lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000, log: env.log });
+  const store = await openCommandStore(ctx, env.log);
   try {
     const r = await runReport({
       store,

@@ -4,19 +4,16 @@
 // copy next to it and renames it into place. An analyst session keeps the inode it opened, so a later
 // publish never disturbs it; the next session opens the new copy.
 //
-// Copy method: ATTACH a fresh temporary file and COPY FROM DATABASE into it. COPY FROM DATABASE is
-// one statement, so it reads one transactional snapshot of the store: the copy is consistent even
-// if a batch committed a moment before, it works while the store stays open, and it never reads the
-// store's file bytes while DuckDB might be writing them (a plain file copy could). It also writes a
-// compact file without the store's free blocks. The copy is written, detached (closing it writes
-// everything into the file), fsynced, and then renamed over the previous copy.
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+// Copy method: CHECKPOINT (everything committed is then in the main file and the WAL is empty), and
+// copy the file's bytes while no other operation of the store can run (Store.exclusive; no other
+// process can write it, DuckDB holds its lock). The kernel copies the file (copy_file_range), which
+// measured far faster than rewriting it with ATTACH + COPY FROM DATABASE (that took 24-46 s for a
+// 0.5 GB database in the benchmark). The copy is fsynced and then renamed over the previous copy.
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from '../log.js';
-import { quoteIdent, quoteLiteral } from './sql.js';
 import { analystCopyName, type Store } from './store.js';
-
-const COPY_ALIAS = 'analyst_copy';
 
 /** The analyst copy of a database file: data/usage.duckdb -> data/usage.analyst.duckdb. */
 export function analystCopyPath(dbPath: string): string {
@@ -45,26 +42,18 @@ export async function publishAnalystCopy(store: Store, opts: { target?: string; 
   const tmp = `${target}.tmp-${process.pid}`;
   removeCopyFiles(tmp); // left by a run that died while publishing
 
-  await store.exclusive(async () => {
-    await store.checkpoint();
-    const [db] = await store.query<{ name: string }>('SELECT current_database() AS name');
-    if (!db) throw new Error('cannot name the current database');
-    await store.run(`ATTACH ${quoteLiteral(tmp)} AS ${quoteIdent(COPY_ALIAS)}`);
-    try {
-      await store.run(`COPY FROM DATABASE ${quoteIdent(db.name)} TO ${quoteIdent(COPY_ALIAS)}`);
-    } finally {
-      await store.run(`DETACH ${quoteIdent(COPY_ALIAS)}`);
-    }
-  }).catch((err: unknown) => {
-    removeCopyFiles(tmp);
-    throw err;
-  });
-
-  // DETACH closed the copy with a checkpoint: everything is in the file and no WAL is left.
-  if (existsSync(`${tmp}.wal`)) {
-    removeCopyFiles(tmp);
-    throw new Error(`the analyst copy ${tmp} still had a WAL after DETACH; not published`);
-  }
+  await store
+    .exclusive(async () => {
+      await store.checkpoint();
+      if (existsSync(`${store.path}.wal`) && statSync(`${store.path}.wal`).size > 0) {
+        throw new Error(`the database still had a WAL after CHECKPOINT; the analyst copy was not published`);
+      }
+      await copyFile(store.path, tmp);
+    })
+    .catch((err: unknown) => {
+      removeCopyFiles(tmp);
+      throw err;
+    });
   fsyncPath(tmp);
   if (existsSync(`${target}.wal`)) {
     // Someone opened the previous copy read-write and changed it. That WAL belongs to the old file;

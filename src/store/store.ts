@@ -52,6 +52,8 @@ export interface OpenOptions {
   now?: () => Date;
   /** For tests: the migrations to apply instead of queries/schema. */
   migrations?: Migration[];
+  /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
+  memoryLimit?: string;
 }
 
 /** The database file is held by another process (or, for a writer, by another store in this process). */
@@ -131,6 +133,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
           // Extensions beyond the built-in ones cannot be downloaded where this runs.
           autoinstall_known_extensions: 'false',
           autoload_known_extensions: 'true',
+          ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
         });
       } catch (err) {
         releaseInProcess(path, readOnly);
