@@ -14,6 +14,7 @@ import { createLogger } from '../src/log.js';
 import { runReport } from '../src/report/run.js';
 import type { SandboxStats } from '../src/sandbox/stats.js';
 import { openStore } from '../src/store/store.js';
+import { loadConfig } from '../src/config/load.js';
 import { runBaseline, type BaselineResult } from './baseline.js';
 import { profileTable, summariseProfile, type CpuProfile } from './cpuprofile.js';
 import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasure } from './measure.js';
@@ -139,7 +140,8 @@ async function main(): Promise<void> {
     const period = mode.quickReport ? { from: plan.daily.from.slice(0, 10), to: plan.daily.to.slice(0, 10) } : { month: plan.month };
     const formats: ('parquet' | 'xlsx')[] = mode.quickReport ? ['parquet'] : ['parquet', 'xlsx'];
     const { result: report, m: reportM } = await measure(async () => {
-      const store = await openStore({ path: dbPath, log });
+      // The same memory limit the product's report command uses.
+      const store = await openStore({ path: dbPath, log, memoryLimit: loadConfig({ cwd: ROOT }).config.store.memory_limit });
       try {
         return await runReport({ store, ...period, outDir, formats, priceBookPath: join(ROOT, 'config/prices.toml'), now: new Date(fixedNow), log });
       } finally {

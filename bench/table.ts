@@ -221,7 +221,7 @@ export function benchTable(b: BenchReport): string {
     `${n1(f.wallS)} s / ${n1(f.boundS)} s = ${n2(f.wallOverBound)}`,
     `≤ ${GOALS.wallOverBound}`,
     verdict(f.wallOverBound <= GOALS.wallOverBound, `by ${n2(f.wallOverBound - GOALS.wallOverBound)} (${n2(f.wallOverBound)}×)`),
-    f.cpuOverBound > 1 ? `collector CPU: it needs ${n2(f.cpuOverBound)}× the bound in CPU seconds` : `the API's rate (${rpm}, less 5 % headroom)`,
+    f.cpuOverBound > 1 ? `collector CPU: it needs ${n2(f.cpuOverBound)}× the bound in CPU seconds` : `the API's rate (${rpm}, less the limiter's headroom)`,
   );
   add('429s received / sandbox violations', `${f.throttled} (sandbox 429s ${f.sandbox429}) / ${f.violations}`, '0 / 0', verdict(f.throttled === 0 && f.violations === 0, `${f.throttled} 429s, ${f.violations} violations`), 'the limiter (sliding windows, even pacing)');
   add('values loaded', n0(f.rows), '', '', 'the data (non-zero values)');
