@@ -5,14 +5,13 @@ import { runReport, type ReportResult } from '../report/run.js';
 import { startSandbox } from '../sandbox/server.js';
 import { collectCommand } from './collect.js';
 import { commandContext, openCommandStore, type CommonOptions } from './context.js';
-import type { CollectResult } from '../collect/collect.js';
 import type { CollectProgress } from '../collect/collect.js';
 
 export interface DemoResult {
   baseUrl: string;
   dbPath: string;
   analystCopy: string | null;
-  collect: CollectResult;
+  collect: Awaited<ReturnType<typeof collectCommand>>;
   report: ReportResult;
   month: string;
   query: string;

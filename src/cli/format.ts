@@ -6,10 +6,17 @@ import type { DemoResult } from './demo.js';
 
 const n = (v: number | bigint) => Number(v).toLocaleString('en-US');
 
-export function formatCollectSummary(r: CollectResult & { dbPath: string; analystCopy: string | null }): string {
+/** One line for cron and logs; on a terminal (verbose) also where things are and which orgs use which API. */
+export function formatCollectSummary(r: CollectResult & { dbPath: string; analystCopy: string | null }, verbose = true): string {
   const lines = [
     `collect ${r.status}: ${n(r.rows)} values in ${n(r.pages)} pages, ${n(r.requests)} requests (${n(r.retries)} retried, ${n(r.throttled)} throttled) in ${(r.durationMs / 1000).toFixed(1)} s; run ${r.runId}`,
   ];
+  if (!verbose) {
+    // Failures still get a line each: they are what the operator must act on.
+    for (const s of r.scopes) if (s.status === 'failed') lines.push(`  failed: ${s.source} ${s.granularity ?? ''} ${s.scope} - ${s.detail ?? ''}`);
+    if (r.error) lines.push(`  error: ${r.error}`);
+    return lines.join('\n');
+  }
   // An organization's plan decides which API version serves it; the other answers 403 (not eligible),
   // which is expected and said once per organization rather than per request.
   const byOrg = new Map<string, Set<string>>();
@@ -93,7 +100,7 @@ export function formatReportSummary(r: ReportResult): string {
 }
 
 export function formatDemo(r: DemoResult): string {
-  const out = [formatCollectSummary(r.collect as DemoResult['collect'] & { dbPath: string; analystCopy: string | null }), formatReportSummary(r.report)];
+  const out = [formatCollectSummary(r.collect), formatReportSummary(r.report)];
   out.push('', 'Try it:', `  duckdb -readonly ${r.analystCopy ?? r.dbPath}`, ...r.query.split('\n').map((l) => `    ${l}`));
   out.push('', 'which answers:');
   for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));

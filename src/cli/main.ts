@@ -81,7 +81,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }),
       ).finally(() => progress?.stop());
       if (o.json) printJson(result);
-      else process.stdout.write(formatCollectSummary(result) + '\n');
+      else process.stdout.write(formatCollectSummary(result, !!process.stdout.isTTY) + '\n');
       setExit(result.exitCode);
     });
 
