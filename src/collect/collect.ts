@@ -279,6 +279,8 @@ async function stagePage(
     return { ...loaded, requestId: res.requestId };
   } catch (err) {
     const raw = (err as Error).message.split('\n')[0] ?? '';
+    // Only what the page's content causes is the API's fault; anything else (memory, disk) is ours.
+    if (!/^(Conversion|Constraint|Invalid Input) Error/.test(raw)) throw err;
     const missing = /NOT NULL constraint failed: staging_usage\.(\w+)/.exec(raw)?.[1];
     const why = missing ? `a "${missing}" is missing or not of the documented type` : raw;
     throw new ResponseFormatError(

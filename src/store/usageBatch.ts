@@ -22,6 +22,9 @@ export interface BatchHost {
   connect(): Promise<DuckDBConnection>;
   /** Runs fn with no other write of the store interleaved (see Store.exclusive). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs fn when one of the store's page slots is free: parsing a page pins about eight times its
+   *  size in DuckDB's memory, so only a few are parsed at once, whatever the number of batches. */
+  pageSlot<T>(fn: () => Promise<T>): Promise<T>;
   batchClosed(batch: UsageBatch): void;
 }
 
@@ -130,6 +133,8 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
+  /** 'rows': staged through append() and committed whole; 'pages': each appendPage() commits its page. */
+  private mode: 'rows' | 'pages' | undefined;
 
   constructor(
     private readonly host: BatchHost,
@@ -155,6 +160,7 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = await this.host.connect();
       try {
         await execSql(conn, readSql('queries/store/staging_usage_create.sql'));
+        await execSql(conn, readSql('queries/store/seen_ids_create.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -180,30 +186,112 @@ export class StagedUsageBatch implements UsageBatch {
     return run;
   }
 
+  private setMode(mode: 'rows' | 'pages'): void {
+    if (this.mode !== undefined && this.mode !== mode) throw new Error('a usage batch takes either append() or appendPage(), not both');
+    this.mode = mode;
+  }
+
+  /**
+   * One page, in its own transaction: staged (and checked) alone, then it replaces, in the batch's
+   * window, exactly the programs or frameworks on it. Memory stays bounded by a page, however large
+   * the organization. The batch's commit() then sweeps what no page replaced and writes coverage.
+   */
   private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
+    this.setMode('pages');
     await this.open();
     const conn = this.conn!;
-    // Rows appended earlier must reach the table before the INSERT below reads or adds to it.
-    this.appender?.flushSync();
-    await execSql(conn, readSql(`queries/store/page_${source}.sql`), { json });
-    const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
-      conn,
-      readSql('queries/store/page_summary.sql'),
-    );
-    const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
-    let rows = 0;
-    if (items !== null && items > 0) {
-      const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
-      rows = await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
-    }
-    this.staged += rows;
-    return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
+    return this.host.pageSlot(async () => {
+      await execSql(conn, readSql(`queries/store/page_${source}.sql`), { json });
+      const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
+        conn,
+        readSql('queries/store/page_summary.sql'),
+      );
+      const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
+      let rows = 0;
+      if (items !== null && items > 0) {
+        const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
+        await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
+        await this.check(conn);
+        await execSql(conn, readSql(this.isFramework ? 'queries/store/page_framework_ids.sql' : 'queries/store/page_ids.sql'));
+        rows = await this.inTransaction(conn, async () => {
+          const table = this.isFramework ? 'usage_framework' : 'usage_program';
+          await execSql(conn, readSql(`queries/store/${table}_delete_page.sql`), this.windowParams());
+          return this.insertStaged(conn);
+        });
+        await execSql(conn, readSql('queries/store/seen_ids_add.sql'));
+        await execSql(conn, readSql('queries/store/staging_usage_clear.sql'));
+      }
+      this.staged += rows;
+      return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
+    });
+  }
+
+  /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
+  private inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
+    return this.host.exclusive(async () => {
+      await execSql(conn, 'BEGIN TRANSACTION');
+      try {
+        const out = await fn();
+        await execSql(conn, 'COMMIT');
+        return out;
+      } catch (err) {
+        await execSql(conn, 'ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  private windowParams(): Record<string, unknown> {
+    const spec = this.spec;
+    return {
+      ...(this.isFramework ? {} : { api_version: spec.apiVersion ?? 'v2' }),
+      granularity: spec.granularity,
+      window_start: spec.windowStart,
+      window_end: spec.windowEnd,
+    };
+  }
+
+  private insertStaged(conn: DuckDBConnection): Promise<number> {
+    const spec = this.spec;
+    return this.isFramework
+      ? execSql(conn, readSql('queries/store/usage_framework_insert_staged.sql'), {
+          granularity: spec.granularity,
+          run_id: spec.runId,
+          collected_at: spec.collectedAt,
+        })
+      : execSql(conn, readSql('queries/store/usage_program_insert_staged.sql'), {
+          api_version: spec.apiVersion ?? 'v2',
+          granularity: spec.granularity,
+          run_id: spec.runId,
+          collected_at: spec.collectedAt,
+        });
+  }
+
+  private async writeCoverage(conn: DuckDBConnection, rows: number): Promise<void> {
+    const spec = this.spec;
+    const coverageKey = {
+      source: spec.coverage.source,
+      granularity: spec.granularity,
+      scope: spec.coverage.scope,
+      window_start: spec.windowStart,
+      window_end: spec.windowEnd,
+    };
+    await execSql(conn, readSql('queries/store/coverage_delete_same.sql'), coverageKey);
+    await execSql(conn, readSql('queries/store/coverage_insert.sql'), {
+      ...coverageKey,
+      status: spec.coverage.status,
+      rows: BigInt(rows),
+      run_id: spec.runId,
+      collected_at: spec.collectedAt,
+      detail: null,
+    });
   }
 
   async append(rows: Iterable<UsageRowIn>): Promise<void> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
+    this.setMode('rows');
     const appender = await this.openAppender();
     let n = 0;
     try {
@@ -274,57 +362,22 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = this.conn!;
       this.appender?.closeSync();
       this.appender = undefined;
+      if (this.mode === 'pages') {
+        // Every page is in; what no page replaced in the window and scope is gone from the API.
+        const table = this.isFramework ? 'usage_framework' : 'usage_program';
+        await this.inTransaction(conn, async () => {
+          await execSql(conn, readSql(`queries/store/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
+          await this.writeCoverage(conn, this.staged);
+        });
+        return { rows: this.staged };
+      }
       await this.check(conn);
-      const spec = this.spec;
-      const rows = await this.host.exclusive(async () => {
-        await execSql(conn, 'BEGIN TRANSACTION');
-        try {
-          if (this.isFramework) {
-            await execSql(conn, readSql('queries/store/usage_framework_delete_window.sql'), {
-              granularity: spec.granularity,
-              ...this.scopeParams(),
-            });
-          } else {
-            await execSql(conn, readSql('queries/store/usage_program_delete_window.sql'), {
-              api_version: spec.apiVersion ?? 'v2',
-              granularity: spec.granularity,
-              ...this.scopeParams(),
-            });
-          }
-          const inserted = this.isFramework
-            ? await execSql(conn, readSql('queries/store/usage_framework_insert_staged.sql'), {
-                granularity: spec.granularity,
-                run_id: spec.runId,
-                collected_at: spec.collectedAt,
-              })
-            : await execSql(conn, readSql('queries/store/usage_program_insert_staged.sql'), {
-                api_version: spec.apiVersion ?? 'v2',
-                granularity: spec.granularity,
-                run_id: spec.runId,
-                collected_at: spec.collectedAt,
-              });
-          const coverageKey = {
-            source: spec.coverage.source,
-            granularity: spec.granularity,
-            scope: spec.coverage.scope,
-            window_start: spec.windowStart,
-            window_end: spec.windowEnd,
-          };
-          await execSql(conn, readSql('queries/store/coverage_delete_same.sql'), coverageKey);
-          await execSql(conn, readSql('queries/store/coverage_insert.sql'), {
-            ...coverageKey,
-            status: spec.coverage.status,
-            rows: BigInt(inserted),
-            run_id: spec.runId,
-            collected_at: spec.collectedAt,
-            detail: null,
-          });
-          await execSql(conn, 'COMMIT');
-          return inserted;
-        } catch (err) {
-          await execSql(conn, 'ROLLBACK').catch(() => {});
-          throw err;
-        }
+      const rows = await this.inTransaction(conn, async () => {
+        const table = this.isFramework ? 'usage_framework' : 'usage_program';
+        await execSql(conn, readSql(`queries/store/${table}_delete_window.sql`), { ...this.windowParams(), ...this.scopeParams() });
+        const inserted = await this.insertStaged(conn);
+        await this.writeCoverage(conn, inserted);
+        return inserted;
       });
       return { rows };
     } finally {
