@@ -52,7 +52,7 @@ export const configSchema = z
         memory_limit: z
           .string()
           .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "512MB" or "2GB"')
-          .default('192MB'),
+          .default('1GB'),
       })
       .strict()
       .prefault({}),

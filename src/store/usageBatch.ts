@@ -135,6 +135,8 @@ export class StagedUsageBatch implements UsageBatch {
   private readonly isFramework: boolean;
   /** 'rows': staged through append() and committed whole; 'pages': each appendPage() commits its page. */
   private mode: 'rows' | 'pages' | undefined;
+  /** Whether the window and scope held rows when the first page came: if not, nothing needs deleting. */
+  private hadRows: Promise<boolean> | undefined;
 
   constructor(
     private readonly host: BatchHost,
@@ -215,9 +217,11 @@ export class StagedUsageBatch implements UsageBatch {
         await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
         await this.check(conn);
         await execSql(conn, readSql(this.isFramework ? 'queries/store/page_framework_ids.sql' : 'queries/store/page_ids.sql'));
+        const table = this.isFramework ? 'usage_framework' : 'usage_program';
+        this.hadRows ??= this.windowHasRows(conn, table);
+        const replace = (await this.hadRows) || (await this.seenBefore(conn));
         rows = await this.inTransaction(conn, async () => {
-          const table = this.isFramework ? 'usage_framework' : 'usage_program';
-          await execSql(conn, readSql(`queries/store/${table}_delete_page.sql`), this.windowParams());
+          if (replace) await execSql(conn, readSql(`queries/store/${table}_delete_page.sql`), this.windowParams());
           return this.insertStaged(conn);
         });
         await execSql(conn, readSql('queries/store/seen_ids_add.sql'));
@@ -226,6 +230,19 @@ export class StagedUsageBatch implements UsageBatch {
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
     });
+  }
+
+  private async seenBefore(conn: DuckDBConnection): Promise<boolean> {
+    const [r] = await queryRows<{ seen: boolean }>(conn, readSql('queries/store/page_ids_seen_before.sql'));
+    return r?.seen ?? true;
+  }
+
+  private async windowHasRows(conn: DuckDBConnection, table: string): Promise<boolean> {
+    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(`queries/store/${table}_window_has_rows.sql`), {
+      ...this.windowParams(),
+      ...this.scopeParams(),
+    });
+    return r?.has_rows ?? true;
   }
 
   /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
@@ -365,8 +382,10 @@ export class StagedUsageBatch implements UsageBatch {
       if (this.mode === 'pages') {
         // Every page is in; what no page replaced in the window and scope is gone from the API.
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
+        // A batch whose first page found the window empty (or that got no page) has nothing to sweep.
+        const sweep = this.hadRows ? await this.hadRows : await this.windowHasRows(conn, table);
         await this.inTransaction(conn, async () => {
-          await execSql(conn, readSql(`queries/store/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
+          if (sweep) await execSql(conn, readSql(`queries/store/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
           await this.writeCoverage(conn, this.staged);
         });
         return { rows: this.staged };

@@ -83,6 +83,16 @@ describe('page-loaded usage batches', () => {
     expect(cov).toEqual({ rows: 3n, n: 1n });
   });
 
+  it('never duplicates a program that comes again on a later page of the same fetch', async () => {
+    const b = store.beginUsageBatch(spec('r1'));
+    await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }, 'b'));
+    await b.appendPage('v2_programs', page({ b: [3, 5], c: [6, 7] }));
+    await b.commit();
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
+      ['a', 1n], ['a', 2n], ['b', 3n], ['b', 5n], ['c', 6n], ['c', 7n],
+    ]);
+  });
+
   it('refuses a page that is not the documented shape and leaves the table as it was', async () => {
     const ok = store.beginUsageBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2] }));
