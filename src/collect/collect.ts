@@ -31,7 +31,6 @@ export interface ScopeResult {
   to: string | null;
   status: ScopeStatus;
   rows: number;
-  pages: number;
   detail?: string;
 }
 
@@ -242,12 +241,12 @@ async function maybeRefreshInventory(opts: CollectOptions, orgs: string[], now: 
   }
   try {
     const r = await refreshInventory({ client: opts.client, store: opts.store, orgs, seenAt: new Date(now()), log: opts.log });
-    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'complete', rows: r.programs + r.frameworks + r.snapshots, pages: 0 });
+    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'complete', rows: r.programs + r.frameworks + r.snapshots });
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) throw fatal401(err);
     const detail = err instanceof Error ? err.message : String(err);
     opts.log.warn('inventory refresh failed; consumption is collected anyway', { error: detail });
-    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'failed', rows: 0, pages: 0, detail });
+    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'failed', rows: 0, detail });
   }
 }
 
@@ -328,7 +327,7 @@ const fetchV1: Fetcher = async (ctx, w, batch) => {
 /** One scope with a single source: stage, commit, record. Not-eligible (403) is recorded, not a failure. */
 async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out: ScopeResult[], fetch: Fetcher): Promise<void> {
   if (!w) {
-    out.push({ source, granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0, pages: 0 });
+    out.push({ source, granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0 });
     return;
   }
   const batch = beginBatch(ctx, source, w);
@@ -378,7 +377,6 @@ function scopeResult(source: Source, ctx: ScopeContext, w: Window, status: Scope
     to: new Date(w.to).toISOString(),
     status,
     rows,
-    pages: 0,
   };
 }
 
@@ -389,7 +387,7 @@ function scopeResult(source: Source, ctx: ScopeContext, w: Window, status: Scope
  */
 async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolean, out: ScopeResult[]): Promise<void> {
   if (!w) {
-    out.push({ source: 'v2_programs', granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0, pages: 0 });
+    out.push({ source: 'v2_programs', granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0 });
     return;
   }
   const programs = beginBatch(ctx, 'v2_programs', w);
