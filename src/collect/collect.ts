@@ -1,6 +1,7 @@
 // The collector: for each granularity and organization, pages the consumption endpoints and loads
-// every value into DuckDB. Each (source, granularity, organization) is one batch: staged page by page,
-// then committed in one transaction that replaces exactly its window and scope, with its coverage row.
+// every value into DuckDB. Each (source, granularity, organization) is one batch: every page replaces
+// the programs or frameworks on it within the window in its own transaction, and the batch's commit
+// removes what the complete fetch no longer returned and records its coverage row.
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, ResponseFormatError } from '../api/errors.js';

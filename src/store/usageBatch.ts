@@ -1,6 +1,9 @@
-// A usage batch: rows of one window and scope are staged through DuckDB's appender into a TEMP table
-// on the batch's own connection (pages can be staged while other batches commit), then replace exactly
-// that window and scope in one transaction together with their coverage row.
+// A usage batch of one window and scope, on its own connection. Two ways in:
+// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader and committed on its own,
+//   replacing the page's programs or frameworks in the window; commit() then sweeps what no page
+//   returned and writes the coverage row. Memory stays bounded by a page. The collector uses this.
+// - append(): rows built in JavaScript, staged through the appender into a TEMP table, then replacing
+//   the whole window and scope in one transaction with the coverage row (fixtures and tests).
 import {
   BIGINT,
   DuckDBDataChunk,
