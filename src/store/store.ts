@@ -134,8 +134,6 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
           autoinstall_known_extensions: 'false',
           autoload_known_extensions: 'true',
           ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
-          // Pages commit one by one; checkpointing after every few of them rewrote data over and over.
-          checkpoint_threshold: CHECKPOINT_THRESHOLD,
         });
       } catch (err) {
         releaseInProcess(path, readOnly);
@@ -190,9 +188,6 @@ function optionsJson(options: unknown): string {
 }
 
 const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0);
-
-/** WAL size that triggers an automatic checkpoint; the store also checkpoints when a run publishes. */
-export const CHECKPOINT_THRESHOLD = '1GB';
 
 /** Pages parsed at once across all batches: each pins several times its size (about 128 MB for a
  *  16 MB page) in DuckDB's memory, and the machine this was measured on has 2 cores. */
