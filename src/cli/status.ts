@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
+import { readSql } from '../store/sql.js';
 import { commandContext, type CommonOptions } from './context.js';
 
 export interface StatusResult {
@@ -33,12 +34,10 @@ export async function statusCommand(opts: CommonOptions & { runs?: number }): Pr
     note = 'the database is in use (a collection is probably running); showing the analyst copy from the last completed run';
   }
   try {
-    const [counts] = await store.query<Record<string, bigint | number>>(
-      `SELECT (SELECT count(*) FROM usage_program) AS usage_program, (SELECT count(*) FROM usage_framework) AS usage_framework,
-              (SELECT count(*) FROM programs) AS programs, (SELECT count(*) FROM frameworks) AS frameworks,
-              (SELECT count(*) FROM snapshots) AS snapshots`,
-    );
-    const n = (k: string) => Number(counts?.[k] ?? 0);
+    const usage = await store.usageSummary();
+    const [dims] = await store.query<Record<string, bigint | number>>(readSql('queries/store/dimension_counts.sql'));
+    const total = (table: string) => usage.filter((u) => u.table === table).reduce((sum, u) => sum + u.rows, 0);
+    const n = (k: string) => Number(dims?.[k] ?? 0);
     return {
       db: ctx.dbPath,
       readFrom,
@@ -46,7 +45,7 @@ export async function statusCommand(opts: CommonOptions & { runs?: number }): Pr
       schemaVersion: await store.schemaVersion(),
       coverage: await store.coverageSummary(),
       runs: await store.lastRuns(opts.runs ?? 5),
-      rows: { usage_program: n('usage_program'), usage_framework: n('usage_framework'), programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') },
+      rows: { usage_program: total('usage_program'), usage_framework: total('usage_framework'), programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') },
     };
   } finally {
     await store.close();

@@ -18,6 +18,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { Store, UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
+import { readSql } from '../store/sql.js';
 import { refreshInventory } from './inventory.js';
 import { cursorPages } from './pagers.js';
 import { planWindow, type Window } from './planner.js';
@@ -236,7 +237,7 @@ async function maybeRefreshInventory(opts: CollectOptions, orgs: string[], now: 
   const mode = opts.inventory ?? 'auto';
   if (mode === 'never') return;
   if (mode === 'auto') {
-    const [row] = await opts.store.query<{ last: Date | string | null }>('SELECT max(last_seen_at) AS last FROM programs');
+    const [row] = await opts.store.query<{ last: Date | null }>(readSql('queries/store/inventory_last_seen.sql'));
     const last = row?.last ? new Date(row.last).getTime() : null;
     if (last !== null && now() - last < opts.config.inventory.max_age_hours * 3_600_000) return;
   }

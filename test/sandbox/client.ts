@@ -3,6 +3,7 @@
 
 import { isInteger, parse } from 'lossless-json';
 import type { Sandbox } from '../../src/sandbox/server.js';
+import type { TruthRow } from '../../src/sandbox/truth.js';
 
 export type Params = Record<string, string | number | readonly string[] | undefined>;
 
@@ -62,16 +63,8 @@ export async function allPages(sb: Sandbox, path: string, listKey: string, param
   return { pages, items: pages.flat(), trailingEmpty };
 }
 
-export interface Row {
-  program_id: string;
-  framework_id?: string;
-  period_id: string;
-  period_plan: string;
-  timeframe_start: number;
-  timeframe_end: number;
-  metric: string;
-  value: bigint;
-}
+/** A consumption row as the API answered it: the truth's row without the organization. */
+export type Row = Omit<TruthRow, 'org_id'>;
 
 /** Flattens consumption items (programs or frameworks) into rows; v2 explicit zeros are dropped unless `keepZeros`. */
 export function rowsOf(items: any[], keepZeros: boolean): Row[] {

@@ -3,11 +3,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UsageBatchSpec, UsageRowIn } from '../../src/store/types.js';
-import type { Store } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { afterEach, beforeEach } from 'vitest';
 
 export function tempDir(prefix = 'store-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh database file per test: returns a getter for the open store (closed and removed after each test). */
+export function useTempStore(): () => Store {
+  let store: Store | undefined;
+  let cleanup: (() => void) | undefined;
+  beforeEach(async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    store = await openStore({ path: join(t.dir, 'usage.duckdb') });
+  });
+  afterEach(async () => {
+    await store?.close();
+    cleanup?.();
+  });
+  return () => store!;
 }
 
 export const HOUR = 3_600_000;

@@ -1,19 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
-import { openStore, type ProgramRow, type Store } from '../../src/store/store.js';
-import { tempDir } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ProgramRow, Store } from '../../src/store/store.js';
+import { useTempStore } from './helpers.js';
 
+const currentStore = useTempStore();
 let store: Store;
-let cleanup: () => void;
-
-beforeEach(async () => {
-  const t = tempDir();
-  cleanup = t.cleanup;
-  store = await openStore({ path: join(t.dir, 'usage.duckdb') });
-});
-afterEach(async () => {
-  await store.close();
-  cleanup();
+beforeEach(() => {
+  store = currentStore();
 });
 
 const d1 = new Date('2025-01-01T00:00:00Z');

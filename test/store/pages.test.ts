@@ -1,9 +1,8 @@
 // Raw consumption pages loaded by DuckDB's JSON reader, each page in its own transaction, then a sweep.
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/store.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
-import { tempDir } from './helpers.js';
+import { useTempStore } from './helpers.js';
 
 const WINDOW = { windowStart: new Date('2026-11-01T00:00:00Z'), windowEnd: new Date('2026-11-03T00:00:00Z') };
 
@@ -50,16 +49,10 @@ async function rows(store: Store) {
 }
 
 describe('page-loaded usage batches', () => {
+  const currentStore = useTempStore();
   let store: Store;
-  let cleanup: () => void;
-  beforeEach(async () => {
-    const t = tempDir();
-    cleanup = t.cleanup;
-    store = await openStore({ path: join(t.dir, 'usage.duckdb') });
-  });
-  afterEach(async () => {
-    await store.close();
-    cleanup();
+  beforeEach(() => {
+    store = currentStore();
   });
 
   it('loads pages exactly (int64 beyond 2^53, zeros left out), then a re-collection corrects, removes and sweeps', async () => {

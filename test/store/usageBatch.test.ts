@@ -1,20 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
-import { openStore, type Store, UsageBatchError } from '../../src/store/store.js';
-import { at, dump, hourlyRows, load, spec, tempDir } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type Store, UsageBatchError } from '../../src/store/store.js';
+import { at, dump, hourlyRows, load, spec, useTempStore } from './helpers.js';
 
+const currentStore = useTempStore();
 let store: Store;
-let cleanup: () => void;
-
-beforeEach(async () => {
-  const t = tempDir();
-  cleanup = t.cleanup;
-  store = await openStore({ path: join(t.dir, 'usage.duckdb') });
-});
-
-afterEach(async () => {
-  await store.close();
-  cleanup();
+beforeEach(() => {
+  store = currentStore();
 });
 
 const day = spec({ windowStart: at(0), windowEnd: at(24) });
