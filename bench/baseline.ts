@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { request } from 'undici';
-import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../src/api/spec.js';
+import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../src/contract/api.js';
 import type { BenchWindow } from './minimum.js';
 
 /** Programs per frameworks request: one default-size programs page. */

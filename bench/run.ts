@@ -8,7 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { RATE_LIMIT_PER_MINUTE } from '../src/api/spec.js';
+import { RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
 import { collectCommand } from '../src/cli/collect.js';
 import { createLogger } from '../src/log.js';
 import { runReport } from '../src/report/run.js';

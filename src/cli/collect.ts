@@ -1,10 +1,10 @@
 // `usage-pipeline collect`: parse nothing here (main.ts does), run one collection, publish the analyst copy.
-import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../api/spec.js';
+import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../contract/api.js';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
 import { UsageError } from '../config/load.js';
 import { publishAnalystCopy } from '../store/publish.js';
-import { apiClient, commandContext, openCommandStore, type CommonOptions } from './context.js';
+import { apiClient, commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
   from?: string;

@@ -4,7 +4,7 @@ import { readSql } from '../store/sql.js';
 import { runReport, type ReportResult } from '../report/run.js';
 import { startSandbox } from '../sandbox/server.js';
 import { collectCommand } from './collect.js';
-import { commandContext, openCommandStore, type CommonOptions } from './context.js';
+import { commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
 import type { CollectProgress } from '../collect/collect.js';
 
 export interface DemoResult {

@@ -2,7 +2,7 @@
 import { UsageError } from '../config/load.js';
 import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
 import { parseList } from './collect.js';
-import { commandContext, openCommandStore, type CommonOptions } from './context.js';
+import { commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
 
 export interface ReportCommandOptions extends CommonOptions {
   month?: string;

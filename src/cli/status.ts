@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
 import { readSql } from '../store/sql.js';
-import { commandContext, type CommonOptions } from './context.js';
+import { commandContext, type CommonOptions } from '../app/context.js';
 
 export interface StatusResult {
   db: string;
@@ -35,7 +35,7 @@ export async function statusCommand(opts: CommonOptions & { runs?: number }): Pr
   }
   try {
     const usage = await store.usageSummary();
-    const [dims] = await store.query<Record<string, bigint | number>>(readSql('queries/store/dimension_counts.sql'));
+    const [dims] = await store.query<Record<string, bigint | number>>(readSql('src/store/sql/dimension_counts.sql'));
     const total = (table: string) => usage.filter((u) => u.table === table).reduce((sum, u) => sum + u.rows, 0);
     const n = (k: string) => Number(dims?.[k] ?? 0);
     return {

@@ -13,7 +13,7 @@ import {
   V2_PROGRAM_METRICS,
   type Granularity,
   type Source,
-} from '../api/spec.js';
+} from '../contract/api.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { Store, UsageBatch } from '../store/store.js';
@@ -237,7 +237,7 @@ async function maybeRefreshInventory(opts: CollectOptions, orgs: string[], now: 
   const mode = opts.inventory ?? 'auto';
   if (mode === 'never') return;
   if (mode === 'auto') {
-    const [row] = await opts.store.query<{ last: Date | null }>(readSql('queries/store/inventory_last_seen.sql'));
+    const [row] = await opts.store.query<{ last: Date | null }>(readSql('src/store/sql/inventory_last_seen.sql'));
     const last = row?.last ? new Date(row.last).getTime() : null;
     if (last !== null && now() - last < opts.config.inventory.max_age_hours * 3_600_000) return;
   }

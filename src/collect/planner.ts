@@ -6,7 +6,7 @@ import {
   nextBucket,
   LOOKBACK_MS,
   type Granularity,
-} from '../api/spec.js';
+} from '../contract/api.js';
 import { UsageError } from '../config/load.js';
 
 /** Requests go out some time after planning; plan as if the clock were this much later so `from` stays allowed. */

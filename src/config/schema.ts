@@ -1,6 +1,6 @@
 // The configuration file's schema: every key, its default and what is allowed.
 import { z } from 'zod';
-import { GRANULARITIES, SOURCES } from '../api/spec.js';
+import { GRANULARITIES, SOURCES } from '../contract/api.js';
 import { OUTPUT_FORMATS } from '../report/formats.js';
 
 const positiveInt = z.number().int().positive();

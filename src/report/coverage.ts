@@ -1,8 +1,8 @@
 // Which granularity a report reads, and whether the period is completely collected: from the
 // coverage table, the finest granularity whose complete windows cover the whole period for every
 // (source, scope) that has coverage in it (hourly > daily > monthly).
-import type { Granularity } from '../api/spec.js';
-import { GRANULARITIES } from '../api/spec.js';
+import type { Granularity } from '../contract/api.js';
+import { GRANULARITIES } from '../contract/api.js';
 import type { Store } from '../store/store.js';
 import { readSql } from '../store/sql.js';
 
@@ -35,7 +35,7 @@ const FINEST_FIRST: readonly Granularity[] = GRANULARITIES; // hourly, daily, mo
 export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: Date): Promise<CoverageAssessment> {
   const rangeMs = rangeEnd.getTime() - rangeStart.getTime();
   const rows = await store.query<{ source: string; granularity: Granularity; scope: string; covered_ms: bigint; statuses: string; run_ids: string }>(
-    readSql('queries/reports/coverage.sql'),
+    readSql('src/report/sql/coverage.sql'),
     { range_start: rangeStart, range_end: rangeEnd },
   );
   const all: ScopeCoverage[] = rows.map((r) => ({
@@ -88,7 +88,7 @@ export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: D
     reason = 'no granularity is completely collected for the period; using the one covering most of it';
   } else {
     const present = await store.query<{ granularity: Granularity; n_rows: bigint }>(
-      readSql('queries/reports/data_granularities.sql'),
+      readSql('src/report/sql/data_granularities.sql'),
       { range_start: rangeStart, range_end: rangeEnd },
     );
     const have = new Set(present.map((p) => p.granularity));

@@ -12,10 +12,10 @@ export interface ReportDefinition {
 }
 
 export const REPORTS: readonly ReportDefinition[] = [
-  { name: 'program_spend', sqlPath: 'queries/reports/program_spend.sql', title: 'Spend per program, plan and metric' },
-  { name: 'framework_spend', sqlPath: 'queries/reports/framework_spend.sql', title: 'Spend per framework, with reconciliation to the program', needsFrameworkMetrics: true },
-  { name: 'snapshot_storage', sqlPath: 'queries/reports/snapshot_storage.sql', title: 'Snapshot storage per program and day' },
-  { name: 'transfer', sqlPath: 'queries/reports/transfer.sql', title: 'Public and private transfer per program, framework and day' },
+  { name: 'program_spend', sqlPath: 'src/report/sql/program_spend.sql', title: 'Spend per program, plan and metric' },
+  { name: 'framework_spend', sqlPath: 'src/report/sql/framework_spend.sql', title: 'Spend per framework, with reconciliation to the program', needsFrameworkMetrics: true },
+  { name: 'snapshot_storage', sqlPath: 'src/report/sql/snapshot_storage.sql', title: 'Snapshot storage per program and day' },
+  { name: 'transfer', sqlPath: 'src/report/sql/transfer.sql', title: 'Public and private transfer per program, framework and day' },
 ];
 
 /** The TEMP table a report is materialised into for the duration of a run. */

@@ -1,8 +1,8 @@
-// The FinOps FOCUS 1.2 export: a month's spend as FOCUS cost-and-usage rows (queries/reports/focus.sql),
+// The FinOps FOCUS 1.2 export: a month's spend as FOCUS cost-and-usage rows (src/report/sql/focus.sql),
 // and its finalisation. Once a month is finalised (`report --finalize`), its rows are recorded in the
 // database; a later export writes those rows unchanged and adds ChargeClass 'Correction' rows for
-// any difference (queries/reports/focus_corrected.sql), never a silent rewrite.
-import type { Granularity } from '../api/spec.js';
+// any difference (src/report/sql/focus_corrected.sql), never a silent rewrite.
+import type { Granularity } from '../contract/api.js';
 import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';
@@ -113,10 +113,10 @@ export async function buildFocus(store: Store, o: {
 }): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
   const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
-  const materialise = readSql('queries/reports/materialise.sql');
+  const materialise = readSql('src/report/sql/materialise.sql');
   const strip = (p: string) => readSql(p).trim().replace(/;\s*$/, '');
   await store.run(
-    materialise.replace('{{table}}', quoteIdent(FOCUS_CURRENT_TABLE)).replace('{{report}}', () => strip('queries/reports/focus.sql')),
+    materialise.replace('{{table}}', quoteIdent(FOCUS_CURRENT_TABLE)).replace('{{report}}', () => strip('src/report/sql/focus.sql')),
     {
       granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
       provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
@@ -128,18 +128,18 @@ export async function buildFocus(store: Store, o: {
   const month = o.period.month;
   const finalizations = month === null ? [] : (await store.query<{
     finalization_id: string; seq: number; finalized_at: Date; n_rows: bigint; billed_total: string; rows_sha256: string;
-  }>(readSql('queries/reports/focus_finalizations.sql'), { month })).map((f): FocusFinalization => ({
+  }>(readSql('src/report/sql/focus_finalizations.sql'), { month })).map((f): FocusFinalization => ({
     finalizationId: f.finalization_id, seq: Number(f.seq), finalizedAt: f.finalized_at.toISOString(),
     rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
   }));
 
   const source = finalizations.length > 0
-    ? strip('queries/reports/focus_corrected.sql')
+    ? strip('src/report/sql/focus_corrected.sql')
     : `SELECT * FROM ${quoteIdent(FOCUS_CURRENT_TABLE)} ORDER BY line_no`;
   await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_TABLE)).replace('{{report}}', () => source),
     finalizations.length > 0 ? { month } : undefined);
 
-  const digestSql = readSql('queries/reports/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
+  const digestSql = readSql('src/report/sql/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
   const [all] = await store.query<{ n_rows: bigint; billed: string }>(digestSql, { after: 0n });
   const [fresh] = await store.query<{ n_rows: bigint; billed: string; digest: string }>(digestSql, { after: BigInt(finalizedRows) });
@@ -166,11 +166,11 @@ export async function recordFinalization(store: Store, build: FocusBuild, o: { b
   const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
   const finalizationId = `${month}#${seq}`;
   await store.transaction(async () => {
-    await store.run(readSql('queries/reports/focus_finalize_record.sql'), {
+    await store.run(readSql('src/report/sql/focus_finalize_record.sql'), {
       finalization_id: finalizationId, month, seq, finalized_at: o.now, revision: o.book.revision,
       n_rows: BigInt(rows), billed_total: build.billedTotal, rows_sha256: digest,
     });
-    await store.run(readSql('queries/reports/focus_finalize_rows.sql').replace('{{table}}', quoteIdent(build.table)),
+    await store.run(readSql('src/report/sql/focus_finalize_rows.sql').replace('{{table}}', quoteIdent(build.table)),
       { finalization_id: finalizationId, month, after: BigInt(after) });
   });
   const f: FocusFinalization = { finalizationId, seq, finalizedAt: o.now.toISOString(), rows, billedTotal: build.billedTotal, rowsSha256: digest };

@@ -3,10 +3,10 @@
 // name and renamed; with requireComplete a partial period fails before anything is written.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { V2_FRAMEWORK_METRICS, type Granularity } from '../api/spec.js';
+import { V2_FRAMEWORK_METRICS, type Granularity } from '../contract/api.js';
 import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
-import { installPrices } from '../billing/prices.js';
+import { installPrices } from './prices.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
@@ -20,7 +20,7 @@ import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js'
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from './formats.js';
 import { OUTPUT_FORMATS, type OutputFormat, type ReportFormat } from './formats.js';
-/** The TEMP table of each line's cost spread over its days (queries/reports/daily_lines.sql). */
+/** The TEMP table of each line's cost spread over its days (src/report/sql/daily_lines.sql). */
 const DAILY_TABLE = 'rpt_daily';
 /** Bars in the top-programs and top-frameworks charts. */
 const CHART_TOP_N = 10;
@@ -111,7 +111,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
 
   await installPrices(store, book);
   const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
-  const materialise = readSql('queries/reports/materialise.sql');
+  const materialise = readSql('src/report/sql/materialise.sql');
   const sheets: SheetSource[] = [];
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
@@ -121,10 +121,10 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
     const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
     await store.run(sql, def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
-    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('queries/reports/table_columns.sql'), { table }))
+    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
       .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     const [t] = await store.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
-      readSql('queries/reports/money_totals.sql').replace('{{table}}', quoteIdent(table)),
+      readSql('src/report/sql/money_totals.sql').replace('{{table}}', quoteIdent(table)),
     );
     rows[def.name] = Number(t!.n_rows);
     if (def.name === 'program_spend') {
@@ -133,17 +133,17 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     }
     sheets.push({ def, table, columns, rows: Number(t!.n_rows), totalCost: t!.cost });
   }
-  const runIds = (await store.query<{ run_id: string }>(readSql('queries/reports/run_ids.sql'), params)).map((r) => r.run_id);
+  const runIds = (await store.query<{ run_id: string }>(readSql('src/report/sql/run_ids.sql'), params)).map((r) => r.run_id);
 
   // Each line's cost spread over its days: the base of the FOCUS rows, the charts and the forecast.
   await store.run(
-    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('queries/reports/daily_lines.sql').trim().replace(/;\s*$/, '')),
+    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
     { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
   );
-  const daily = await store.query<DailyProgramSpend>(readSql('queries/reports/chart_daily_spend.sql'));
+  const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/chart_daily_spend.sql'));
   let forecast: Forecast | null = null;
   if (period.month !== null) {
-    const [end] = await store.query<{ data_end: Date | null }>(readSql('queries/reports/data_end.sql'), params);
+    const [end] = await store.query<{ data_end: Date | null }>(readSql('src/report/sql/data_end.sql'), params);
     forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null, currency: book.currency, daily });
   }
   const focus = formats.includes('focus') || opts.finalize
@@ -155,7 +155,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const files: ReportFile[] = [];
 
   if (formats.includes('parquet')) {
-    const copy = readSql('queries/reports/copy_parquet.sql');
+    const copy = readSql('src/report/sql/copy_parquet.sql');
     for (const s of sheets) {
       const path = join(dir, `${s.def.name}.parquet`);
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
@@ -165,7 +165,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
 
   if (focus && formats.includes('focus')) {
     const path = join(dir, `focus-${period.label}.parquet`);
-    const copy = readSql('queries/reports/copy_focus_parquet.sql');
+    const copy = readSql('src/report/sql/copy_focus_parquet.sql');
     await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
     files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
   }
@@ -177,11 +177,11 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
       currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
       dailySpend: daily,
-      topPrograms: await store.query(readSql('queries/reports/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
-      topFrameworks: await store.query(readSql('queries/reports/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
-      storage: await store.query(readSql('queries/reports/chart_storage.sql')),
-      snapshots: await store.query(readSql('queries/reports/chart_snapshots.sql')),
-      transfer: await store.query(readSql('queries/reports/chart_transfer.sql')),
+      topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
+      topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
+      storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
+      snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
+      transfer: await store.query(readSql('src/report/sql/chart_transfer.sql')),
       forecast,
     });
     await writeAtomically(path, (tmp) => writeFile(tmp, html));
@@ -194,8 +194,8 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   );
   if (formats.includes('xlsx')) {
     const path = join(dir, `usage-${period.label}.xlsx`);
-    const summaryByProgram = await store.query(readSql('queries/reports/summary_by_program.sql'));
-    const summaryByMetric = await store.query(readSql('queries/reports/summary_by_metric.sql'));
+    const summaryByProgram = await store.query(readSql('src/report/sql/summary_by_program.sql'));
+    const summaryByMetric = await store.query(readSql('src/report/sql/summary_by_metric.sql'));
     let written = 0;
     await writeAtomically(path, async (tmp) => {
       written = await writeWorkbook(store, tmp, {

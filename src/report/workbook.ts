@@ -116,7 +116,7 @@ async function writeReportSheets(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: 
   const kinds = src.columns.map((col) => kindOf(col.type));
   const perSheet = c.maxRowsPerSheet ?? EXCEL_MAX_ROWS - 2;
   const parts = Math.max(1, Math.ceil(src.rows / perSheet));
-  const pageSql = readSql('queries/reports/page.sql').replace('{{table}}', quoteIdent(src.table));
+  const pageSql = readSql('src/report/sql/page.sql').replace('{{table}}', quoteIdent(src.table));
   const costCol = src.columns.findIndex((col) => col.name === 'cost');
   let written = 0;
   for (let part = 1; part <= parts; part++) {

@@ -3,7 +3,7 @@
 // the truth module flattens it into rows, so both agree by construction; usage.test.ts checks the
 // closed-form values themselves against hour-by-hour sums.
 
-import { floorToGranularity, nextBucket, type Granularity, type Source, type V2Metric } from '../api/spec.js';
+import { floorToGranularity, nextBucket, type Granularity, type Source, type V2Metric } from '../contract/api.js';
 import { activeRange, frameworkSeries, isGauge, programSeries, reportedValue, HOUR, type Metric, type Series } from './usage.js';
 import type { Framework, Period, Program, World } from './world.js';
 

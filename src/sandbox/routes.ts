@@ -4,7 +4,7 @@
 import {
   earliestAllowedFrom, floorToGranularity, GRANULARITIES, nextBucket, MAX_BRANCH_IDS, MAX_PROGRAM_IDS, PAGE_SIZE,
   V1_DEFAULT_METRICS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS, type Granularity, type Source,
-} from '../api/spec.js';
+} from '../contract/api.js';
 import { reachesProgram, type KeyReach } from './auth.js';
 import { entityPeriods, listFrameworks, listPrograms, sortedPrograms, type BucketValues, type PeriodValues, type QueryWindow } from './consumption.js';
 import { hash3, hashString } from './hash.js';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../api/spec.js';
+import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../contract/api.js';
 import { authenticate, keyTable } from './auth.js';
 import { SandboxClock } from './clock.js';
 import { FaultInjector, resolveFaultRates, type FaultRates } from './faults.js';

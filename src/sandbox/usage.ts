@@ -4,7 +4,7 @@
 // is at most 31 such terms, and a coarser bucket is always the exact sum (or, for gauges, the max) of
 // its hourly values. Only the few hours that are still settling near `now` are computed one by one.
 
-import { V1_GAUGE_METRICS, V1_METRICS, V2_PROGRAM_METRICS, type V1Metric, type V2Metric } from '../api/spec.js';
+import { V1_GAUGE_METRICS, V1_METRICS, V2_PROGRAM_METRICS, type V1Metric, type V2Metric } from '../contract/api.js';
 import { hash3 } from './hash.js';
 import type { Framework, Program } from './world.js';
 

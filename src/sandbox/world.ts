@@ -1,7 +1,7 @@
 // The sandbox's organisations, programs, frameworks and snapshots, generated from a seed.
 // Entities are plain data; usage values are not stored but computed on demand (usage.ts).
 
-import { EARLIEST_FROM, type V2Metric } from '../api/spec.js';
+import { EARLIEST_FROM, type V2Metric } from '../contract/api.js';
 import { hash, hex8, mix32 } from './hash.js';
 import { BYTE_MONTH_METRICS, bigFactor, programSeriesBases } from './usage.js';
 

@@ -31,9 +31,9 @@ interface InventoryKind<R> {
 
 export const PROGRAMS: InventoryKind<ProgramRow> = {
   what: 'programs',
-  stagingSql: 'queries/store/staging_programs_create.sql',
-  upsertSql: 'queries/store/programs_upsert_staged.sql',
-  markSql: 'queries/store/programs_mark_deleted.sql',
+  stagingSql: 'src/store/sql/staging_programs_create.sql',
+  upsertSql: 'src/store/sql/programs_upsert_staged.sql',
+  markSql: 'src/store/sql/programs_mark_deleted.sql',
   scopeParam: 'org_ids',
   columns: 5,
   appendRow(a, r) {
@@ -47,9 +47,9 @@ export const PROGRAMS: InventoryKind<ProgramRow> = {
 
 export const FRAMEWORKS: InventoryKind<FrameworkRow> = {
   what: 'frameworks',
-  stagingSql: 'queries/store/staging_frameworks_create.sql',
-  upsertSql: 'queries/store/frameworks_upsert_staged.sql',
-  markSql: 'queries/store/frameworks_mark_deleted.sql',
+  stagingSql: 'src/store/sql/staging_frameworks_create.sql',
+  upsertSql: 'src/store/sql/frameworks_upsert_staged.sql',
+  markSql: 'src/store/sql/frameworks_mark_deleted.sql',
   scopeParam: 'program_ids',
   columns: 5,
   appendRow(a, r) {
@@ -63,9 +63,9 @@ export const FRAMEWORKS: InventoryKind<FrameworkRow> = {
 
 export const SNAPSHOTS: InventoryKind<SnapshotRow> = {
   what: 'snapshots',
-  stagingSql: 'queries/store/staging_snapshots_create.sql',
-  upsertSql: 'queries/store/snapshots_upsert_staged.sql',
-  markSql: 'queries/store/snapshots_mark_deleted.sql',
+  stagingSql: 'src/store/sql/staging_snapshots_create.sql',
+  upsertSql: 'src/store/sql/snapshots_upsert_staged.sql',
+  markSql: 'src/store/sql/snapshots_mark_deleted.sql',
   scopeParam: 'program_ids',
   columns: 7,
   appendRow(a, r) {
@@ -122,6 +122,6 @@ export async function upsertInventory<R>(
       }
     });
   } finally {
-    await execSql(conn, readSql('queries/store/staging_inventory_drop.sql')).catch(() => {});
+    await execSql(conn, readSql('src/store/sql/staging_inventory_drop.sql')).catch(() => {});
   }
 }

@@ -50,12 +50,12 @@ export function listMigrations(dir: string = SCHEMA_DIR): Migration[] {
 
 async function appliedVersions(conn: DuckDBConnection, create: boolean): Promise<number[]> {
   if (create) {
-    await execSql(conn, readSql('queries/store/schema_migrations_create.sql'));
+    await execSql(conn, readSql('src/store/sql/schema_migrations_create.sql'));
   } else {
-    const [row] = await queryRows<{ n: number }>(conn, readSql('queries/store/schema_migrations_exists.sql'));
+    const [row] = await queryRows<{ n: number }>(conn, readSql('src/store/sql/schema_migrations_exists.sql'));
     if (!row || row.n === 0) return [];
   }
-  const rows = await queryRows<{ version: number }>(conn, readSql('queries/store/schema_migrations_applied.sql'));
+  const rows = await queryRows<{ version: number }>(conn, readSql('src/store/sql/schema_migrations_applied.sql'));
   return rows.map((r) => r.version);
 }
 
@@ -92,7 +92,7 @@ export async function migrate(conn: DuckDBConnection, opts: MigrateOptions): Pro
     await execSql(conn, 'BEGIN TRANSACTION');
     try {
       await execSql(conn, readSql(m.file));
-      await execSql(conn, readSql('queries/store/schema_migrations_record.sql'), {
+      await execSql(conn, readSql('src/store/sql/schema_migrations_record.sql'), {
         version: m.version,
         name: m.name,
         applied_at: now(),

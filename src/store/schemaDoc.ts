@@ -17,7 +17,7 @@ export async function schemaReference(): Promise<string> {
   const store = await openStore({ path: ':memory:' });
   try {
     const version = await store.schemaVersion();
-    const rows = await store.query<Row>(readSql('queries/store/schema_reference.sql'));
+    const rows = await store.query<Row>(readSql('src/store/sql/schema_reference.sql'));
     const out = [
       '# Schema reference',
       '',

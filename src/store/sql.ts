@@ -28,7 +28,7 @@ export function packageRoot(): string {
 
 const sqlCache = new Map<string, string>();
 
-/** The text of a SQL file, relative to the package root (e.g. 'queries/store/insert_usage_program.sql'); cached. */
+/** The text of a SQL file, relative to the package root (e.g. 'src/store/sql/insert_usage_program.sql'); cached. */
 export function readSql(relPath: string): string {
   let text = sqlCache.get(relPath);
   if (text === undefined) {

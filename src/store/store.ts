@@ -294,7 +294,7 @@ export class Store {
   // ---- collection runs
 
   async startRun(r: { runId: string; command: string; options: unknown }): Promise<void> {
-    await this.run(readSql('queries/store/run_start.sql'), {
+    await this.run(readSql('src/store/sql/run_start.sql'), {
       run_id: r.runId,
       command: r.command,
       started_at: this.now(),
@@ -313,7 +313,7 @@ export class Store {
     error?: string;
   }): Promise<void> {
     const changed = await this.exclusive(() =>
-      execSql(this.conn, readSql('queries/store/run_finish.sql'), {
+      execSql(this.conn, readSql('src/store/sql/run_finish.sql'), {
         run_id: r.runId,
         finished_at: this.now(),
         status: r.status,
@@ -378,8 +378,8 @@ export class Store {
       window_end: c.windowEnd,
     };
     await this.transaction(async () => {
-      await execSql(this.conn, readSql('queries/store/coverage_delete_same.sql'), key);
-      await execSql(this.conn, readSql('queries/store/coverage_insert.sql'), {
+      await execSql(this.conn, readSql('src/store/sql/coverage_delete_same.sql'), key);
+      await execSql(this.conn, readSql('src/store/sql/coverage_insert.sql'), {
         ...key,
         status: c.status,
         rows: BigInt(c.rows ?? 0),
@@ -391,7 +391,7 @@ export class Store {
   }
 
   async coverageSummary(): Promise<CoverageSummaryRow[]> {
-    const rows = await this.query(readSql('queries/store/coverage_summary.sql'));
+    const rows = await this.query(readSql('src/store/sql/coverage_summary.sql'));
     return rows.map((r) => ({
       source: r.source as string,
       granularity: r.granularity as string,
@@ -413,7 +413,7 @@ export class Store {
    * coverageSummary for those). null when nothing is complete yet.
    */
   async latestCompleteEnd(source: string, granularity: string, scope?: string): Promise<Date | null> {
-    const [row] = await this.query<{ window_end: Date | null }>(readSql('queries/store/coverage_latest_complete_end.sql'), {
+    const [row] = await this.query<{ window_end: Date | null }>(readSql('src/store/sql/coverage_latest_complete_end.sql'), {
       source,
       granularity,
       by_scope: scope !== undefined,
@@ -423,7 +423,7 @@ export class Store {
   }
 
   async lastRuns(n: number): Promise<RunRow[]> {
-    const rows = await this.query(readSql('queries/store/runs_last.sql'), { n });
+    const rows = await this.query(readSql('src/store/sql/runs_last.sql'), { n });
     return rows.map((r) => ({
       runId: r.run_id as string,
       command: r.command as string,
@@ -442,7 +442,7 @@ export class Store {
 
   /** Row counts and time span of the fact tables, per table, api version and granularity. */
   async usageSummary(): Promise<UsageSummaryRow[]> {
-    const rows = await this.query(readSql('queries/store/usage_summary.sql'));
+    const rows = await this.query(readSql('src/store/sql/usage_summary.sql'));
     return rows.map((r) => ({
       table: r.table_name as UsageSummaryRow['table'],
       apiVersion: (r.api_version as string | null) ?? null,

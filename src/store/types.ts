@@ -1,6 +1,6 @@
 // Row shapes the store takes and returns. Inventory and usage rows use the tables' column names;
 // book-keeping objects are camelCase. Times are Date (UTC instants); int64 values are bigint.
-import type { Granularity } from '../api/spec.js';
+import type { Granularity } from '../contract/api.js';
 
 export type { Granularity };
 

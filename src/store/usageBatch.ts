@@ -164,8 +164,8 @@ export class StagedUsageBatch implements UsageBatch {
     this.opening ??= (async () => {
       const conn = await this.host.connect();
       try {
-        await execSql(conn, readSql('queries/store/staging_usage_create.sql'));
-        await execSql(conn, readSql('queries/store/seen_ids_create.sql'));
+        await execSql(conn, readSql('src/store/sql/staging_usage_create.sql'));
+        await execSql(conn, readSql('src/store/sql/seen_ids_create.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -208,27 +208,27 @@ export class StagedUsageBatch implements UsageBatch {
     await this.open();
     const conn = this.conn!;
     return this.host.pageSlot(async () => {
-      await execSql(conn, readSql(`queries/store/page_${source}.sql`), { json });
+      await execSql(conn, readSql(`src/store/sql/page_${source}.sql`), { json });
       const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
         conn,
-        readSql('queries/store/page_summary.sql'),
+        readSql('src/store/sql/page_summary.sql'),
       );
       const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
       let rows = 0;
       if (items !== null && items > 0) {
         const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
-        await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
+        await execSql(conn, readSql(`src/store/sql/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
         await this.check(conn);
-        await execSql(conn, readSql(this.isFramework ? 'queries/store/page_framework_ids.sql' : 'queries/store/page_ids.sql'));
+        await execSql(conn, readSql(this.isFramework ? 'src/store/sql/page_framework_ids.sql' : 'src/store/sql/page_ids.sql'));
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         this.hadRows ??= this.windowHasRows(conn, table);
         const replace = (await this.hadRows) || (await this.seenBefore(conn));
         rows = await this.inTransaction(conn, async () => {
-          if (replace) await execSql(conn, readSql(`queries/store/${table}_delete_page.sql`), this.windowParams());
+          if (replace) await execSql(conn, readSql(`src/store/sql/${table}_delete_page.sql`), this.windowParams());
           return this.insertStaged(conn);
         });
-        await execSql(conn, readSql('queries/store/seen_ids_add.sql'));
-        await execSql(conn, readSql('queries/store/staging_usage_clear.sql'));
+        await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'));
+        await execSql(conn, readSql('src/store/sql/staging_usage_clear.sql'));
       }
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
@@ -236,12 +236,12 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   private async seenBefore(conn: DuckDBConnection): Promise<boolean> {
-    const [r] = await queryRows<{ seen: boolean }>(conn, readSql('queries/store/page_ids_seen_before.sql'));
+    const [r] = await queryRows<{ seen: boolean }>(conn, readSql('src/store/sql/page_ids_seen_before.sql'));
     return r?.seen ?? true;
   }
 
   private async windowHasRows(conn: DuckDBConnection, table: string): Promise<boolean> {
-    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(`queries/store/${table}_window_has_rows.sql`), {
+    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(`src/store/sql/${table}_window_has_rows.sql`), {
       ...this.windowParams(),
       ...this.scopeParams(),
     });
@@ -276,12 +276,12 @@ export class StagedUsageBatch implements UsageBatch {
   private insertStaged(conn: DuckDBConnection): Promise<number> {
     const spec = this.spec;
     return this.isFramework
-      ? execSql(conn, readSql('queries/store/usage_framework_insert_staged.sql'), {
+      ? execSql(conn, readSql('src/store/sql/usage_framework_insert_staged.sql'), {
           granularity: spec.granularity,
           run_id: spec.runId,
           collected_at: spec.collectedAt,
         })
-      : execSql(conn, readSql('queries/store/usage_program_insert_staged.sql'), {
+      : execSql(conn, readSql('src/store/sql/usage_program_insert_staged.sql'), {
           api_version: spec.apiVersion ?? 'v2',
           granularity: spec.granularity,
           run_id: spec.runId,
@@ -298,8 +298,8 @@ export class StagedUsageBatch implements UsageBatch {
       window_start: spec.windowStart,
       window_end: spec.windowEnd,
     };
-    await execSql(conn, readSql('queries/store/coverage_delete_same.sql'), coverageKey);
-    await execSql(conn, readSql('queries/store/coverage_insert.sql'), {
+    await execSql(conn, readSql('src/store/sql/coverage_delete_same.sql'), coverageKey);
+    await execSql(conn, readSql('src/store/sql/coverage_insert.sql'), {
       ...coverageKey,
       status: spec.coverage.status,
       rows: BigInt(rows),
@@ -345,8 +345,8 @@ export class StagedUsageBatch implements UsageBatch {
 
   private async check(conn: DuckDBConnection): Promise<void> {
     const dupSql = this.isFramework
-      ? 'queries/store/staging_usage_duplicate_framework.sql'
-      : 'queries/store/staging_usage_duplicate_program.sql';
+      ? 'src/store/sql/staging_usage_duplicate_framework.sql'
+      : 'src/store/sql/staging_usage_duplicate_program.sql';
     const [dup] = await queryRows(conn, readSql(dupSql));
     if (dup) {
       throw new UsageBatchError(
@@ -354,7 +354,7 @@ export class StagedUsageBatch implements UsageBatch {
           `(window ${this.spec.windowStart.toISOString()}..${this.spec.windowEnd.toISOString()}, scope ${this.spec.coverage.scope})`,
       );
     }
-    const [outside] = await queryRows(conn, readSql('queries/store/staging_usage_outside.sql'), {
+    const [outside] = await queryRows(conn, readSql('src/store/sql/staging_usage_outside.sql'), {
       ...this.scopeParams(),
       needs_framework: this.isFramework,
     });
@@ -388,7 +388,7 @@ export class StagedUsageBatch implements UsageBatch {
         // A batch whose first page found the window empty (or that got no page) has nothing to sweep.
         const sweep = this.hadRows ? await this.hadRows : await this.windowHasRows(conn, table);
         await this.inTransaction(conn, async () => {
-          if (sweep) await execSql(conn, readSql(`queries/store/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
+          if (sweep) await execSql(conn, readSql(`src/store/sql/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
           await this.writeCoverage(conn, this.staged);
         });
         return { rows: this.staged };
@@ -396,7 +396,7 @@ export class StagedUsageBatch implements UsageBatch {
       await this.check(conn);
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        await execSql(conn, readSql(`queries/store/${table}_delete_window.sql`), { ...this.windowParams(), ...this.scopeParams() });
+        await execSql(conn, readSql(`src/store/sql/${table}_delete_window.sql`), { ...this.windowParams(), ...this.scopeParams() });
         const inserted = await this.insertStaged(conn);
         await this.writeCoverage(conn, inserted);
         return inserted;
@@ -428,7 +428,7 @@ export class StagedUsageBatch implements UsageBatch {
     }
     this.appender = undefined;
     if (this.conn) {
-      await execSql(this.conn, readSql('queries/store/staging_usage_drop.sql')).catch(() => {});
+      await execSql(this.conn, readSql('src/store/sql/staging_usage_drop.sql')).catch(() => {});
       this.conn.closeSync();
       this.conn = undefined;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../../src/api/spec.js';
+import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../../src/contract/api.js';
 import { RateLimiter, RECOVERY_INTERVAL_MS, THROTTLE_FACTOR } from '../../src/api/limiter.js';
 
 /**

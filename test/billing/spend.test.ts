@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadPriceBook, type PriceBook } from '../../src/billing/pricebook.js';
 import { runReport, type ReportResult } from '../../src/report/run.js';
 import type { TruthRow } from '../../src/sandbox/truth.js';
-import { loadMonth, type Loaded } from '../report/fixture.js';
+import { loadMonth, type Loaded } from '../support/month.js';
 
 const MONTH = '2025-10';
 let L: Loaded;

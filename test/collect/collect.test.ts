@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRANULARITIES, SOURCES } from '../../src/api/spec.js';
+import { GRANULARITIES, SOURCES } from '../../src/contract/api.js';
 import { collectCommand } from '../../src/cli/collect.js';
 import { UsageError } from '../../src/config/load.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { earliestAllowedFrom, floorToGranularity, GRANULARITIES } from '../../src/api/spec.js';
+import { earliestAllowedFrom, floorToGranularity, GRANULARITIES } from '../../src/contract/api.js';
 import { parseIsoFlag, planWindow, plannedEarliest } from '../../src/collect/planner.js';
 import { UsageError } from '../../src/config/load.js';
 

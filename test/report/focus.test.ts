@@ -7,7 +7,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FocusFinalizeError } from '../../src/report/focus.js';
 import { runReport, type ReportResult } from '../../src/report/run.js';
-import { loadMonth, type Loaded } from './fixture.js';
+import { loadMonth, type Loaded } from '../support/month.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';

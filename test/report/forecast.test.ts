@@ -8,7 +8,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runReport } from '../../src/report/run.js';
 import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';
-import { DAY, loadMonth, type Loaded } from './fixture.js';
+import { DAY, loadMonth, type Loaded } from '../support/month.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';

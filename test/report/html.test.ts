@@ -7,8 +7,8 @@ import { pathToFileURL } from 'node:url';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runReport, type ReportResult } from '../../src/report/run.js';
-import { Browser } from './chromium.js';
-import { DAY, loadMonth, monthRange, type Loaded } from './fixture.js';
+import { Browser } from '../support/chromium.js';
+import { DAY, loadMonth, monthRange, type Loaded } from '../support/month.js';
 
 const MONTH = '2025-10';
 const CHARTS = ['forecast', 'daily-spend', 'top-programs', 'top-frameworks', 'storage', 'snapshots', 'transfer'];

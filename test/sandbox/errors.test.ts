@@ -1,9 +1,9 @@
 // Every status the spec names for these endpoints, in the situation the spec gives; the rate limits
 // over HTTP; injected faults; error bodies and request ids.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSUMPTION_PATHS, V2_PROGRAM_METRICS } from '../../src/api/spec.js';
+import { CONSUMPTION_PATHS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
 import { startSandbox, type Sandbox, type SandboxStats } from '../../src/sandbox/server.js';
-import { call, DAY, HOUR, iso, url } from './client.js';
+import { call, DAY, HOUR, iso, url } from '../support/sandboxClient.js';
 
 const NOW = Date.UTC(2025, 8, 20, 10, 37);
 const OPEN = { perMinute: 1e6, perSecondPerRoute: 1e6 };

@@ -2,10 +2,10 @@
 // 30 days quickly and correctly. The time bounds are loose guards against a regression (an
 // accidental quadratic step), not the benchmark itself; the measured figures are in the report.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSUMPTION_PATHS, V2_FRAMEWORK_METRICS } from '../../src/api/spec.js';
+import { CONSUMPTION_PATHS, V2_FRAMEWORK_METRICS } from '../../src/contract/api.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { expectedRows } from '../../src/sandbox/truth.js';
-import { DAY, iso, url } from './client.js';
+import { DAY, iso, url } from '../support/sandboxClient.js';
 
 const NOW = Date.UTC(2025, 8, 20, 10, 37);
 let sb: Sandbox;

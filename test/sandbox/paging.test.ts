@@ -1,9 +1,9 @@
 // Paging over real HTTP: every item exactly once, in the documented order, with both shapes of
 // last page; listing endpoints and keys of each type.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSUMPTION_PATHS, V1_DEFAULT_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/api/spec.js';
+import { CONSUMPTION_PATHS, V1_DEFAULT_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { allPages, call, DAY, iso } from './client.js';
+import { allPages, call, DAY, iso } from '../support/sandboxClient.js';
 
 const NOW = Date.UTC(2025, 8, 20, 10, 37);
 let sb: Sandbox;

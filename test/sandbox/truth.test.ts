@@ -2,10 +2,10 @@
 // granularities agree with each other; recent buckets settle as the clock moves; int64 values
 // beyond 2^53 arrive exactly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS, type Granularity, type Source } from '../../src/api/spec.js';
+import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS, type Granularity, type Source } from '../../src/contract/api.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { expectedRows } from '../../src/sandbox/truth.js';
-import { allPages, byKey, DAY, HOUR, iso, rowsOf, url, type Row } from './client.js';
+import { allPages, byKey, DAY, HOUR, iso, rowsOf, url, type Row } from '../support/sandboxClient.js';
 
 const NOW = Date.UTC(2025, 8, 20, 10, 37);
 const WINDOWS: Record<Granularity, { from: number; to: number }> = {

@@ -1,10 +1,10 @@
 // The generator: closed-form bucket values equal hour-by-hour sums, settling follows the clock,
 // and the scenarios hold the facts the other tests and the demo rely on.
 import { describe, expect, it } from 'vitest';
-import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/api/spec.js';
+import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
 import { frameworkSeries, hourValue, maxFinal, programSeries, reportedValue, settleSteps, sumFinal, type Series } from '../../src/sandbox/usage.js';
 import { generateWorld, type Program } from '../../src/sandbox/world.js';
-import { DAY, HOUR } from './client.js';
+import { DAY, HOUR } from '../support/sandboxClient.js';
 
 const NOW = Date.UTC(2025, 8, 20, 10, 37);
 const world = generateWorld({ seed: 7, scenario: 'small', now: NOW });

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { startScheduler, type JobRun, type Scheduler } from '../../src/schedule/daemon.js';
 import { manifestPath } from '../../src/schedule/jobs.js';
-import { lockPaths } from '../../src/schedule/lock.js';
-import { fixture, unaccountedRows, until, type Fixture } from './helpers.js';
+import { lockPaths } from '../../src/app/lock.js';
+import { fixture, unaccountedRows, until, type Fixture } from '../support/fixture.js';
 
 // Cron expressions with seconds, so that slots come round during a test. RARE never fires in one.
 const EVERY_2S = '*/2 * * * * *';

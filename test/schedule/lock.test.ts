@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { acquireRunLock, lockPaths, readLockHolder, RunLockBusyError, withRunLock } from '../../src/schedule/lock.js';
-import { compile, type Build } from './build.js';
-import { until } from './helpers.js';
+import { acquireRunLock, lockPaths, readLockHolder, RunLockBusyError, withRunLock } from '../../src/app/lock.js';
+import { compile, type Build } from '../support/compile.js';
+import { until } from '../support/fixture.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 let dir: string;
@@ -14,7 +14,7 @@ let build: Build;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'usage-lock-'));
-  build = compile('src/schedule/lock.ts', 'lock');
+  build = compile('src/app/lock.ts', 'lock');
 });
 afterAll(() => {
   build?.remove();
@@ -84,7 +84,7 @@ describe('run lock', () => {
   it('takes over a lock left by a killed process once it is stale', async () => {
     const db = join(dir, 'stale.duckdb');
     const staleMs = 2_000;
-    const child = spawn(process.execPath, [join(FIXTURES, 'hold-lock.mjs'), build.module('src/schedule/lock.ts'), db, String(staleMs)], {
+    const child = spawn(process.execPath, [join(FIXTURES, 'hold-lock.mjs'), build.module('src/app/lock.ts'), db, String(staleMs)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectCommand } from '../../src/cli/collect.js';
 import { startScheduler, type JobRun, type Scheduler } from '../../src/schedule/daemon.js';
-import { acquireRunLock, readLockHolder, RunLockBusyError, withRunLock } from '../../src/schedule/lock.js';
-import { fixture, unaccountedRows, until, type Fixture } from './helpers.js';
+import { acquireRunLock, readLockHolder, RunLockBusyError, withRunLock } from '../../src/app/lock.js';
+import { fixture, unaccountedRows, until, type Fixture } from '../support/fixture.js';
 
 const EVERY_SECOND = '* * * * * *';
 const RARE = '0 0 0 1 1 *';

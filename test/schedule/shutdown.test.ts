@@ -3,10 +3,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScheduler, type Scheduler } from '../../src/schedule/daemon.js';
-import { acquireRunLock, lockPaths } from '../../src/schedule/lock.js';
+import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
-import { compile, type Build } from './build.js';
-import { fixture, runCounts, unaccountedRows, until, type Fixture } from './helpers.js';
+import { compile, type Build } from '../support/compile.js';
+import { fixture, runCounts, unaccountedRows, until, type Fixture } from '../support/fixture.js';
 
 const RARE = '0 0 0 1 1 *';
 // Each request takes this long, so that a collection is still going when the stop comes.

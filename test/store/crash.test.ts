@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/store/sql.js';
 import { openStore } from '../../src/store/store.js';
-import { at, hourlyRows, load, spec, tempDir } from './helpers.js';
+import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 
 let path: string;
 let cleanup: () => void;

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProgramRow, Store } from '../../src/store/store.js';
-import { useTempStore } from './helpers.js';
+import { useTempStore } from '../support/store.js';
 
 const currentStore = useTempStore();
 let store: Store;

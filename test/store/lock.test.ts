@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/store/sql.js';
 import { openStore, StoreLockedError } from '../../src/store/store.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../support/store.js';
 
 // Another process holding the file, as an analyst's session would: it opens the database read-only
 // with DuckDB directly, says "held", and releases it when told to on stdin.

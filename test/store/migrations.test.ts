@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { listMigrations, SchemaTooNewError } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/store.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../support/store.js';
 
 let path: string;
 let cleanup: () => void;

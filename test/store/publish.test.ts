@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { analystCopyPath, publishAnalystCopy } from '../../src/store/publish.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { at, hourlyRows, load, spec, tempDir } from './helpers.js';
+import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
 
 const LATEST = listMigrations().at(-1)!.version;

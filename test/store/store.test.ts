@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openStore, type Store } from '../../src/store/store.js';
-import { at, hourlyRows, load, spec, tempDir } from './helpers.js';
+import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
 
 const LATEST = listMigrations().at(-1)!.version;

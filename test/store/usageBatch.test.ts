@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type Store, UsageBatchError } from '../../src/store/store.js';
-import { at, dump, hourlyRows, load, spec, useTempStore } from './helpers.js';
+import { at, dump, hourlyRows, load, spec, useTempStore } from '../support/store.js';
 
 const currentStore = useTempStore();
 let store: Store;

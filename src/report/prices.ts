@@ -2,7 +2,7 @@
 // (queries/views), so that spend is computed in SQL against exactly the book that was validated.
 import type { Store } from '../store/store.js';
 import { readSql } from '../store/sql.js';
-import type { PriceBook } from './pricebook.js';
+import type { PriceBook } from '../billing/pricebook.js';
 
 export async function installPrices(store: Store, book: PriceBook): Promise<void> {
   const metrics = [...book.metrics.values()].map((m) => ({
@@ -36,11 +36,11 @@ export async function installPrices(store: Store, book: PriceBook): Promise<void
       source: a.source,
     })),
   );
-  await store.run(readSql('queries/views/price_tables.sql'));
-  await store.run(readSql('queries/views/price_load_book.sql'), { revision: book.revision, currency: book.currency, sha256: book.sha256 });
+  await store.run(readSql('src/report/sql/price_tables.sql'));
+  await store.run(readSql('src/report/sql/price_load_book.sql'), { revision: book.revision, currency: book.currency, sha256: book.sha256 });
   // from_json of an empty array yields no rows, which is what an empty section means.
-  await store.run(readSql('queries/views/price_load_metrics.sql'), { json: JSON.stringify(metrics) });
-  await store.run(readSql('queries/views/price_load_rates.sql'), { json: JSON.stringify(rates) });
-  await store.run(readSql('queries/views/price_load_allowances.sql'), { json: JSON.stringify(allowances) });
-  await store.run(readSql('queries/views/spend.sql'));
+  await store.run(readSql('src/report/sql/price_load_metrics.sql'), { json: JSON.stringify(metrics) });
+  await store.run(readSql('src/report/sql/price_load_rates.sql'), { json: JSON.stringify(rates) });
+  await store.run(readSql('src/report/sql/price_load_allowances.sql'), { json: JSON.stringify(allowances) });
+  await store.run(readSql('src/report/sql/spend.sql'));
 }

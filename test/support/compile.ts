@@ -4,10 +4,10 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO } from './helpers.js';
+import { REPO } from './fixture.js';
 
 export interface Build {
-  /** The compiled module's file path for a source path such as 'src/schedule/lock.ts'. */
+  /** The compiled module's file path for a source path such as 'src/app/lock.ts'. */
   module(src: string): string;
   remove(): void;
 }
