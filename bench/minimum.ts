@@ -5,7 +5,8 @@
 // default page sizes gives the naive baseline's request count.
 // Run as a child process (the world of the large scenario is big): node dist/bench/minimum.js <json args>
 import { pathToFileURL } from 'node:url';
-import { MAX_PROGRAM_IDS, PAGE_SIZE, type Granularity } from '../src/contract/api.js';
+import { MAX_PROGRAM_IDS, PAGE_SIZE } from '../src/contract/api.js';
+import { type Granularity } from '../src/domain/granularity.js';
 import { listFrameworks, listPrograms } from '../src/sandbox/consumption.js';
 import { generateWorld, type Scenario, type World } from '../src/sandbox/world.js';
 

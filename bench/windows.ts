@@ -1,6 +1,6 @@
 // The benchmark's windows, derived from the pinned clock: complete buckets only, aligned to their
 // granularity, and the billing month the report covers.
-import { floorToGranularity } from '../src/contract/api.js';
+import { floorToGranularity } from '../src/domain/granularity.js';
 import type { BenchWindow } from './minimum.js';
 
 const HOUR = 3_600_000;

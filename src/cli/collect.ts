@@ -1,8 +1,8 @@
 // `usage-pipeline collect`: parse nothing here (main.ts does), run one collection, publish the analyst copy.
-import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../contract/api.js';
+import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../domain/granularity.js';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
-import { UsageError } from '../config/load.js';
+import { UsageError } from '../domain/errors.js';
 import { publishAnalystCopy } from '../store/publish.js';
 import { apiClient, commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
 

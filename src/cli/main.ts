@@ -2,7 +2,7 @@
 // The one entry point: parses the command line, calls a command function, prints, and owns process.exit.
 // Exit codes (DESIGN.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
 import { Command, CommanderError, Option } from 'commander';
-import { UsageError } from '../config/load.js';
+import { UsageError } from '../domain/errors.js';
 import { StoreLockedError } from '../store/store.js';
 import { collectCommand } from './collect.js';
 import { terminalProgress } from './progress.js';

@@ -1,7 +1,7 @@
 // Progress on a terminal (pages, rows, request rate, ETA); nothing otherwise, since cron and systemd
 // want one summary line per run.
 import cliProgress from 'cli-progress';
-import type { Source } from '../contract/api.js';
+import type { Source } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
 
 export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): (CollectProgress & { stop(): void }) | undefined {

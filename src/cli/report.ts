@@ -1,5 +1,5 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
-import { UsageError } from '../config/load.js';
+import { UsageError } from '../domain/errors.js';
 import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
 import { parseList } from './collect.js';
 import { commandContext, openCommandStore, type CommonOptions } from '../app/context.js';

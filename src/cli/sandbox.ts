@@ -1,5 +1,5 @@
 // `usage-pipeline sandbox`: the simulated API on 127.0.0.1, until SIGTERM or SIGINT.
-import { UsageError } from '../config/load.js';
+import { UsageError } from '../domain/errors.js';
 import { parseIsoFlag } from '../collect/planner.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 

@@ -5,15 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, ResponseFormatError } from '../api/errors.js';
-import {
-  CONSUMPTION_PATHS,
-  PAGE_SIZE,
-  V1_METRICS,
-  V2_FRAMEWORK_METRICS,
-  V2_PROGRAM_METRICS,
-  type Granularity,
-  type Source,
-} from '../contract/api.js';
+import { CONSUMPTION_PATHS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { type Granularity, type Source } from '../domain/granularity.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { Store, UsageBatch } from '../store/store.js';

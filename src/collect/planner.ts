@@ -1,13 +1,8 @@
 // Chooses the window to fetch for each granularity: aligned, half-open, inside the API's look-back
 // (so no request draws a 406), incremental from what the database holds with a trailing settle window.
-import {
-  earliestAllowedFrom,
-  floorToGranularity,
-  nextBucket,
-  LOOKBACK_MS,
-  type Granularity,
-} from '../contract/api.js';
-import { UsageError } from '../config/load.js';
+import { earliestAllowedFrom, LOOKBACK_MS } from '../contract/api.js';
+import { floorToGranularity, nextBucket, type Granularity } from '../domain/granularity.js';
+import { UsageError } from '../domain/errors.js';
 
 /** Requests go out some time after planning; plan as if the clock were this much later so `from` stays allowed. */
 export const PLANNING_MARGIN_MS = 15 * 60_000;

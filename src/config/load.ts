@@ -4,10 +4,7 @@ import { resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { configSchema, type Config } from './schema.js';
 
-/** Bad configuration or command-line input: the CLI exits 64 with this message. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+import { UsageError } from '../domain/errors.js';
 
 export interface LoadedConfig {
   config: Config;

@@ -1,12 +1,7 @@
 // Facts of the management API, each beside the spec section (../shared/api-spec.md) it comes from.
 // The sandbox enforces them and the collector plans by them, so both read this one module.
 
-export type Granularity = 'hourly' | 'daily' | 'monthly';
-export const GRANULARITIES: readonly Granularity[] = ['hourly', 'daily', 'monthly'];
-
-/** The three consumption sources; each is also the snake_case stream name used in coverage and fixtures. */
-export type Source = 'v1_programs' | 'v2_programs' | 'v2_frameworks';
-export const SOURCES: readonly Source[] = ['v1_programs', 'v2_programs', 'v2_frameworks'];
+import type { Granularity, Source } from '../domain/granularity.js';
 
 // §4.3 paths, relative to {base_url} (which ends in /v1).
 export const CONSUMPTION_PATHS: Record<Source, string> = {
@@ -68,22 +63,6 @@ export const LOOKBACK_MS: Record<Granularity, number> = {
   monthly: 365 * 86_400_000, // "last year"; the sandbox and the planner both use 365 days
 };
 export const EARLIEST_FROM = Date.UTC(2024, 2, 1); // 2024-03-01T00:00:00Z
-
-/** §4.3: `from`/`to` are rounded down to the granularity (UTC). */
-export function floorToGranularity(ms: number, g: Granularity): number {
-  const d = new Date(ms);
-  if (g === 'hourly') return Math.floor(ms / 3_600_000) * 3_600_000;
-  if (g === 'daily') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-}
-
-/** The start of the bucket after the one starting at `ms`. */
-export function nextBucket(ms: number, g: Granularity): number {
-  if (g === 'hourly') return ms + 3_600_000;
-  if (g === 'daily') return ms + 86_400_000;
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-}
 
 /** Earliest `from` the API accepts at `now` for granularity `g` (look-back and the 2024-03-01 floor). */
 export function earliestAllowedFrom(now: number, g: Granularity): number {

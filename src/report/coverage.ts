@@ -1,8 +1,8 @@
 // Which granularity a report reads, and whether the period is completely collected: from the
 // coverage table, the finest granularity whose complete windows cover the whole period for every
 // (source, scope) that has coverage in it (hourly > daily > monthly).
-import type { Granularity } from '../contract/api.js';
-import { GRANULARITIES } from '../contract/api.js';
+import type { Granularity } from '../domain/granularity.js';
+import { GRANULARITIES } from '../domain/granularity.js';
 import type { Store } from '../store/store.js';
 import { readSql } from '../store/sql.js';
 

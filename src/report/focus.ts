@@ -2,7 +2,7 @@
 // and its finalisation. Once a month is finalised (`report --finalize`), its rows are recorded in the
 // database; a later export writes those rows unchanged and adds ChargeClass 'Correction' rows for
 // any difference (src/report/sql/focus_corrected.sql), never a silent rewrite.
-import type { Granularity } from '../contract/api.js';
+import type { Granularity } from '../domain/granularity.js';
 import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';

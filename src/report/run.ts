@@ -3,7 +3,8 @@
 // name and renamed; with requireComplete a partial period fails before anything is written.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { V2_FRAMEWORK_METRICS, type Granularity } from '../contract/api.js';
+import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
+import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { installPrices } from './prices.js';

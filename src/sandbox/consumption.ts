@@ -3,7 +3,8 @@
 // the truth module flattens it into rows, so both agree by construction; usage.test.ts checks the
 // closed-form values themselves against hour-by-hour sums.
 
-import { floorToGranularity, nextBucket, type Granularity, type Source, type V2Metric } from '../contract/api.js';
+import { type V2Metric } from '../contract/api.js';
+import { floorToGranularity, nextBucket, type Granularity, type Source } from '../domain/granularity.js';
 import { activeRange, frameworkSeries, isGauge, programSeries, reportedValue, HOUR, type Metric, type Series } from './usage.js';
 import type { Framework, Period, Program, World } from './world.js';
 

@@ -1,10 +1,8 @@
 // The /v1 endpoints the sandbox serves (spec §4.1-4.3), each a function from an authenticated
 // request to a JSON body, throwing ApiError for the statuses the spec names.
 
-import {
-  earliestAllowedFrom, floorToGranularity, GRANULARITIES, nextBucket, MAX_BRANCH_IDS, MAX_PROGRAM_IDS, PAGE_SIZE,
-  V1_DEFAULT_METRICS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS, type Granularity, type Source,
-} from '../contract/api.js';
+import { earliestAllowedFrom, MAX_BRANCH_IDS, MAX_PROGRAM_IDS, PAGE_SIZE, V1_DEFAULT_METRICS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { floorToGranularity, GRANULARITIES, nextBucket, type Granularity, type Source } from '../domain/granularity.js';
 import { reachesProgram, type KeyReach } from './auth.js';
 import { entityPeriods, listFrameworks, listPrograms, sortedPrograms, type BucketValues, type PeriodValues, type QueryWindow } from './consumption.js';
 import { hash3, hashString } from './hash.js';

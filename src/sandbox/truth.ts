@@ -1,7 +1,8 @@
 // The exact values the consumption endpoints answer, computed without HTTP: for tests and benchmarks
 // to compare what was collected against. Same listing and bucket rules as the server (consumption.ts).
 
-import { floorToGranularity, V1_DEFAULT_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS, type Granularity, type Source } from '../contract/api.js';
+import { V1_DEFAULT_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { floorToGranularity, type Granularity, type Source } from '../domain/granularity.js';
 import { entityPeriods, listFrameworks, listPrograms, type QueryWindow } from './consumption.js';
 import type { Metric } from './usage.js';
 import type { World } from './world.js';

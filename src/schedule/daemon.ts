@@ -5,9 +5,9 @@
 // back), releases the lock and returns within a few seconds.
 import { setTimeout as delay } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Granularity } from '../contract/api.js';
+import type { Granularity } from '../domain/granularity.js';
 import { apiClient, commandContext, type CommonOptions } from '../app/context.js';
-import { UsageError } from '../config/load.js';
+import { UsageError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 import { dueExport, JOB_GRANULARITIES, previousMonth, reportOutDir, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
 import { acquireRunLock, describeHolder, RunLockBusyError, type RunLock } from '../app/lock.js';

@@ -2,7 +2,7 @@
 // decides which month the export covers and whether it is due. Scheduling lives in daemon.ts.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Granularity } from '../contract/api.js';
+import type { Granularity } from '../domain/granularity.js';
 import { collectCommand } from '../cli/collect.js';
 import { openCommandStore, type CommandContext } from '../app/context.js';
 import type { Logger } from '../log.js';

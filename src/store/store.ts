@@ -12,18 +12,17 @@ import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { silentLogger, type Logger } from '../log.js';
+import type { CoverageStatus, RunStatus } from '../domain/status.js';
 import { execSql, queryRows, type SqlParams } from './connection.js';
 import { FRAMEWORKS, PROGRAMS, SNAPSHOTS, upsertInventory } from './inventory.js';
 import { migrate, type Migration } from './migrations.js';
 import { readSql } from './sql.js';
 import type {
   CoverageRow,
-  CoverageStatus,
   CoverageSummaryRow,
   FrameworkRow,
   ProgramRow,
   RunRow,
-  RunStatus,
   SnapshotRow,
   UsageBatch,
   UsageBatchSpec,

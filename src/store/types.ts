@@ -1,6 +1,7 @@
 // Row shapes the store takes and returns. Inventory and usage rows use the tables' column names;
 // book-keeping objects are camelCase. Times are Date (UTC instants); int64 values are bigint.
-import type { Granularity } from '../contract/api.js';
+import type { CoverageStatus, RunStatus } from '../domain/status.js';
+import type { Granularity } from '../domain/granularity.js';
 
 export type { Granularity };
 
@@ -21,7 +22,6 @@ export interface UsageRowIn {
   value: bigint;
 }
 
-export type CoverageStatus = 'complete' | 'partial' | 'not_eligible' | 'failed';
 
 export interface UsageBatchSpec {
   table: 'usage_program' | 'usage_framework';
@@ -132,7 +132,6 @@ export interface CoverageSummaryRow {
   lastRunId: string;
 }
 
-export type RunStatus = 'running' | 'complete' | 'partial' | 'failed';
 
 export interface RunRow {
   runId: string;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { earliestAllowedFrom, floorToGranularity, GRANULARITIES } from '../../src/contract/api.js';
+import { earliestAllowedFrom } from '../../src/contract/api.js';
+import { floorToGranularity, GRANULARITIES } from '../../src/domain/granularity.js';
 import { parseIsoFlag, planWindow, plannedEarliest } from '../../src/collect/planner.js';
-import { UsageError } from '../../src/config/load.js';
+import { UsageError } from '../../src/domain/errors.js';
 
 const settle = { hourly_hours: 6, daily_days: 2, monthly_months: 1 };
 const now = Date.parse('2026-11-21T19:42:10Z');

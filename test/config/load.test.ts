@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, UsageError } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
+import { UsageError } from '../../src/domain/errors.js';
 
 function dirWith(toml: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'usage-config-'));

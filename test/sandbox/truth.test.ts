@@ -2,7 +2,8 @@
 // granularities agree with each other; recent buckets settle as the clock moves; int64 values
 // beyond 2^53 arrive exactly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS, type Granularity, type Source } from '../../src/contract/api.js';
+import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
+import { type Granularity, type Source } from '../../src/domain/granularity.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { expectedRows } from '../../src/sandbox/truth.js';
 import { allPages, byKey, DAY, HOUR, iso, rowsOf, url, type Row } from '../support/sandboxClient.js';

@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Granularity, Source } from '../../src/contract/api.js';
+import type { Granularity, Source } from '../../src/domain/granularity.js';
 import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
 import { generateWorld, type World } from '../../src/sandbox/world.js';
 import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';

@@ -2,7 +2,8 @@
 import { expectedRows } from '../../src/sandbox/truth.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import type { Store } from '../../src/store/store.js';
-import { V1_METRICS, type Granularity, type Source } from '../../src/contract/api.js';
+import { V1_METRICS } from '../../src/contract/api.js';
+import { type Granularity, type Source } from '../../src/domain/granularity.js';
 
 /** Sum per (program or framework, metric) for each complete coverage window, from the sandbox's truth. */
 export function truthSums(sb: Sandbox, source: Source, g: Granularity, windows: { scope: string; from: number; to: number }[], now: number) {

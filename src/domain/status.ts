@@ -1,0 +1,8 @@
+// Outcome vocabularies shared by the collector, the store's coverage and run log, and the daemon.
+
+/** How much of a window one collection covered, per (source, scope, granularity). */
+export type CoverageStatus = 'complete' | 'partial' | 'not_eligible' | 'failed';
+/** A run's state in the run log. */
+export type RunStatus = 'running' | 'complete' | 'partial' | 'failed';
+/** How a finished collection ended. */
+export type CollectStatus = Exclude<RunStatus, 'running'>;
