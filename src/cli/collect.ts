@@ -1,10 +1,10 @@
-// `usage-pipeline collect`: parse nothing here (main.ts does), run one collection, publish the analyst copy.
+// `usage-pipeline collect`: checks the flags (commander parsed them in main.ts) and runs collectOnce().
 import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../domain/granularity.js';
-import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
-import { parseIsoFlag, planWindow } from '../collect/planner.js';
+import type { CollectProgress } from '../collect/collect.js';
+import { collectOnce, type CollectOnceResult } from '../app/collect.js';
+import { parseIsoFlag } from '../collect/planner.js';
 import { UsageError } from '../domain/errors.js';
-import { publishAnalystCopy } from '../store/publish.js';
-import { apiClient, commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
+import { commandContext, type CommonOptions } from '../app/context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
   from?: string;
@@ -43,44 +43,20 @@ export function validateCollectFlags(opts: CollectCommandOptions) {
   return { from, to, granularities, sources, orgs };
 }
 
-export async function collectCommand(opts: CollectCommandOptions): Promise<CollectResult & { dbPath: string; analystCopy: string | null }> {
+export async function collectCommand(opts: CollectCommandOptions): Promise<CollectOnceResult> {
   const ctx = commandContext(opts);
   const flags = validateCollectFlags(opts);
-  // An explicit range beyond a granularity's look-back is refused now, before any request is sent.
-  if (flags.from !== undefined || flags.to !== undefined) {
-    const now = (opts.now ?? Date.now)();
-    for (const granularity of flags.granularities ?? ctx.config.collect.granularities) {
-      planWindow({ now, granularity, heldEnd: null, settle: ctx.config.collect.settle, ...pick(flags) });
-    }
-  }
-  const client = apiClient(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL);
-  const store = await openCommandStore(ctx);
-  try {
-    const result = await collect({
-      config: ctx.config,
-      store,
-      client,
-      log: ctx.log,
-      ...(opts.now ? { now: opts.now } : {}),
-      ...(flags.granularities ? { granularities: flags.granularities } : {}),
-      ...(flags.sources ? { sources: flags.sources } : {}),
-      ...(flags.orgs ? { orgs: flags.orgs } : {}),
-      ...(flags.from !== undefined ? { from: flags.from } : {}),
-      ...(flags.to !== undefined ? { to: flags.to } : {}),
-      ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
-      ...(opts.inventory ? { inventory: opts.inventory } : {}),
-      ...(opts.progress ? { progress: opts.progress } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let analystCopy: string | null = null;
-    if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);
-    return { ...result, dbPath: ctx.dbPath, analystCopy };
-  } finally {
-    await store.close();
-    await client.close();
-  }
-}
-
-function pick(flags: { from?: number | undefined; to?: number | undefined }): { from?: number; to?: number } {
-  return { ...(flags.from !== undefined ? { from: flags.from } : {}), ...(flags.to !== undefined ? { to: flags.to } : {}) };
+  return collectOnce(ctx, {
+    ...(flags.granularities ? { granularities: flags.granularities } : {}),
+    ...(flags.sources ? { sources: flags.sources } : {}),
+    ...(flags.orgs ? { orgs: flags.orgs } : {}),
+    ...(flags.from !== undefined ? { from: flags.from } : {}),
+    ...(flags.to !== undefined ? { to: flags.to } : {}),
+    ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+    ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
+    ...(opts.inventory ? { inventory: opts.inventory } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.progress ? { progress: opts.progress } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
 }

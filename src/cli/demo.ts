@@ -1,17 +1,19 @@
 // `npm start`: the demo. Starts the sandbox in-process, collects the `small` scenario at every
 // granularity, writes last month's reports, and says where everything is.
 import { readSql } from '../store/sql.js';
-import { runReport, type ReportResult } from '../report/run.js';
+import type { ReportResult } from '../report/run.js';
 import { startSandbox } from '../sandbox/server.js';
-import { collectCommand } from './collect.js';
+import { collectOnce, type CollectOnceResult } from '../app/collect.js';
 import { commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
+import { writeReport } from '../app/report.js';
+import { GRANULARITIES } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
 
 export interface DemoResult {
   baseUrl: string;
   dbPath: string;
   analystCopy: string | null;
-  collect: Awaited<ReturnType<typeof collectCommand>>;
+  collect: CollectOnceResult;
   report: ReportResult;
   month: string;
   query: string;
@@ -37,27 +39,20 @@ export async function demoCommand(
   try {
     const env: NodeJS.ProcessEnv = { ...ctx.env, USAGE_API_KEY: sandbox.apiKey };
     delete env.USAGE_API_KEY_FILE; // the sandbox's key, not the operator's
-    const collected = await collectCommand({
-      ...opts,
-      env,
-      baseUrl: sandbox.baseUrl,
-      granularity: 'hourly,daily,monthly',
-      inventory: 'always',
-      now: clock,
-      ...(opts.progress ? { progress: opts.progress } : {}),
-    });
+    const collected = await collectOnce(
+      { ...ctx, env },
+      {
+        baseUrl: sandbox.baseUrl,
+        granularities: GRANULARITIES,
+        inventory: 'always',
+        now: clock,
+        ...(opts.progress ? { progress: opts.progress } : {}),
+      },
+    );
     const month = previousMonth(clock());
+    const report = await writeReport(ctx, { month, ...(opts.outDir !== undefined ? { outDir: opts.outDir } : {}), now: new Date(clock()) });
     const store = await openCommandStore(ctx);
     try {
-      const report = await runReport({
-        store,
-        month,
-        outDir: opts.outDir ?? ctx.resolvePath(ctx.config.report.out_dir),
-        formats: ctx.config.report.formats,
-        priceBookPath: ctx.resolvePath(ctx.config.report.prices),
-        now: new Date(clock()),
-        log: ctx.log,
-      });
       const query = readSql(DEMO_QUERY_FILE);
       const queryResult = await store.query(query);
       return {

@@ -1,8 +1,10 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
 import { UsageError } from '../domain/errors.js';
-import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../report/formats.js';
+import type { ReportResult } from '../report/run.js';
+import { writeReport } from '../app/report.js';
 import { parseList } from './collect.js';
-import { commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
+import { commandContext, type CommonOptions } from '../app/context.js';
 
 export interface ReportCommandOptions extends CommonOptions {
   month?: string;
@@ -26,23 +28,16 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
   }
   const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
-  const store = await openCommandStore(ctx);
-  try {
-    const result = await runReport({
-      store,
-      ...(opts.month ? { month: opts.month } : {}),
-      ...(opts.from ? { from: opts.from } : {}),
-      ...(opts.to ? { to: opts.to } : {}),
-      outDir: opts.out ? ctx.resolvePath(opts.out) : ctx.resolvePath(ctx.config.report.out_dir),
-      formats,
-      priceBookPath: opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices),
-      ...(opts.requireComplete ? { requireComplete: true } : {}),
-      ...(opts.finalize ? { finalize: true } : {}),
-      ...(opts.now ? { now: new Date(opts.now()) } : {}),
-      log: ctx.log,
-    });
-    return { ...result, exitCode: result.partial ? 2 : 0 };
-  } finally {
-    await store.close();
-  }
+  const result = await writeReport(ctx, {
+    ...(opts.month ? { month: opts.month } : {}),
+    ...(opts.from ? { from: opts.from } : {}),
+    ...(opts.to ? { to: opts.to } : {}),
+    ...(opts.out ? { outDir: opts.out } : {}),
+    formats,
+    ...(opts.prices ? { prices: opts.prices } : {}),
+    ...(opts.requireComplete ? { requireComplete: true } : {}),
+    ...(opts.finalize ? { finalize: true } : {}),
+    ...(opts.now ? { now: new Date(opts.now()) } : {}),
+  });
+  return { ...result, exitCode: result.partial ? 2 : 0 };
 }

@@ -9,7 +9,8 @@ import type { Granularity } from '../domain/granularity.js';
 import { apiClient, commandContext, type CommonOptions } from '../app/context.js';
 import { UsageError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
-import { dueExport, JOB_GRANULARITIES, previousMonth, reportOutDir, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
+import { dueExport, JOB_GRANULARITIES, previousMonth, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
+import { reportOutDir } from '../app/report.js';
 import { acquireRunLock, describeHolder, RunLockBusyError, type RunLock } from '../app/lock.js';
 
 export type { JobName, JobOutcome } from './jobs.js';
@@ -167,7 +168,6 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
       jlog.info('job started', { trigger });
       const env = {
         ctx,
-        ...(opts.config !== undefined ? { config: opts.config } : {}),
         ...(baseUrl !== undefined ? { baseUrl } : {}),
         now,
         log: jlog,

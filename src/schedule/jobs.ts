@@ -3,8 +3,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Granularity } from '../domain/granularity.js';
-import { collectCommand } from '../cli/collect.js';
-import { openCommandStore, type CommandContext } from '../app/context.js';
+import { collectOnce } from '../app/collect.js';
+import type { CommandContext } from '../app/context.js';
+import { writeReport } from '../app/report.js';
 import type { Logger } from '../log.js';
 
 export type JobName = 'hourly' | 'daily' | 'monthly';
@@ -30,8 +31,7 @@ export interface JobResult {
 
 export interface JobEnv {
   ctx: CommandContext;
-  /** The options the daemon was started with, passed through to collectCommand. */
-  config?: string;
+  /** The --base-url the daemon was started with. */
   baseUrl?: string;
   now: () => number;
   log: Logger;
@@ -40,17 +40,10 @@ export interface JobEnv {
 
 /** Collects the given granularities, incrementally from what the database holds. */
 export async function runCollectJob(env: JobEnv, granularities: readonly Granularity[]): Promise<JobResult> {
-  const r = await collectCommand({
-    ...(env.config !== undefined ? { config: env.config } : {}),
-    db: env.ctx.dbPath,
-    cwd: env.ctx.cwd,
-    env: env.ctx.env,
-    log: env.log,
-    granularity: granularities.join(','),
-    ...(env.baseUrl !== undefined ? { baseUrl: env.baseUrl } : {}),
-    now: env.now,
-    signal: env.signal,
-  });
+  const r = await collectOnce(
+    { ...env.ctx, log: env.log },
+    { granularities, ...(env.baseUrl !== undefined ? { baseUrl: env.baseUrl } : {}), now: env.now, signal: env.signal },
+  );
   // Stopped part-way: the batches committed before the stop are kept, the one in progress was rolled back.
   const outcome: JobResult['outcome'] = env.signal.aborted && r.status !== 'complete' ? 'interrupted' : r.status;
   return { outcome, runId: r.runId, rows: r.rows, ...(r.error ? { detail: r.error } : {}) };
@@ -58,29 +51,8 @@ export async function runCollectJob(env: JobEnv, granularities: readonly Granula
 
 /** Writes the reports of one billing month (YYYY-MM) under the configured output directory. */
 export async function runExportJob(env: JobEnv, month: string): Promise<JobResult> {
-  const { ctx } = env;
-  // Loaded here: the report writers (Parquet, Excel) are only needed once a month.
-  const { runReport } = await import('../report/run.js');
-  const store = await openCommandStore(ctx, env.log);
-  try {
-    const r = await runReport({
-      store,
-      month,
-      outDir: reportOutDir(ctx),
-      // runReport refuses a format it does not write, with a message naming the ones it does.
-      formats: ctx.config.report.formats,
-      priceBookPath: ctx.resolvePath(ctx.config.report.prices),
-      now: new Date(env.now()),
-      log: env.log,
-    });
-    return { outcome: r.partial ? 'partial' : 'complete', month, reportDir: r.dir, ...(r.partial ? { detail: 'coverage of the month is partial' } : {}) };
-  } finally {
-    await store.close();
-  }
-}
-
-export function reportOutDir(ctx: CommandContext): string {
-  return ctx.resolvePath(ctx.config.report.out_dir);
+  const r = await writeReport({ ...env.ctx, log: env.log }, { month, now: new Date(env.now()) });
+  return { outcome: r.partial ? 'partial' : 'complete', month, reportDir: r.dir, ...(r.partial ? { detail: 'coverage of the month is partial' } : {}) };
 }
 
 /** The manifest is written last, so its presence means the month's export finished. */

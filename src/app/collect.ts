@@ -1,0 +1,66 @@
+// collectOnce(): one collection with everything wired (client, store, analyst copy), for the CLI, the
+// daemon and the demo. Callers pass typed values; parsing flags is the CLI's job.
+import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
+import { planWindow } from '../collect/planner.js';
+import type { Granularity, Source } from '../domain/granularity.js';
+import { publishAnalystCopy } from '../store/publish.js';
+import { apiClient, openCommandStore, type CommandContext } from './context.js';
+
+export interface CollectOnceOptions {
+  granularities?: readonly Granularity[];
+  sources?: readonly Source[];
+  orgs?: readonly string[];
+  from?: number;
+  to?: number;
+  baseUrl?: string;
+  includePartial?: boolean;
+  inventory?: 'auto' | 'always' | 'never';
+  now?: () => number;
+  progress?: CollectProgress;
+  signal?: AbortSignal;
+}
+
+export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null };
+
+export async function collectOnce(ctx: CommandContext, opts: CollectOnceOptions = {}): Promise<CollectOnceResult> {
+  // An explicit range beyond a granularity's look-back is refused now, before any request is sent.
+  if (opts.from !== undefined || opts.to !== undefined) {
+    const now = (opts.now ?? Date.now)();
+    for (const granularity of opts.granularities ?? ctx.config.collect.granularities) {
+      planWindow({
+        now,
+        granularity,
+        heldEnd: null,
+        settle: ctx.config.collect.settle,
+        ...(opts.from !== undefined ? { from: opts.from } : {}),
+        ...(opts.to !== undefined ? { to: opts.to } : {}),
+      });
+    }
+  }
+  const client = apiClient(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL);
+  const store = await openCommandStore(ctx);
+  try {
+    const result = await collect({
+      config: ctx.config,
+      store,
+      client,
+      log: ctx.log,
+      ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.granularities ? { granularities: opts.granularities } : {}),
+      ...(opts.sources ? { sources: opts.sources } : {}),
+      ...(opts.orgs ? { orgs: opts.orgs } : {}),
+      ...(opts.from !== undefined ? { from: opts.from } : {}),
+      ...(opts.to !== undefined ? { to: opts.to } : {}),
+      ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
+      ...(opts.inventory ? { inventory: opts.inventory } : {}),
+      ...(opts.progress ? { progress: opts.progress } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    let analystCopy: string | null = null;
+    if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);
+    return { ...result, dbPath: ctx.dbPath, analystCopy };
+  } finally {
+    await store.close();
+    await client.close();
+  }
+}
