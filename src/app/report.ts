@@ -1,6 +1,6 @@
 // writeReport(): the reports of one period with everything wired (store, output directory, formats and
 // price book from the configuration unless given), for the CLI, the daemon and the demo.
-import type { OutputFormat } from '../report/formats.js';
+import type { OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
 import { openCommandStore, type CommandContext } from './context.js';
 

@@ -1,6 +1,6 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
 import { UsageError } from '../domain/errors.js';
-import { OUTPUT_FORMATS, type OutputFormat } from '../report/formats.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
 import { writeReport } from '../app/report.js';
 import { parseList } from './collect.js';

@@ -1,7 +1,7 @@
 // The configuration file's schema: every key, its default and what is allowed.
 import { z } from 'zod';
 import { GRANULARITIES, SOURCES } from '../domain/granularity.js';
-import { OUTPUT_FORMATS } from '../report/formats.js';
+import { OUTPUT_FORMATS } from '../domain/formats.js';
 
 const positiveInt = z.number().int().positive();
 
