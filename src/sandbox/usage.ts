@@ -6,7 +6,7 @@
 
 import { V1_GAUGE_METRICS, V1_METRICS, V2_PROGRAM_METRICS, type V1Metric, type V2Metric } from '../contract/api.js';
 import { hash3 } from './hash.js';
-import type { Framework, Program } from './world.js';
+import type { Framework, Program } from './model.js';
 
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;

@@ -1,0 +1,92 @@
+// The import rules of ARCHITECTURE.md ("What each folder may import"), checked by
+// `npm run lint:deps`, the first step of `npm test`, so a forbidden import fails CI.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Modules form a tree of layers; a cycle means two modules are one job split badly.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'domain-and-contract-are-leaves',
+      severity: 'error',
+      comment: 'domain/ (our vocabulary) and contract/ (the API as documented) import nothing of ours but domain/.',
+      from: { path: '^src/(domain|contract)/' },
+      to: { path: '^src/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'client-and-sandbox-share-only-the-contract',
+      severity: 'error',
+      comment: 'The HTTP client and the sandbox both follow contract/; neither may read the other.',
+      from: { path: '^src/api/' },
+      to: { path: '^src/sandbox/' },
+    },
+    {
+      name: 'sandbox-not-client',
+      severity: 'error',
+      comment: 'The sandbox serves the contract; it must not borrow the client it is testing.',
+      from: { path: '^src/sandbox/' },
+      to: { path: '^src/(api|collect|store|report|billing|app|cli|schedule)/' },
+    },
+    {
+      name: 'data-layers-not-api',
+      severity: 'error',
+      comment: 'store/, billing/ and report/ see domain types, never the HTTP client.',
+      from: { path: '^src/(store|billing|report)/' },
+      to: { path: '^src/(api|collect|sandbox)/' },
+    },
+    {
+      name: 'billing-is-pure',
+      severity: 'error',
+      comment: 'Price books are parsed and checked in memory; the SQL that applies them lives in report/.',
+      from: { path: '^src/billing/' },
+      to: { path: '^(src/(store|report|api|collect)/|node_modules/@duckdb/)' },
+    },
+    {
+      name: 'config-is-low',
+      severity: 'error',
+      comment: 'Loading the configuration must not load report writers, the store or the client.',
+      from: { path: '^src/config/' },
+      to: { path: '^src/', pathNot: '^src/(config|domain|contract)/' },
+    },
+    {
+      name: 'only-the-top-composes',
+      severity: 'error',
+      comment: 'app/ is the composition root: nothing below it imports app/, cli/ or schedule/.',
+      from: { path: '^src/(api|billing|collect|config|contract|domain|report|sandbox|store)/|^src/log\\.ts$' },
+      to: { path: '^src/(app|cli|schedule)/' },
+    },
+    {
+      name: 'schedule-not-cli',
+      severity: 'error',
+      comment: 'The daemon and the CLI are siblings over app/.',
+      from: { path: '^src/schedule/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'commands-go-through-app',
+      severity: 'error',
+      comment:
+        'The CLI and the daemon run a collection or a report through app/ (collectOnce, writeReport), ' +
+        'never by wiring the client, the collector or the report runner themselves (types are fine).',
+      from: { path: '^src/(cli|schedule)/', pathNot: '^src/cli/main\\.ts$' },
+      to: { path: '^src/(api/|collect/collect\\.ts$|report/run\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'src-not-tests',
+      severity: 'error',
+      comment: 'Production code never imports the test kit.',
+      from: { path: '^(src|bench)/' },
+      to: { path: '^test/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+  },
+};
