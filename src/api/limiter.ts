@@ -11,7 +11,6 @@
 export const MINUTE_WINDOW_MS = 60_000;
 /** Length of the per-route window (§8: burst per second per route). */
 export const SECOND_WINDOW_MS = 1_000;
-export const DEFAULT_HEADROOM = 0.05;
 /** Factor applied to the rate on a 429. */
 export const THROTTLE_FACTOR = 0.7;
 /** 429s within this long of a rate cut were caused by requests already in flight: they do not cut again. */
@@ -27,8 +26,8 @@ export const MIN_RATE_FACTOR = 0.01;
 export interface LimiterOptions {
   perMinute: number;
   perSecondPerRoute: number;
-  /** Fraction kept unused under each cap; default 0.05. */
-  headroom?: number;
+  /** Fraction kept unused under each cap (the configuration's api.rate_limit.headroom; one default, there). */
+  headroom: number;
   /** Milliseconds, monotonic; default performance.now. */
   clock?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -108,7 +107,7 @@ export class RateLimiter {
     if (!(opts.perMinute > 0) || !(opts.perSecondPerRoute > 0)) {
       throw new RangeError('rate limits must be positive numbers');
     }
-    const headroom = opts.headroom ?? DEFAULT_HEADROOM;
+    const headroom = opts.headroom;
     if (!(headroom >= 0 && headroom < 1)) throw new RangeError('headroom must be in [0, 1)');
     this.perMinute = opts.perMinute;
     this.perSecond = opts.perSecondPerRoute;

@@ -3,7 +3,6 @@
 
 /** Micro-units per unit: rates are stored as integers at this scale (at most 6 decimals). */
 export const RATE_SCALE = 6;
-export const MICRO = 1_000_000n;
 
 /** Parses a non-negative decimal string to an integer at `scale` decimals; undefined if malformed or too precise. */
 export function parseDecimal(s: string, scale: number): bigint | undefined {
@@ -26,9 +25,4 @@ export function formatScaled(v: bigint, scale: number): string {
 export function divHalfUp(num: bigint, den: bigint): bigint {
   const q = (2n * (num < 0n ? -num : num) + den) / (2n * den);
   return num < 0n ? -q : q;
-}
-
-/** Cents for `raw` units at `rateMicro` per `divisor` raw units, rounded once half-up. */
-export function centsFor(raw: bigint, rateMicro: bigint, divisor: bigint): bigint {
-  return divHalfUp(raw * rateMicro, divisor * 10_000n);
 }

@@ -85,6 +85,7 @@ const LOCK_CONFLICT = /Could not set lock on file|Conflicting lock/i;
 const inProcess = new Map<string, { writers: number; readers: number }>();
 
 function takeInProcess(path: string, readOnly: boolean): boolean {
+  if (path === IN_MEMORY) return true; // every in-memory instance is its own database
   const e = inProcess.get(path) ?? { writers: 0, readers: 0 };
   if (e.writers > 0 || (!readOnly && e.readers > 0)) return false;
   if (readOnly) e.readers++;
@@ -94,6 +95,7 @@ function takeInProcess(path: string, readOnly: boolean): boolean {
 }
 
 function releaseInProcess(path: string, readOnly: boolean): void {
+  if (path === IN_MEMORY) return;
   const e = inProcess.get(path);
   if (!e) return;
   if (readOnly) e.readers--;
@@ -107,14 +109,19 @@ class InProcessConflict extends Error {
   }
 }
 
+/** DuckDB's name for a database that lives in memory only: no file, no lock, nothing to resolve. */
+export const IN_MEMORY = ':memory:';
+
 export async function openStore(opts: OpenOptions): Promise<Store> {
-  const path = resolve(opts.path);
+  const path = opts.path === IN_MEMORY ? IN_MEMORY : resolve(opts.path);
   const readOnly = opts.readOnly ?? false;
   const log = (opts.log ?? silentLogger).child({ db: path });
   const sleep = opts.sleep ?? ((ms: number) => delay(ms));
   const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 
-  if (readOnly) {
+  if (path === IN_MEMORY) {
+    if (readOnly) throw new Error('an in-memory database cannot be opened read-only: it would be empty');
+  } else if (readOnly) {
     if (!existsSync(path)) throw new Error(`The database ${path} does not exist yet: run \`usage-pipeline collect\` first.`);
   } else {
     mkdirSync(dirname(path), { recursive: true });

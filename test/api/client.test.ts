@@ -78,6 +78,7 @@ function makeClient(over: Partial<ClientOptions> = {}) {
   const limiter = new RateLimiter({
     perMinute: 60_000,
     perSecondPerRoute: 1_000,
+    headroom: 0.05,
     clock: () => t.now,
     sleep: async (ms) => {
       t.now += ms;

@@ -97,7 +97,7 @@ describe('RateLimiter', () => {
 
   it('holds the per-route second window when the per-key rate is not the binding one', async () => {
     const time = fakeTime();
-    const limiter = new RateLimiter({ perMinute: 60_000, perSecondPerRoute: 40, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({ perMinute: 60_000, perSecondPerRoute: 40, headroom: 0.05, clock: time.clock, sleep: time.sleep });
     const sends = await run(limiter, time, { workers: 16, routes: ['/a', '/b'], untilMs: 5_000 });
     for (const route of ['/a', '/b']) {
       const rt = sends.filter((s) => s.route === route).map((s) => s.t);
@@ -110,7 +110,7 @@ describe('RateLimiter', () => {
 
   it('after a 429 pauses, lowers the rate, and recovers gradually to the configured rate, never above', async () => {
     const time = fakeTime();
-    const limiter = new RateLimiter({ perMinute: 700, perSecondPerRoute: 40, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({ perMinute: 700, perSecondPerRoute: 40, headroom: 0.05, clock: time.clock, sleep: time.sleep });
     const target = 700 * 0.95;
     const rates: Array<{ t: number; rate: number }> = [];
     let throttled = false;
@@ -153,7 +153,7 @@ describe('RateLimiter', () => {
 
   it('a 429 without Retry-After still pauses briefly', async () => {
     const time = fakeTime();
-    const limiter = new RateLimiter({ perMinute: 6_000, perSecondPerRoute: 100, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({ perMinute: 6_000, perSecondPerRoute: 100, headroom: 0.05, clock: time.clock, sleep: time.sleep });
     await limiter.acquire('/r');
     limiter.onThrottled();
     await limiter.acquire('/r');
@@ -163,7 +163,7 @@ describe('RateLimiter', () => {
   it('serves concurrent acquirers first come, first served, across routes', async () => {
     const time = fakeTime();
     // One per second per route: the second '/a' must wait a second, and '/b', asked after it, waits behind it.
-    const limiter = new RateLimiter({ perMinute: 60_000, perSecondPerRoute: 1, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({ perMinute: 60_000, perSecondPerRoute: 1, headroom: 0.05, clock: time.clock, sleep: time.sleep });
     const order: string[] = [];
     const calls = ['a1', 'a2', 'b1', 'a3', 'c1', 'b2'].map((name) =>
       limiter.acquire('/' + name[0]).then(() => order.push(name)),
@@ -183,7 +183,7 @@ describe('RateLimiter', () => {
   });
 
   it('rejects nonsensical limits', () => {
-    expect(() => new RateLimiter({ perMinute: 0, perSecondPerRoute: 40 })).toThrow(RangeError);
+    expect(() => new RateLimiter({ perMinute: 0, perSecondPerRoute: 40, headroom: 0.05 })).toThrow(RangeError);
     expect(() => new RateLimiter({ perMinute: 700, perSecondPerRoute: 40, headroom: 1 })).toThrow(RangeError);
   });
 });

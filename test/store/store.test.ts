@@ -160,3 +160,30 @@ describe('lifecycle', () => {
     await expect(openStore({ path: join(dir, 'missing.duckdb'), readOnly: true })).rejects.toThrow(/does not exist yet.*collect/);
   });
 });
+
+describe("openStore(':memory:')", () => {
+  it('keeps the database in memory: no file appears, and two in-memory stores are independent', async () => {
+    const { dir, cleanup } = tempDir();
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const a = await openStore({ path: ':memory:' });
+      const b = await openStore({ path: ':memory:' });
+      try {
+        await a.run('CREATE TABLE only_in_a (x INTEGER)');
+        const inA = await a.query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
+        const inB = await b.query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
+        expect(inA[0]?.n).toBe(1n);
+        expect(inB[0]?.n).toBe(0n);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+      const { readdirSync } = await import('node:fs');
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      process.chdir(cwd);
+      cleanup();
+    }
+  });
+});
