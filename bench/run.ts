@@ -19,7 +19,7 @@ import { runBaseline, type BaselineResult } from './baseline.js';
 import { profileTable, summariseProfile, type CpuProfile } from './cpuprofile.js';
 import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasure } from './measure.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
-import { startSandboxProcess, type SandboxProcess } from './sandboxProcess.js';
+import { startSandboxProcess } from './sandboxProcess.js';
 import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase } from './table.js';
 import { benchPlan } from './windows.js';
 

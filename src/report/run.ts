@@ -20,7 +20,7 @@ import { resolvePeriod } from './period.js';
 import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
-import { OUTPUT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
 /** The TEMP table of each line's cost spread over its days (src/report/sql/daily_lines.sql). */
 const DAILY_TABLE = 'rpt_daily';
 /** Bars in the top-programs and top-frameworks charts. */

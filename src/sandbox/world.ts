@@ -1,11 +1,10 @@
 // The sandbox's organisations, programs, frameworks and snapshots, generated from a seed.
 // Entities are plain data; usage values are not stored but computed on demand (usage.ts).
 
-import { EARLIEST_FROM, type V2Metric } from '../contract/api.js';
+import { EARLIEST_FROM } from '../contract/api.js';
 import { hash, hex8, mix32 } from './hash.js';
 import { BYTE_MONTH_METRICS, bigFactor, programSeriesBases } from './usage.js';
 import type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World } from './model.js';
-import { SCENARIOS } from './model.js';
 
 export type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World } from './model.js';
 export { SCENARIOS } from './model.js';

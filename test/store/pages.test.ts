@@ -28,7 +28,7 @@ function page(programs: Record<string, (number | string)[]>, cursor?: string): s
         period_id: `pd-${id}`,
         period_plan: 'launch',
         period_start: '2026-10-01T00:00:00Z',
-        consumption: values.map((v, day) => ({
+        consumption: values.map((_v, day) => ({
           timeframe_start: `2026-11-0${day + 1}T00:00:00Z`,
           timeframe_end: `2026-11-0${day + 2}T00:00:00Z`,
           metrics: [{ metric_name: 'compute_unit_seconds', value: '__V__' }, { metric_name: 'root_branch_bytes_month', value: 0 }],
