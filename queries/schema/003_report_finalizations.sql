@@ -2,7 +2,7 @@
 -- Parameters: none. `report --finalize` records a month's FOCUS rows here exactly as exported, so
 -- that a later export of that month writes these rows unchanged and adds ChargeClass 'Correction'
 -- rows for any difference (FOCUS 1.2), instead of silently rewriting an invoiced month.
--- Written by src/report/focus.ts through queries/reports/focus_*.sql.
+-- Written by src/report/focus.ts through src/report/sql/focus_*.sql.
 
 -- One row per finalisation of a month: the first records the original rows, a later one (after
 -- corrections were exported) records the corrections it accepted.

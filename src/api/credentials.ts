@@ -1,4 +1,4 @@
-// The API key comes only from the environment (DESIGN.md: never a flag, never the config file), either
+// The API key comes only from the environment (ARCHITECTURE.md: never a flag, never the config file), either
 // directly or from a file, so that it stays out of shell history and process listings. No message here
 // ever contains the key.
 import { readFileSync, statSync } from 'node:fs';

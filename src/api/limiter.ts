@@ -1,7 +1,7 @@
 // Client-side rate limiter holding both limits of spec §8 at once: requests per rolling minute for the key
 // and requests per rolling second per route.
 //
-// Why this shape (DESIGN.md, "Rate limits and retries"): a fixed-window counter lets twice the cap through
+// Why this shape (ARCHITECTURE.md, "API facts": limits): a fixed-window counter lets twice the cap through
 // at a window boundary, and two nested queues do not hold both limits together. So every grant checks both
 // sliding windows (logs of send times) in one synchronous step, and requests are paced evenly at the
 // target rate rather than sent in bursts. A few percent of headroom absorbs clock and latency jitter

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The one entry point: parses the command line, calls a command function, prints, and owns process.exit.
-// Exit codes (DESIGN.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
+// Exit codes (ARCHITECTURE.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError } from '../domain/errors.js';
 import { StoreLockedError } from '../store/store.js';

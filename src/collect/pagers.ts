@@ -1,5 +1,5 @@
 // Cursor paging as a small named strategy: the API's cursor is the id of the last item, and the last
-// page either has no `pagination` key or a cursor that yields an empty page (DESIGN.md). An async
+// page either has no `pagination` key or a cursor that yields an empty page (ARCHITECTURE.md, "API facts"). An async
 // generator, so a caller holds one page at a time.
 import { ResponseFormatError } from '../api/errors.js';
 

@@ -1,4 +1,5 @@
-// Facts of the management API, each beside the spec section (../shared/api-spec.md) it comes from.
+// Facts of the management API, each beside the section of the public API reference it comes from
+// (summarised in ARCHITECTURE.md, "API facts").
 // The sandbox enforces them and the collector plans by them, so both read this one module.
 
 import type { Granularity, Source } from '../domain/granularity.js';
@@ -28,7 +29,7 @@ export const V1_DEFAULT_METRICS: readonly V1Metric[] = [
   'written_data_bytes',
   'synthetic_storage_size_bytes',
 ];
-/** v1 metrics that are gauges (DESIGN.md metric units): coarser buckets take the max, never the sum. */
+/** v1 metrics that are gauges (ARCHITECTURE.md, metric units): coarser buckets take the max, never the sum. */
 export const V1_GAUGE_METRICS: readonly V1Metric[] = ['synthetic_storage_size_bytes', 'logical_size_bytes'];
 
 export const V2_PROGRAM_METRICS = [

@@ -1,4 +1,4 @@
-// The reports: each is one SQL file in queries/reports, one Parquet file and one (or more, when
+// The reports: each is one SQL file in src/report/sql, one Parquet file and one (or more, when
 // split) worksheet. The SQL files hold the logic; this module only names them.
 
 export type ReportName = 'program_spend' | 'framework_spend' | 'snapshot_storage' | 'transfer';

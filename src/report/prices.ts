@@ -1,5 +1,5 @@
 // Loads a price book into the session's TEMP price tables and creates the spend views and macros
-// (queries/views), so that spend is computed in SQL against exactly the book that was validated.
+// (src/report/sql), so that spend is computed in SQL against exactly the book that was validated.
 import type { Store } from '../store/store.js';
 import { readSql } from '../store/sql.js';
 import type { PriceBook } from '../billing/pricebook.js';

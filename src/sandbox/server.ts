@@ -1,5 +1,5 @@
-// The sandbox: a real HTTP server on 127.0.0.1 that behaves as the management API does (DESIGN.md
-// "The sandbox"): bearer keys, the listing and consumption endpoints, exact rate limits, injected
+// The sandbox: a real HTTP server on 127.0.0.1 that behaves as the management API does (ARCHITECTURE.md,
+// "API facts"): bearer keys, the listing and consumption endpoints, exact rate limits, injected
 // faults, a settable clock, and counters of everything it served under /__sandbox/.
 
 import { randomUUID } from 'node:crypto';

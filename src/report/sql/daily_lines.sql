@@ -1,7 +1,7 @@
 -- Query: daily_lines (report input for the FOCUS export, the charts and the forecast; not a report file)
 -- Parameters: $granularity VARCHAR, $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive),
 --             $framework_metrics VARCHAR[].
--- Requires queries/views/spend.sql and this run's rpt_program_spend and rpt_framework_spend.
+-- Requires src/report/sql/spend.sql and this run's rpt_program_spend and rpt_framework_spend.
 -- Spreads each report line's rounded cost over the days of its usage, so that daily amounts add up
 -- to the workbook exactly:
 --   lines = program_spend lines, except the v2 framework metrics, which come from framework_spend

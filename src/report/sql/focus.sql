@@ -3,7 +3,7 @@
 --             $provider VARCHAR, $publisher VARCHAR, $invoice_issuer VARCHAR, $service_name VARCHAR,
 --             $service_category VARCHAR, $unknown_account VARCHAR (BillingAccountId when no organization
 --             is known), $unit_from VARCHAR[], $unit_to VARCHAR[] (billing unit -> FOCUS unit).
--- Requires rpt_daily (queries/reports/daily_lines.sql of the same run).
+-- Requires rpt_daily (src/report/sql/daily_lines.sql of the same run).
 -- One Usage row per program line (metrics no framework reports), framework line or unattributed
 -- (reconciliation) line, and charge period (the UTC day), so BilledCost sums to program_spend's total.
 -- Costs: BilledCost = EffectiveCost = the line's rounded cost shared over its days (cents);

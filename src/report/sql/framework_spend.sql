@@ -1,7 +1,7 @@
 -- Report: framework_spend
 -- Parameters: $granularity VARCHAR, $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive),
 --             $framework_metrics VARCHAR[] (the six metrics the frameworks endpoint reports).
--- Requires queries/views/spend.sql. Lines have the program_spend key plus the framework:
+-- Requires src/report/sql/spend.sql. Lines have the program_spend key plus the framework:
 --   line_type 'framework':      one current framework (spend_current_frameworks), its quantity priced
 --                               with the rate and plan of its bucket; the program line's allowance is
 --                               shared out among the program's framework lines in framework_id order.

@@ -1,5 +1,5 @@
 -- Query: price_tables
--- Parameters: none. Creates the session's price tables, which src/billing/prices.ts fills from the
+-- Parameters: none. Creates the session's price tables, which src/report/prices.ts fills from the
 -- price book (config/prices.toml) with price_load_*.sql. TEMP: the price book, not the database,
 -- is the source of truth, and each report names the revision it loaded.
 CREATE OR REPLACE TEMP TABLE price_book (

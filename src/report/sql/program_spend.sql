@@ -1,7 +1,7 @@
 -- Report: program_spend
 -- Parameters: $granularity VARCHAR ('hourly' | 'daily' | 'monthly': the finest complete one),
 --             $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive; buckets by timeframe_start).
--- Requires queries/views/spend.sql. One row per organization, program, billing month, period (plan),
+-- Requires src/report/sql/spend.sql. One row per organization, program, billing month, period (plan),
 -- metric and rate in force (a mid-month plan or rate change splits a month into lines). Lines with
 -- no usage are left out. cost is rounded to cents once per line (half-up); totals are sums of lines.
 -- An unpriced line has cost NULL, priced = false and says why in note.
