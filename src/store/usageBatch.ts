@@ -20,6 +20,27 @@ import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
 import { timestampTZ } from './values.js';
 
+// Each table's and each source's statements, named literally so that a search for a file finds its caller.
+const TABLE_SQL = {
+  usage_program: {
+    deletePage: 'src/store/sql/usage_program_delete_page.sql',
+    windowHasRows: 'src/store/sql/usage_program_window_has_rows.sql',
+    sweepUnseen: 'src/store/sql/usage_program_sweep_unseen.sql',
+    deleteWindow: 'src/store/sql/usage_program_delete_window.sql',
+  },
+  usage_framework: {
+    deletePage: 'src/store/sql/usage_framework_delete_page.sql',
+    windowHasRows: 'src/store/sql/usage_framework_window_has_rows.sql',
+    sweepUnseen: 'src/store/sql/usage_framework_sweep_unseen.sql',
+    deleteWindow: 'src/store/sql/usage_framework_delete_window.sql',
+  },
+} as const;
+const PAGE_SQL = {
+  v1_programs: { parse: 'src/store/sql/page_v1_programs.sql', stage: 'src/store/sql/staging_insert_v1_page.sql' },
+  v2_programs: { parse: 'src/store/sql/page_v2_programs.sql', stage: 'src/store/sql/staging_insert_v2_programs_page.sql' },
+  v2_frameworks: { parse: 'src/store/sql/page_v2_frameworks.sql', stage: 'src/store/sql/staging_insert_v2_frameworks_page.sql' },
+} as const;
+
 /** What a batch needs from its store. */
 export interface BatchHost {
   connect(): Promise<DuckDBConnection>;
@@ -208,7 +229,7 @@ export class StagedUsageBatch implements UsageBatch {
     await this.open();
     const conn = this.conn!;
     return this.host.pageSlot(async () => {
-      await execSql(conn, readSql(`src/store/sql/page_${source}.sql`), { json });
+      await execSql(conn, readSql(PAGE_SQL[source].parse), { json });
       const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
         conn,
         readSql('src/store/sql/page_summary.sql'),
@@ -216,15 +237,14 @@ export class StagedUsageBatch implements UsageBatch {
       const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
       let rows = 0;
       if (items !== null && items > 0) {
-        const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
-        await execSql(conn, readSql(`src/store/sql/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
+        await execSql(conn, readSql(PAGE_SQL[source].stage), { org_id: this.spec.scope.orgId ?? null });
         await this.check(conn);
         await execSql(conn, readSql(this.isFramework ? 'src/store/sql/page_framework_ids.sql' : 'src/store/sql/page_ids.sql'));
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         this.hadRows ??= this.windowHasRows(conn, table);
         const replace = (await this.hadRows) || (await this.seenBefore(conn));
         rows = await this.inTransaction(conn, async () => {
-          if (replace) await execSql(conn, readSql(`src/store/sql/${table}_delete_page.sql`), this.windowParams());
+          if (replace) await execSql(conn, readSql(TABLE_SQL[table].deletePage), this.windowParams());
           return this.insertStaged(conn);
         });
         await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'));
@@ -240,8 +260,8 @@ export class StagedUsageBatch implements UsageBatch {
     return r?.seen ?? true;
   }
 
-  private async windowHasRows(conn: DuckDBConnection, table: string): Promise<boolean> {
-    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(`src/store/sql/${table}_window_has_rows.sql`), {
+  private async windowHasRows(conn: DuckDBConnection, table: keyof typeof TABLE_SQL): Promise<boolean> {
+    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(TABLE_SQL[table].windowHasRows), {
       ...this.windowParams(),
       ...this.scopeParams(),
     });
@@ -388,7 +408,7 @@ export class StagedUsageBatch implements UsageBatch {
         // A batch whose first page found the window empty (or that got no page) has nothing to sweep.
         const sweep = this.hadRows ? await this.hadRows : await this.windowHasRows(conn, table);
         await this.inTransaction(conn, async () => {
-          if (sweep) await execSql(conn, readSql(`src/store/sql/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
+          if (sweep) await execSql(conn, readSql(TABLE_SQL[table].sweepUnseen), { ...this.windowParams(), ...this.scopeParams() });
           await this.writeCoverage(conn, this.staged);
         });
         return { rows: this.staged };
@@ -396,7 +416,7 @@ export class StagedUsageBatch implements UsageBatch {
       await this.check(conn);
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        await execSql(conn, readSql(`src/store/sql/${table}_delete_window.sql`), { ...this.windowParams(), ...this.scopeParams() });
+        await execSql(conn, readSql(TABLE_SQL[table].deleteWindow), { ...this.windowParams(), ...this.scopeParams() });
         const inserted = await this.insertStaged(conn);
         await this.writeCoverage(conn, inserted);
         return inserted;
