@@ -1,14 +1,43 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests that open sockets (the sandbox over HTTP, Chromium's DevTools) or start child processes (the
+ * built CLI, LibreOffice, lock holders). Everything else is a unit test: in-process, real DuckDB files
+ * allowed, no network and no processes. `npx vitest run --project unit` runs those alone.
+ */
+export const INTEGRATION = [
+  'test/api/client.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/collect/collect.test.ts',
+  'test/collect/crash.test.ts',
+  'test/collect/nonsense.test.ts',
+  'test/report/html.test.ts',
+  'test/report/report.test.ts',
+  'test/sandbox/errors.test.ts',
+  'test/sandbox/large.test.ts',
+  'test/sandbox/paging.test.ts',
+  'test/sandbox/truth.test.ts',
+  'test/sandbox/usage.test.ts',
+  'test/schedule/daemon.test.ts',
+  'test/schedule/lock.test.ts',
+  'test/schedule/overlap.test.ts',
+  'test/schedule/shutdown.test.ts',
+  'test/store/crash.test.ts',
+  'test/store/lock.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/build.ts'],
     environment: 'node',
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // DuckDB files and sandbox ports are per test file; files run in parallel across 2 cores.
     pool: 'forks',
     env: { TZ: 'UTC' },
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: INTEGRATION } },
+      // Compiled once first (test/support/build.ts), so child processes run today's code from dist/.
+      { extends: true, test: { name: 'integration', include: INTEGRATION, globalSetup: ['test/support/build.ts'] } },
+    ],
   },
 });

@@ -5,19 +5,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { acquireRunLock, lockPaths, readLockHolder, RunLockBusyError, withRunLock } from '../../src/app/lock.js';
-import { compile, type Build } from '../support/compile.js';
+import { distModule } from '../support/child.js';
 import { until } from '../support/fixture.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 let dir: string;
-let build: Build;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'usage-lock-'));
-  build = compile('src/app/lock.ts', 'lock');
 });
 afterAll(() => {
-  build?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -84,7 +81,7 @@ describe('run lock', () => {
   it('takes over a lock left by a killed process once it is stale', async () => {
     const db = join(dir, 'stale.duckdb');
     const staleMs = 2_000;
-    const child = spawn(process.execPath, [join(FIXTURES, 'hold-lock.mjs'), build.module('src/app/lock.ts'), db, String(staleMs)], {
+    const child = spawn(process.execPath, [join(FIXTURES, 'hold-lock.mjs'), distModule('src/app/lock.ts'), db, String(staleMs)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startScheduler, type Scheduler } from '../../src/schedule/daemon.js';
 import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
-import { compile, type Build } from '../support/compile.js';
+import { distModule } from '../support/child.js';
 import { fixture, runCounts, unaccountedRows, until, type Fixture } from '../support/fixture.js';
 
 const RARE = '0 0 0 1 1 *';
@@ -13,13 +13,8 @@ const RARE = '0 0 0 1 1 *';
 const LATENCY_MS = 200;
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 
-let build: Build;
 let f: Fixture | undefined;
 let scheduler: Scheduler | undefined;
-beforeAll(() => {
-  build = compile('src/cli/schedule.ts', 'schedule');
-});
-afterAll(() => build?.remove());
 afterEach(async () => {
   await scheduler?.stop();
   scheduler = undefined;
@@ -80,7 +75,7 @@ describe('shutdown', () => {
     f = await fixture({ latencyMs: LATENCY_MS, fast: true });
     const fx = f;
     const options = { config: fx.configPath, cwd: fx.dir, cron: { hourly: RARE, daily: RARE, monthly: RARE } };
-    const child = spawn(process.execPath, [join(FIXTURES, 'run-schedule.mjs'), build.module('src/cli/schedule.ts'), JSON.stringify(options)], {
+    const child = spawn(process.execPath, [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)], {
       cwd: fx.dir,
       env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -22,7 +22,7 @@ function commitAndKill(delayMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', './test/store/fixtures/register-ts.mjs', 'test/store/fixtures/commit-child.ts', path, String(PROGRAMS), '2'],
+      ['test/store/fixtures/commit-child.mjs', path, String(PROGRAMS), '2'],
       { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -2,12 +2,13 @@
 // the DuckDB file and the reports, and a logger whose lines the tests can read.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
 
-export const REPO = resolve(import.meta.dirname, '../..');
+export { REPO } from './child.js';
+import { REPO } from './child.js';
 
 export interface Fixture {
   dir: string;
