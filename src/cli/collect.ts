@@ -4,6 +4,7 @@ import { collect, type CollectProgress, type CollectResult } from '../collect/co
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
 import { UsageError } from '../config/load.js';
 import { publishAnalystCopy } from '../store/publish.js';
+import { refreshPricesIfValid } from '../billing/prices.js';
 import { apiClient, commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
@@ -73,7 +74,10 @@ export async function collectCommand(opts: CollectCommandOptions): Promise<Colle
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     let analystCopy: string | null = null;
-    if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);
+    if (result.rows > 0 || result.status !== 'failed') {
+      await refreshPricesIfValid(store, ctx.resolvePath(ctx.config.report.prices), ctx.log);
+      analystCopy = await publishAnalystCopy(store);
+    }
     return { ...result, dbPath: ctx.dbPath, analystCopy };
   } finally {
     await store.close();

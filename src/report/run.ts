@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { V2_FRAMEWORK_METRICS, type Granularity } from '../api/spec.js';
 import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
-import { installPrices } from '../billing/prices.js';
+import { refreshPrices } from '../billing/prices.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
@@ -109,7 +109,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const g = coverage.granularity;
   log.info('report period', { period: period.label, granularity: g, partial, revision: book.revision });
 
-  await installPrices(store, book);
+  await refreshPrices(store, book, now);
   const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
   const materialise = readSql('queries/reports/materialise.sql');
   const sheets: SheetSource[] = [];
