@@ -101,7 +101,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--from <date>', 'start of a custom range (YYYY-MM-DD, UTC)')
     .option('--to <date>', 'end of a custom range, exclusive')
     .option('--out <dir>', 'output directory (default report.out_dir, "reports")')
-    .option('--format <list>', 'parquet,xlsx,html,focus (default report.formats)')
+    .option('--format <list>', 'parquet,xlsx,html,focus,arrow (default report.formats)')
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--require-complete', 'fail, writing nothing, when the period is not completely collected')
     .option('--finalize', 'record the month as finalised: later FOCUS exports add Correction rows instead of rewriting')

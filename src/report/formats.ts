@@ -5,7 +5,8 @@ export type ReportFormat = 'parquet' | 'xlsx';
 export const REPORT_FORMATS: readonly ReportFormat[] = ['parquet', 'xlsx'];
 /**
  * Every output runReport can write: the report formats, plus focus (focus-<period>.parquet, FOCUS 1.2)
- * and html (report.html, the charts; the workbook's Summary links to it when both are written).
+ * html (report.html, the charts; the workbook's Summary links to it when both are written) and arrow
+ * (one Arrow IPC file per report, <name>.arrow, for dataframes).
  */
-export type OutputFormat = ReportFormat | 'focus' | 'html';
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ['parquet', 'xlsx', 'focus', 'html'];
+export type OutputFormat = ReportFormat | 'focus' | 'html' | 'arrow';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['parquet', 'xlsx', 'focus', 'html', 'arrow'];

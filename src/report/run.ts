@@ -15,6 +15,7 @@ import { sha256File, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { renderReportHtml } from './html.js';
+import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
 import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
 
@@ -159,6 +160,16 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     for (const s of sheets) {
       const path = join(dir, `${s.def.name}.parquet`);
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+      files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+    }
+  }
+
+  if (formats.includes('arrow')) {
+    for (const s of sheets) {
+      const path = join(dir, `${s.def.name}.arrow`);
+      await writeAtomically(path, async (tmp) => {
+        await writeArrowFile(store, s.table, tmp);
+      });
       files.push({ path, rows: s.rows, sha256: await sha256File(path) });
     }
   }
