@@ -15,6 +15,7 @@ import { commandContext, type CommonOptions } from './context.js';
 import { RunLockBusyError, withRunLock } from '../schedule/lock.js';
 import { CollectInterrupted } from '../collect/collect.js';
 import { demoCommand } from './demo.js';
+import { exportCommand } from './export.js';
 import { PriceBookError } from '../billing/pricebook.js';
 import { ReportIncompleteError } from '../report/run.js';
 import { ReportInputError } from '../report/period.js';
@@ -111,6 +112,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
       setExit(r.exitCode);
+    });
+
+  common(program.command('export'))
+    .description('write the collected usage, dimensions and priced daily lines as a Hive-partitioned Parquet dataset')
+    .option('--dataset <dir>', 'dataset root: a folder, a mounted bucket, or a folder you sync')
+    .option('--format <list>', 'parquet,arrow (default parquet; arrow adds Arrow IPC copies under DIR/_arrow)')
+    .option('--prices <file>', 'price book (default report.prices)')
+    .option('--json', 'print the result as JSON')
+    .action(async (o) => {
+      const r = await underRunLock(o, 'export', () => exportCommand(o));
+      if (o.json) printJson(r);
+      else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
+      setExit(EXIT.ok);
     });
 
   common(program.command('demo'))
