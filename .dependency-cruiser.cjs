@@ -29,13 +29,13 @@ module.exports = {
       severity: 'error',
       comment: 'The sandbox serves the contract; it must not borrow the client it is testing.',
       from: { path: '^src/sandbox/' },
-      to: { path: '^src/(api|collect|store|report|billing|app|cli|schedule)/' },
+      to: { path: '^src/(api|collect|store|report|billing|export|app|cli|schedule)/' },
     },
     {
       name: 'data-layers-not-api',
       severity: 'error',
-      comment: 'store/, billing/ and report/ see domain types, never the HTTP client.',
-      from: { path: '^src/(store|billing|report)/' },
+      comment: 'store/, billing/, report/ and export/ see domain types, never the HTTP client.',
+      from: { path: '^src/(store|billing|report|export)/' },
       to: { path: '^src/(api|collect|sandbox)/' },
     },
     {
@@ -56,7 +56,7 @@ module.exports = {
       name: 'only-the-top-composes',
       severity: 'error',
       comment: 'app/ is the composition root: nothing below it imports app/, cli/ or schedule/.',
-      from: { path: '^src/(api|billing|collect|config|contract|domain|report|sandbox|store)/|^src/log\\.ts$' },
+      from: { path: '^src/(api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/log\\.ts$' },
       to: { path: '^src/(app|cli|schedule)/' },
     },
     {
@@ -70,10 +70,20 @@ module.exports = {
       name: 'commands-go-through-app',
       severity: 'error',
       comment:
-        'The CLI and the daemon run a collection or a report through app/ (collectOnce, writeReport), ' +
-        'never by wiring the client, the collector or the report runner themselves (types are fine).',
+        'The CLI and the daemon run a collection, a report or an export through app/ (collectOnce, ' +
+        'writeReport, exportDataset), never by wiring the client, the collector, the report runner or ' +
+        'the dataset writer themselves (types are fine).',
       from: { path: '^src/(cli|schedule)/', pathNot: '^src/cli/main\\.ts$' },
-      to: { path: '^src/(api/|collect/collect\\.ts$|report/run\\.ts$)', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/(api/|collect/collect\\.ts$|report/run\\.ts$|export/dataset\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'export-is-a-data-layer',
+      severity: 'error',
+      comment:
+        'export/ is a data layer beside report/: it reads the store and reuses the file writers, but ' +
+        'never the client, the collector, the report run or anything above it.',
+      from: { path: '^src/export/' },
+      to: { path: '^src/(api|collect|schedule|cli|app|sandbox)/|^src/report/run\\.ts$' },
     },
     {
       name: 'src-not-tests',

@@ -6,11 +6,14 @@ import { defineConfig } from 'vitest/config';
  * allowed, no network and no processes. `npx vitest run --project unit` runs those alone.
  */
 export const INTEGRATION = [
+  'test/analyst/spend-views.test.ts',
   'test/api/client.test.ts',
   'test/cli/**/*.test.ts',
   'test/collect/collect.test.ts',
   'test/collect/crash.test.ts',
   'test/collect/nonsense.test.ts',
+  'test/export/dataset.test.ts',
+  'test/report/arrow.test.ts',
   'test/report/html.test.ts',
   'test/report/report.test.ts',
   'test/sandbox/errors.test.ts',

@@ -1,9 +1,10 @@
-// collectOnce(): one collection with everything wired (client, store, analyst copy), for the CLI, the
+// collectOnce(): one collection with everything wired (client, store, price tables, analyst copy), for the CLI, the
 // daemon and the demo. Callers pass typed values; parsing flags is the CLI's job.
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
+import { refreshPricesIfValid } from '../report/prices.js';
 import { apiClient, openCommandStore, type CommandContext } from './context.js';
 
 export interface CollectOnceOptions {
@@ -57,7 +58,11 @@ export async function collectOnce(ctx: CommandContext, opts: CollectOnceOptions 
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     let analystCopy: string | null = null;
-    if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);
+    if (result.rows > 0 || result.status !== 'failed') {
+      // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
+      await refreshPricesIfValid(store, ctx.resolvePath(ctx.config.report.prices), ctx.log);
+      analystCopy = await publishAnalystCopy(store);
+    }
     return { ...result, dbPath: ctx.dbPath, analystCopy };
   } finally {
     await store.close();

@@ -11,6 +11,8 @@ export interface MetricDef {
   apiVersion: 'v1' | 'v2';
   rawUnit: string;
   billingUnit: string;
+  /** A name for people: column headers, charts, the price_metrics table. */
+  displayName: string;
   /** Raw units per billing unit; exact. */
   divisor: bigint;
   /** 'max' for gauges (v1 sizes): a line takes the peak, never the sum. */
@@ -33,6 +35,7 @@ const positiveInteger = z
 
 export const metricEntrySchema = z.strictObject({
   api_version: z.enum(['v1', 'v2']),
+  display_name: z.string().min(1).optional(),
   raw_unit: z.string().min(1),
   billing_unit: z.string().min(1),
   divisor: positiveInteger,
@@ -49,6 +52,7 @@ export function buildCatalogue(entries: Record<string, MetricEntry>): MetricCata
       apiVersion: e.api_version,
       rawUnit: e.raw_unit,
       billingUnit: e.billing_unit,
+      displayName: e.display_name ?? metric,
       divisor: e.divisor,
       aggregation: e.aggregation,
       source: e.source,

@@ -1,5 +1,5 @@
 // Exact decimal money: amounts are scaled bigints, rounded once, half-up (away from zero).
-// Kept beside the SQL that does the same arithmetic (src/report/sql/spend.sql) so both agree.
+// Kept beside the SQL that does the same arithmetic (the spend macros of queries/schema/004_spend_in_database.sql) so both agree.
 
 /** Micro-units per unit: rates are stored as integers at this scale (at most 6 decimals). */
 export const RATE_SCALE = 6;

@@ -15,6 +15,7 @@ import { commandContext, type CommonOptions } from '../app/context.js';
 import { RunLockBusyError, withRunLock } from '../app/lock.js';
 import { CollectInterrupted } from '../collect/collect.js';
 import { demoCommand } from './demo.js';
+import { exportCommand } from './export.js';
 import { PriceBookError } from '../billing/pricebook.js';
 import { ReportIncompleteError } from '../report/run.js';
 import { ReportInputError } from '../report/period.js';
@@ -101,7 +102,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--from <date>', 'start of a custom range (YYYY-MM-DD, UTC)')
     .option('--to <date>', 'end of a custom range, exclusive')
     .option('--out <dir>', 'output directory (default report.out_dir, "reports")')
-    .option('--format <list>', 'parquet,xlsx,html,focus (default report.formats)')
+    .option('--format <list>', 'parquet,xlsx,html,focus,arrow (default report.formats)')
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--require-complete', 'fail, writing nothing, when the period is not completely collected')
     .option('--finalize', 'record the month as finalised: later FOCUS exports add Correction rows instead of rewriting')
@@ -111,6 +112,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
       setExit(r.exitCode);
+    });
+
+  common(program.command('export'))
+    .description('write the collected usage, dimensions and priced daily lines as a Hive-partitioned Parquet dataset')
+    .option('--dataset <dir>', 'dataset root: a folder, a mounted bucket, or a folder you sync')
+    .option('--format <list>', 'parquet,arrow (default parquet; arrow adds Arrow IPC copies under DIR/_arrow)')
+    .option('--prices <file>', 'price book (default report.prices)')
+    .option('--json', 'print the result as JSON')
+    .action(async (o) => {
+      const r = await underRunLock(o, 'export', () => exportCommand(o));
+      if (o.json) printJson(r);
+      else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
+      setExit(EXIT.ok);
     });
 
   common(program.command('demo'))

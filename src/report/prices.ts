@@ -1,13 +1,18 @@
-// Loads a price book into the session's TEMP price tables and creates the spend views and macros
-// (src/report/sql), so that spend is computed in SQL against exactly the book that was validated.
+// Loads the price book into the database's price tables (migration 004) when the loaded book's
+// sha256 differs from the file's, in one transaction, so the reports, the analysts' spend views and
+// the analyst copy all price with exactly the book that was validated.
 import type { Store } from '../store/store.js';
 import { readSql } from '../store/sql.js';
-import type { PriceBook } from '../billing/pricebook.js';
+import { loadPriceBook, PriceBookError, type PriceBook } from '../billing/pricebook.js';
 
-export async function installPrices(store: Store, book: PriceBook): Promise<void> {
+/** Replaces the price tables with `book` unless they already hold it; true when they changed. */
+export async function refreshPrices(store: Store, book: PriceBook, now: Date = new Date()): Promise<boolean> {
+  const loaded = await store.query<{ sha256: string }>(readSql('src/report/sql/price_loaded.sql'));
+  if (loaded.length === 1 && loaded[0]!.sha256 === book.sha256) return false;
   const metrics = [...book.metrics.values()].map((m) => ({
     metric: m.metric,
     api_version: m.apiVersion,
+    display_name: m.displayName,
     raw_unit: m.rawUnit,
     billing_unit: m.billingUnit,
     divisor: m.divisor.toString(),
@@ -22,6 +27,7 @@ export async function installPrices(store: Store, book: PriceBook): Promise<void
     rate_micro: r.rateMicro.toString(),
     effective_from: r.effectiveFrom,
     effective_to: r.effectiveTo,
+    unit: `${book.currency} per ${book.metrics.get(r.metric)?.billingUnit ?? 'unit'}`,
     source: r.source,
   }));
   const allowances = book.allowances.flatMap((a) =>
@@ -36,11 +42,37 @@ export async function installPrices(store: Store, book: PriceBook): Promise<void
       source: a.source,
     })),
   );
-  await store.run(readSql('src/report/sql/price_tables.sql'));
-  await store.run(readSql('src/report/sql/price_load_book.sql'), { revision: book.revision, currency: book.currency, sha256: book.sha256 });
-  // from_json of an empty array yields no rows, which is what an empty section means.
-  await store.run(readSql('src/report/sql/price_load_metrics.sql'), { json: JSON.stringify(metrics) });
-  await store.run(readSql('src/report/sql/price_load_rates.sql'), { json: JSON.stringify(rates) });
-  await store.run(readSql('src/report/sql/price_load_allowances.sql'), { json: JSON.stringify(allowances) });
-  await store.run(readSql('src/report/sql/spend.sql'));
+  const revision = book.revision;
+  await store.transaction(async () => {
+    await store.run(readSql('src/report/sql/price_clear.sql'));
+    await store.run(readSql('src/report/sql/price_load_book.sql'), {
+      revision, currency: book.currency, sha256: book.sha256, path: book.path, loaded_at: now,
+    });
+    // from_json of an empty array yields no rows, which is what an empty section means.
+    await store.run(readSql('src/report/sql/price_load_metrics.sql'), { revision, json: JSON.stringify(metrics) });
+    await store.run(readSql('src/report/sql/price_load_rates.sql'), { revision, json: JSON.stringify(rates) });
+    await store.run(readSql('src/report/sql/price_load_allowances.sql'), { revision, json: JSON.stringify(allowances) });
+  });
+  return true;
+}
+
+/**
+ * After a collect, before the analyst copy is published: keeps the database's price tables in step
+ * with the configured price book. A broken book never fails a collection (consumption comes first);
+ * it is named in a warning, the previous tables stay, and `report` refuses the book with its problems.
+ */
+export async function refreshPricesIfValid(
+  store: Store,
+  path: string,
+  log: { warn(msg: string, fields?: Record<string, unknown>): void },
+): Promise<void> {
+  let book: PriceBook;
+  try {
+    book = loadPriceBook(path);
+  } catch (err) {
+    if (!(err instanceof PriceBookError)) throw err;
+    log.warn('price book not loaded into the database; the spend views keep the previous one', { path, problems: err.problems });
+    return;
+  }
+  await refreshPrices(store, book);
 }

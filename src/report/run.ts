@@ -7,7 +7,7 @@ import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
-import { installPrices } from './prices.js';
+import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
@@ -16,6 +16,7 @@ import { sha256File, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { renderReportHtml } from './html.js';
+import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
 import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
 
@@ -110,7 +111,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const g = coverage.granularity;
   log.info('report period', { period: period.label, granularity: g, partial, revision: book.revision });
 
-  await installPrices(store, book);
+  await refreshPrices(store, book, now);
   const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
   const materialise = readSql('src/report/sql/materialise.sql');
   const sheets: SheetSource[] = [];
@@ -160,6 +161,16 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     for (const s of sheets) {
       const path = join(dir, `${s.def.name}.parquet`);
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+      files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+    }
+  }
+
+  if (formats.includes('arrow')) {
+    for (const s of sheets) {
+      const path = join(dir, `${s.def.name}.arrow`);
+      await writeAtomically(path, async (tmp) => {
+        await writeArrowFile(store, s.table, tmp);
+      });
       files.push({ path, rows: s.rows, sha256: await sha256File(path) });
     }
   }

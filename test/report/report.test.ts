@@ -108,7 +108,7 @@ describe('a complete month', () => {
     expect(again.total).toBe(first.total);
     const manifest = JSON.parse(readFileSync(join(again.dir, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ status: 'COMPLETE', partial: false, granularity: 'daily', total: first.total, run_ids: ['run-test-1'],
-      price_book: { revision: '2025-10-01.1' }, period: { month: MONTH } });
+      price_book: { revision: '2025-10-01.2' }, period: { month: MONTH } });
     expect(manifest.files.map((f: { name: string }) => f.name)).toEqual(
       ['program_spend.parquet', 'framework_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet', `usage-${MONTH}.xlsx`]);
     for (const f of manifest.files) expect(sha(join(again.dir, f.name))).toBe(f.sha256);

@@ -1,6 +1,6 @@
 -- Report: snapshot_storage
 -- Parameters: $granularity VARCHAR, $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive).
--- Requires src/report/sql/spend.sql. One row per organization, program, day, period (plan) and rate:
+-- Requires the spend views of migration 004 (queries/schema/004_spend_in_database.sql). One row per organization, program, day, period (plan) and rate:
 -- snapshot storage (snapshot_storage_bytes_month) in GB-month, its cost rounded to cents once per row
 -- (half-up; no allowance applies to this metric in the book), and the program's snapshots from the
 -- inventory that existed during that day (created before its end; not deleted or expired before its

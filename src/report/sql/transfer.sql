@@ -1,6 +1,6 @@
 -- Report: transfer
 -- Parameters: $granularity VARCHAR, $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive).
--- Requires src/report/sql/spend.sql. Public and private transfer per organization, program, day,
+-- Requires the spend views of migration 004 (queries/schema/004_spend_in_database.sql). Public and private transfer per organization, program, day,
 -- period (plan), rate and framework: one row per current framework (spend_current_frameworks) and
 -- one 'unattributed' row (framework_id NULL) for the program's usage no current framework accounts
 -- for. Allowances are netted in time order: per pool (the book's scope x billing month) the

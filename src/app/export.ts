@@ -1,0 +1,31 @@
+// exportDataset(): the partitioned dataset (src/export/dataset.ts) with everything wired (store, price
+// book from the configuration unless given), for the CLI. The price tables are brought in step with the
+// book first, since the priced daily lines are part of the dataset.
+import { loadPriceBook } from '../billing/pricebook.js';
+import type { ExportFormat } from '../domain/formats.js';
+import { exportDataset as writeDataset, type ExportResult } from '../export/dataset.js';
+import { refreshPrices } from '../report/prices.js';
+import { openCommandStore, type CommandContext } from './context.js';
+
+export interface ExportDatasetOptions {
+  /** The dataset's root folder. Resolved against the working directory. */
+  dir: string;
+  /** Default: parquet only. */
+  formats?: readonly ExportFormat[];
+  /** Default: the configuration's report.prices. Resolved against the config file's directory. */
+  prices?: string;
+  now?: Date;
+}
+
+export async function exportDataset(ctx: CommandContext, opts: ExportDatasetOptions): Promise<ExportResult> {
+  // A broken price book is refused before anything is opened or written.
+  const book = loadPriceBook(ctx.resolvePath(opts.prices ?? ctx.config.report.prices));
+  const store = await openCommandStore(ctx);
+  try {
+    const now = opts.now ?? new Date();
+    await refreshPrices(store, book, now);
+    return await writeDataset({ store, dir: opts.dir, formats: opts.formats ?? ['parquet'], now, log: ctx.log });
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,29 @@
+// `usage-pipeline export --dataset DIR [--format parquet,arrow]`: checks the flags and runs
+// exportDataset() (src/app/export.ts). Input is checked before anything is written.
+import { resolve } from 'node:path';
+import { UsageError } from '../domain/errors.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../domain/formats.js';
+import type { ExportResult } from '../export/dataset.js';
+import { exportDataset } from '../app/export.js';
+import { parseList } from './collect.js';
+import { commandContext, type CommonOptions } from '../app/context.js';
+
+export interface ExportCommandOptions extends CommonOptions {
+  dataset?: string;
+  format?: string;
+  prices?: string;
+  now?: () => number;
+}
+
+export async function exportCommand(opts: ExportCommandOptions): Promise<ExportResult> {
+  const ctx = commandContext(opts);
+  if (!opts.dataset) throw new UsageError('say where the dataset goes: --dataset DIR (a folder, a mounted bucket, or a folder you sync).');
+  const formats = opts.format ? parseList<ExportFormat>('--format', opts.format, EXPORT_FORMATS) : (['parquet'] as ExportFormat[]);
+  if (!formats.includes('parquet')) throw new UsageError('--format must include parquet (the dataset itself); add arrow for Arrow IPC copies.');
+  return exportDataset(ctx, {
+    dir: resolve(ctx.cwd, opts.dataset),
+    formats,
+    ...(opts.prices ? { prices: opts.prices } : {}),
+    ...(opts.now ? { now: new Date(opts.now()) } : {}),
+  });
+}

@@ -1,0 +1,95 @@
+// Arrow IPC files (`--format arrow`) for analysts whose dataframes read Arrow directly (pandas,
+// polars). DuckDB's Node client hands back JS values, so the columns are rebuilt here with
+// apache-arrow, with their types kept: BIGINT as int64 (exact, from bigint), DECIMAL(p,s) as
+// decimal128(p,s) from the exact scaled integer, TIMESTAMPTZ as timestamp[us, UTC], DATE as
+// date32. Off the ingest path: only reports and the dataset export write it.
+import { writeFile } from 'node:fs/promises';
+import {
+  Bool, DateDay, Decimal, Float64, Int32, Int64, Table, TimeUnit, Timestamp, Utf8,
+  makeData, makeVector, tableToIPC, vectorFromArray, type Data, type DataType, type Vector,
+} from 'apache-arrow';
+import type { Store } from '../store/store.js';
+import { quoteIdent } from '../store/sql.js';
+
+interface ColumnType { column_name: string; column_type: string }
+
+const DECIMAL = /^DECIMAL\((\d+),(\d+)\)$/;
+
+/** How each DuckDB type is read so that no value passes through a float. */
+function projection(c: ColumnType): string {
+  const id = quoteIdent(c.column_name);
+  const dec = DECIMAL.exec(c.column_type);
+  if (dec) return `CAST(CAST(${id} * CAST(10 ** ${dec[2]} AS HUGEINT) AS HUGEINT) AS VARCHAR) AS ${id}`;
+  if (c.column_type === 'TIMESTAMP WITH TIME ZONE' || c.column_type === 'TIMESTAMP') return `epoch_us(${id}) AS ${id}`;
+  if (c.column_type === 'DATE') return `CAST(date_diff('day', DATE '1970-01-01', ${id}) AS INTEGER) AS ${id}`;
+  if (c.column_type === 'HUGEINT' || c.column_type === 'UBIGINT') return `CAST(${id} AS VARCHAR) AS ${id}`;
+  return id;
+}
+
+function validity(values: unknown[]): { nullBitmap: Uint8Array; nullCount: number } {
+  const nullBitmap = new Uint8Array(Math.ceil(values.length / 8));
+  let nullCount = 0;
+  values.forEach((v, i) => {
+    if (v === null || v === undefined) nullCount++;
+    else nullBitmap[i >> 3]! |= 1 << (i & 7);
+  });
+  return { nullBitmap, nullCount };
+}
+
+/** A two's-complement 128-bit integer as four little-endian 32-bit words. */
+function putInt128(words: Uint32Array, i: number, v: bigint): void {
+  let u = BigInt.asUintN(128, v);
+  for (let w = 0; w < 4; w++) {
+    words[i * 4 + w] = Number(u & 0xffffffffn);
+    u >>= 32n;
+  }
+}
+
+function column(c: ColumnType, values: unknown[]): { type: DataType; vector: Vector } {
+  const length = values.length;
+  const dec = DECIMAL.exec(c.column_type);
+  if (dec) {
+    const type = new Decimal(Number(dec[2]), Number(dec[1]), 128);
+    const words = new Uint32Array(length * 4);
+    values.forEach((v, i) => v !== null && putInt128(words, i, BigInt(v as string)));
+    return { type, vector: makeVector(makeData({ type, length, data: words, ...validity(values) }) as Data<Decimal>) };
+  }
+  switch (c.column_type) {
+    case 'BIGINT': {
+      const type = new Int64();
+      const data = BigInt64Array.from(values, (v) => (v === null ? 0n : BigInt(v as bigint)));
+      return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
+    }
+    case 'INTEGER': case 'SMALLINT': case 'TINYINT': {
+      const type = new Int32();
+      const data = Int32Array.from(values, (v) => (v === null ? 0 : Number(v)));
+      return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
+    }
+    case 'TIMESTAMP WITH TIME ZONE': case 'TIMESTAMP': {
+      const type = new Timestamp(TimeUnit.MICROSECOND, c.column_type === 'TIMESTAMP' ? null : 'UTC');
+      const data = BigInt64Array.from(values, (v) => (v === null ? 0n : BigInt(v as bigint)));
+      return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
+    }
+    case 'DATE': {
+      const type = new DateDay();
+      const data = Int32Array.from(values, (v) => (v === null ? 0 : Number(v)));
+      return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
+    }
+    case 'DOUBLE': case 'FLOAT':
+      return { type: new Float64(), vector: vectorFromArray(values as (number | null)[], new Float64()) };
+    case 'BOOLEAN':
+      return { type: new Bool(), vector: vectorFromArray(values as (boolean | null)[], new Bool()) };
+    default:
+      return { type: new Utf8(), vector: vectorFromArray(values.map((v) => (v === null ? null : String(v))), new Utf8()) };
+  }
+}
+
+/** Writes a (TEMP) table, in its row order, as an Arrow IPC file at `path`; returns the row count. */
+export async function writeArrowFile(store: Store, table: string, path: string): Promise<number> {
+  const cols = await store.query<ColumnType>(`DESCRIBE ${quoteIdent(table)}`);
+  const rows = await store.query<Record<string, unknown>>(`SELECT ${cols.map(projection).join(', ')} FROM ${quoteIdent(table)}`);
+  const vectors: Record<string, Vector> = {};
+  for (const c of cols) vectors[c.column_name] = column(c, rows.map((r) => r[c.column_name] ?? null)).vector;
+  await writeFile(path, tableToIPC(new Table(vectors), 'file'));
+  return rows.length;
+}

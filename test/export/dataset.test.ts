@@ -1,0 +1,174 @@
+// export --dataset: the Hive-partitioned Parquet dataset reads back exactly with DuckDB and with
+// pyarrow's dataset API (an independent reader), and a second export after one more collect
+// rewrites exactly the partitions whose rows changed.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { collectCommand } from '../../src/cli/collect.js';
+import { demoCommand } from '../../src/cli/demo.js';
+import { exportCommand } from '../../src/cli/export.js';
+import type { ExportResult } from '../../src/export/dataset.js';
+import { silentLogger } from '../../src/log.js';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { quoteLiteral } from '../../src/store/sql.js';
+import { openStore } from '../../src/store/store.js';
+import { venvPython } from '../support/python.js';
+
+const NOW = Date.parse('2026-11-21T10:37:00Z');
+const LATER = NOW + 3 * 3_600_000;
+const PRICES = join(process.cwd(), 'config/prices.toml');
+
+// Every column as exact text: integers and decimals as digits, timestamps as epoch microseconds.
+const TS = (c: string) => `CAST(epoch_us(${c}) AS VARCHAR) AS ${c}`;
+const COLUMNS: Record<string, { read: string[]; sql: string[] }> = {
+  usage_program: {
+    read: ['granularity', 'month', 'api_version', 'org_id', 'program_id', 'period_id', 'period_plan', 'period_start', 'period_end',
+      'timeframe_start', 'timeframe_end', 'metric', 'value', 'run_id', 'collected_at'],
+    sql: ['granularity', "strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month", 'api_version', 'org_id', 'program_id', 'period_id',
+      'period_plan', TS('period_start'), TS('period_end'), TS('timeframe_start'), TS('timeframe_end'), 'metric',
+      'CAST(value AS VARCHAR) AS value', 'run_id', TS('collected_at')],
+  },
+  usage_framework: {
+    read: ['granularity', 'month', 'org_id', 'program_id', 'framework_id', 'period_id', 'period_plan', 'period_start', 'period_end',
+      'timeframe_start', 'timeframe_end', 'metric', 'value', 'run_id', 'collected_at'],
+    sql: ['granularity', "strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month", 'org_id', 'program_id', 'framework_id', 'period_id',
+      'period_plan', TS('period_start'), TS('period_end'), TS('timeframe_start'), TS('timeframe_end'), 'metric',
+      'CAST(value AS VARCHAR) AS value', 'run_id', TS('collected_at')],
+  },
+  spend_daily: {
+    read: ['month', 'line_id', 'granularity', 'usage_day', 'program_id', 'framework_id', 'metric', 'quantity_raw', 'quantity', 'cost', 'unpriced_reason'],
+    sql: ["strftime(billing_month, '%Y-%m') AS month", 'line_id', 'granularity', 'CAST(usage_day AS VARCHAR) AS usage_day', 'program_id',
+      'framework_id', 'metric', 'CAST(quantity_raw AS VARCHAR) AS quantity_raw', 'CAST(quantity AS VARCHAR) AS quantity',
+      'CAST(cost AS VARCHAR) AS cost', 'unpriced_reason'],
+  },
+  programs: {
+    read: ['program_id', 'org_id', 'name', 'created_at', 'deleted_at'],
+    sql: ['program_id', 'org_id', 'name', TS('created_at'), TS('deleted_at')],
+  },
+};
+const sortRows = (rows: (string | null)[][]) => rows.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+const glob = (dataset: string) => (dataset === 'programs' ? `${dataset}/*.parquet` : dataset === 'spend_daily' ? `${dataset}/*/*.parquet` : `${dataset}/*/*/*.parquet`);
+
+async function fileStates(dir: string): Promise<Map<string, { sha: string; mtimeMs: number; ino: number }>> {
+  const out = new Map<string, { sha: string; mtimeMs: number; ino: number }>();
+  for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    const p = join(e.parentPath, e.name);
+    const st = statSync(p);
+    out.set(relative(dir, p), { sha: createHashHex(readFileSync(p)), mtimeMs: st.mtimeMs, ino: st.ino });
+  }
+  return out;
+}
+
+describe('export --dataset', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'usage-export-'));
+  const db = join(dir, 'usage.duckdb');
+  const dataset = join(dir, 'dataset');
+  let first: ExportResult;
+
+  /** Rows from the database, and rows read back from the dataset with DuckDB's hive partitioning. */
+  async function dbAndDuckdbRows() {
+    const store = await openStore({ path: db, readOnly: true });
+    try {
+      const out: Record<string, { db: (string | null)[][]; read: (string | null)[][] }> = {};
+      for (const [name, c] of Object.entries(COLUMNS)) {
+        const fromDb = await store.query<Record<string, string | null>>(`SELECT ${c.sql.join(', ')} FROM ${name}`);
+        const path = quoteLiteral(join(dataset, glob(name)));
+        const readSql = `SELECT ${c.sql.map((s) => s.replace(/strftime\([^)]*\)\) AS month|strftime\(billing_month, '%Y-%m'\) AS month/, 'month')).join(', ')}
+                         FROM read_parquet(${path}, hive_partitioning = true, hive_types_autocast = false)`;
+        const fromFiles = await store.query<Record<string, string | null>>(readSql);
+        out[name] = {
+          db: sortRows(fromDb.map((r) => c.read.map((k) => (r[k] === null ? null : String(r[k]))))),
+          read: sortRows(fromFiles.map((r) => c.read.map((k) => (r[k] === null ? null : String(r[k]))))),
+        };
+      }
+      return out;
+    } finally {
+      await store.close();
+    }
+  }
+
+  beforeAll(async () => {
+    const demo = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
+    expect(demo.collect.exitCode).toBe(0);
+    first = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => NOW, log: silentLogger });
+  }, 180_000);
+
+  it('writes Hive partitions with a manifest each', () => {
+    expect(first.written.length).toBe(first.partitions);
+    expect(first.written).toContain('usage_framework/granularity=hourly/month=2026-11');
+    expect(first.written).toContain('spend_daily/month=2026-10');
+    const m = JSON.parse(readFileSync(join(dataset, 'usage_program/granularity=daily/month=2026-10/_manifest.json'), 'utf8'));
+    const store = readFileSync(join(dataset, 'usage_program/granularity=daily/month=2026-10/part-0.parquet'));
+    expect(m.sha256).toBe(createHashHex(store));
+    expect(m.rows).toBeGreaterThan(0);
+    expect(m.run_ids.length).toBeGreaterThan(0);
+  });
+
+  it('reads back exactly with DuckDB read_parquet(hive_partitioning = true)', async () => {
+    const rows = await dbAndDuckdbRows();
+    for (const [name, r] of Object.entries(rows)) {
+      expect(r.db.length, name).toBeGreaterThan(0);
+      expect(r.read, name).toEqual(r.db);
+    }
+  });
+
+  it('reads back exactly with pyarrow\'s dataset API', async () => {
+    const rows = await dbAndDuckdbRows();
+    const py = JSON.parse(execFileSync(venvPython(), ['test/export/read_dataset.py', dataset,
+      JSON.stringify(Object.fromEntries(Object.entries(COLUMNS).map(([n, c]) => [n, c.read])))], { maxBuffer: 1 << 30 }).toString());
+    for (const [name, r] of Object.entries(rows)) {
+      expect(py[name].rows.length, name).toBe(r.db.length);
+      expect(sortRows(py[name].rows), name).toEqual(r.db);
+    }
+    expect(py.usage_program.types.value).toBe('int64');
+    expect(py.usage_program.types.timeframe_start).toBe('timestamp[us, tz=UTC]');
+    expect(py.spend_daily.types.cost).toBe('decimal128(18, 2)');
+  });
+
+  it('re-exporting unchanged data changes no file; after one more collect only changed partitions are rewritten', async () => {
+    const before = await fileStates(dataset);
+    const again = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => NOW, log: silentLogger });
+    expect(again.written).toEqual([]);
+    expect(again.unchanged).toBe(first.partitions);
+    expect(await fileStates(dataset)).toEqual(before);
+
+    const sandbox = await startSandbox({ port: 0, scenario: 'small', now: LATER });
+    let runId: string;
+    try {
+      const c = await collectCommand({
+        db, env: { ...process.env, USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+        granularity: 'hourly,daily,monthly', inventory: 'never', now: () => LATER, log: silentLogger,
+      });
+      expect(c.exitCode).toBe(0);
+      runId = c.runId;
+    } finally {
+      await sandbox.close();
+    }
+    const next = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATER, log: silentLogger });
+    const after = await fileStates(dataset);
+    expect(next.written.length).toBeGreaterThan(0);
+    expect(next.written.length).toBeLessThan(next.partitions);
+    expect(next.written).toContain('usage_program/granularity=hourly/month=2026-11');
+    const changed = [...after.keys()].filter((f) => before.get(f)?.sha !== after.get(f)!.sha || before.get(f)?.mtimeMs !== after.get(f)!.mtimeMs);
+    const partitionOf = (f: string) => f.replace(/^_arrow\//, '').replace(/\/[^/]+$/, '');
+    expect(new Set(changed.map(partitionOf))).toEqual(new Set(next.written));
+    // A rewritten usage partition holds rows of the new run; an untouched one none.
+    for (const p of next.written.filter((w) => w.startsWith('usage_'))) {
+      expect(JSON.parse(readFileSync(join(dataset, p, '_manifest.json'), 'utf8')).run_ids, p).toContain(runId);
+    }
+    for (const f of [...after.keys()].filter((k) => k.startsWith('usage_') && k.endsWith('_manifest.json') && !next.written.includes(partitionOf(k)))) {
+      expect(JSON.parse(readFileSync(join(dataset, f), 'utf8')).run_ids, f).not.toContain(runId);
+    }
+    // And the dataset still equals the database.
+    for (const [name, r] of Object.entries(await dbAndDuckdbRows())) expect(r.read, name).toEqual(r.db);
+  });
+});
+
+function createHashHex(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}
