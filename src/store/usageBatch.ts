@@ -1,9 +1,10 @@
 // A usage batch of one window and scope, on its own connection. Two ways in:
-// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader and committed on its own,
-//   replacing the page's programs or frameworks in the window; commit() then sweeps what no page
-//   returned and writes the coverage row. Memory stays bounded by a page. The collector uses this.
-// - append(): rows built in JavaScript, staged through the appender into a TEMP table, then replacing
-//   the whole window and scope in one transaction with the coverage row (fixtures and tests).
+// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader, checked, and added to the
+//   scope's TEMP rows (spilled to disk by DuckDB beyond its memory limit). The collector uses this.
+// - append(): rows built in JavaScript, staged through the appender into a TEMP table (fixtures, tests).
+// Either way commit() replaces the whole window and scope in one transaction with the coverage row, so
+// a scope's pages become visible together or not at all: an interrupted or failed scope leaves the data
+// and the coverage it had before.
 import {
   BIGINT,
   DuckDBDataChunk,
@@ -136,10 +137,8 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
-  /** 'rows': staged through append() and committed whole; 'pages': each appendPage() commits its page. */
+  /** 'rows': staged through append(); 'pages': parsed pages gathered in scope_usage. Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
-  /** Whether the window and scope held rows when the first page came: if not, nothing needs deleting. */
-  private hadRows: Promise<boolean> | undefined;
 
   constructor(
     private readonly host: BatchHost,
@@ -165,7 +164,7 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = await this.host.connect();
       try {
         await execSql(conn, readSql('queries/store/staging_usage_create.sql'));
-        await execSql(conn, readSql('queries/store/seen_ids_create.sql'));
+        await execSql(conn, readSql('queries/store/scope_usage_create.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -197,9 +196,9 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /**
-   * One page, in its own transaction: staged (and checked) alone, then it replaces, in the batch's
-   * window, exactly the programs or frameworks on it. Memory stays bounded by a page, however large
-   * the organization. The batch's commit() then sweeps what no page replaced and writes coverage.
+   * One page: staged (and checked) alone, then added to the scope's rows, replacing what an earlier page
+   * of this batch said about the same programs or frameworks. Nothing reaches the fact table before
+   * commit(). The parsed page, the page's DuckDB working set, is dropped as the next one comes.
    */
   private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
@@ -217,35 +216,14 @@ export class StagedUsageBatch implements UsageBatch {
       let rows = 0;
       if (items !== null && items > 0) {
         const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
-        await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
+        rows = await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
         await this.check(conn);
         await execSql(conn, readSql(this.isFramework ? 'queries/store/page_framework_ids.sql' : 'queries/store/page_ids.sql'));
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        this.hadRows ??= this.windowHasRows(conn, table);
-        const replace = (await this.hadRows) || (await this.seenBefore(conn));
-        rows = await this.inTransaction(conn, async () => {
-          if (replace) await execSql(conn, readSql(`queries/store/${table}_delete_page.sql`), this.windowParams());
-          return this.insertStaged(conn);
-        });
-        await execSql(conn, readSql('queries/store/seen_ids_add.sql'));
-        await execSql(conn, readSql('queries/store/staging_usage_clear.sql'));
+        await execSql(conn, readSql(this.isFramework ? 'queries/store/scope_usage_add_framework_page.sql' : 'queries/store/scope_usage_add_program_page.sql'));
       }
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
     });
-  }
-
-  private async seenBefore(conn: DuckDBConnection): Promise<boolean> {
-    const [r] = await queryRows<{ seen: boolean }>(conn, readSql('queries/store/page_ids_seen_before.sql'));
-    return r?.seen ?? true;
-  }
-
-  private async windowHasRows(conn: DuckDBConnection, table: string): Promise<boolean> {
-    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(`queries/store/${table}_window_has_rows.sql`), {
-      ...this.windowParams(),
-      ...this.scopeParams(),
-    });
-    return r?.has_rows ?? true;
   }
 
   /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
@@ -382,18 +360,9 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = this.conn!;
       this.appender?.closeSync();
       this.appender = undefined;
-      if (this.mode === 'pages') {
-        // Every page is in; what no page replaced in the window and scope is gone from the API.
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        // A batch whose first page found the window empty (or that got no page) has nothing to sweep.
-        const sweep = this.hadRows ? await this.hadRows : await this.windowHasRows(conn, table);
-        await this.inTransaction(conn, async () => {
-          if (sweep) await execSql(conn, readSql(`queries/store/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
-          await this.writeCoverage(conn, this.staged);
-        });
-        return { rows: this.staged };
-      }
-      await this.check(conn);
+      // The scope's gathered pages become the staging rows; a repeated id was already replaced.
+      if (this.mode === 'pages') await execSql(conn, readSql('queries/store/scope_usage_to_staging.sql'));
+      else await this.check(conn);
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, readSql(`queries/store/${table}_delete_window.sql`), { ...this.windowParams(), ...this.scopeParams() });
