@@ -55,6 +55,7 @@ export async function demoCommand(
         outDir: opts.outDir ?? ctx.resolvePath(ctx.config.report.out_dir),
         formats: ctx.config.report.formats,
         priceBookPath: ctx.resolvePath(ctx.config.report.prices),
+        ...(ctx.config.report.price_overlay ? { priceOverlayPath: ctx.config.report.price_overlay } : {}),
         now: new Date(clock()),
         log: ctx.log,
       });

@@ -1,4 +1,5 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
+import { resolve } from 'node:path';
 import { UsageError } from '../config/load.js';
 import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
 import { parseList } from './collect.js';
@@ -33,9 +34,11 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
       ...(opts.month ? { month: opts.month } : {}),
       ...(opts.from ? { from: opts.from } : {}),
       ...(opts.to ? { to: opts.to } : {}),
-      outDir: opts.out ? ctx.resolvePath(opts.out) : ctx.resolvePath(ctx.config.report.out_dir),
+      // Flags are the caller's paths, relative to the working directory; the config's are absolute.
+      outDir: resolve(ctx.cwd, opts.out ?? ctx.config.report.out_dir),
       formats,
-      priceBookPath: opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices),
+      priceBookPath: resolve(ctx.cwd, opts.prices ?? ctx.config.report.prices),
+      ...(ctx.config.report.price_overlay ? { priceOverlayPath: ctx.config.report.price_overlay } : {}),
       ...(opts.requireComplete ? { requireComplete: true } : {}),
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: new Date(opts.now()) } : {}),

@@ -70,6 +70,7 @@ export async function runExportJob(env: JobEnv, month: string): Promise<JobResul
       // runReport refuses a format it does not write, with a message naming the ones it does.
       formats: ctx.config.report.formats,
       priceBookPath: ctx.resolvePath(ctx.config.report.prices),
+      ...(ctx.config.report.price_overlay ? { priceOverlayPath: ctx.config.report.price_overlay } : {}),
       now: new Date(env.now()),
       log: env.log,
     });

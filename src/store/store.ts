@@ -401,6 +401,7 @@ export class Store {
       lastDataEnd: (r.last_data_end as Date | null) ?? null,
       completeWindows: num(r.complete_windows),
       lastCollectedAt: r.last_collected_at as Date,
+      lastCompleteCollectedAt: (r.last_complete_collected_at as Date | null) ?? null,
       lastStatus: r.last_status as CoverageStatus,
       lastDetail: (r.last_detail as string | null) ?? null,
       lastRunId: r.last_run_id as string,
