@@ -234,7 +234,8 @@ function readBook(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new PriceBookError(path, [`cannot read: ${(e as Error).message}`]);
+    // Node's message repeats the path the error already names: keep its errno and reason.
+    throw new PriceBookError(path, [`cannot read: ${(e as Error).message.split(', open')[0]}`]);
   }
 }
 

@@ -6,6 +6,7 @@ import { startSandbox } from '../sandbox/server.js';
 import { collectCommand } from './collect.js';
 import { commandContext, openCommandStore, type CommonOptions } from './context.js';
 import type { CollectProgress } from '../collect/collect.js';
+import { cliInvocation, packageFile, shellArg } from './invocation.js';
 
 export interface DemoResult {
   baseUrl: string;
@@ -16,6 +17,8 @@ export interface DemoResult {
   month: string;
   query: string;
   queryResult: Record<string, unknown>[];
+  /** Commands to try next, each runnable as printed from the working directory. */
+  hints: { query: string; status: string; report: string };
 }
 
 /** The month before the one containing `now`, as YYYY-MM. */
@@ -61,6 +64,14 @@ export async function demoCommand(
       });
       const query = readSql(DEMO_QUERY_FILE);
       const queryResult = await store.query(query);
+      const cli = cliInvocation(ctx.cwd);
+      // --db only when the demo did not use the default database, so the hint finds the same data.
+      const db = ctx.dbPath === ctx.config.store.db ? '' : ` --db ${shellArg(ctx.dbPath)}`;
+      const hints = {
+        query: `${cli} query --file ${shellArg(packageFile(DEMO_QUERY_FILE, ctx.cwd))}${db}`,
+        status: `${cli} status${db}`,
+        report: `${cli} report --month ${month}${db}`,
+      };
       return {
         baseUrl: sandbox.baseUrl,
         dbPath: collected.dbPath,
@@ -70,6 +81,7 @@ export async function demoCommand(
         month,
         query: query.split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(),
         queryResult,
+        hints,
       };
     } finally {
       await store.close();

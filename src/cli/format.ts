@@ -118,9 +118,9 @@ export function formatReportSummary(r: ReportResult): string {
 
 export function formatDemo(r: DemoResult): string {
   const out = [formatCollectSummary(r.collect), formatReportSummary(r.report)];
-  out.push('', 'Try it:', `  duckdb -readonly ${r.analystCopy ?? r.dbPath}`, ...r.query.split('\n').map((l) => `    ${l}`));
+  out.push('', `Try it: a query on the analyst copy (${r.analystCopy ?? r.dbPath}):`, `  ${r.hints.query}`, ...r.query.split('\n').map((l) => `    ${l}`));
   out.push('', 'which answers:');
   for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));
-  out.push('', `Next: usage-pipeline status, usage-pipeline report --month ${r.month}, and the README for finance, operators and analysts.`);
+  out.push('', 'Next:', `  ${r.hints.status}`, `  ${r.hints.report}`, '  and the README for finance, operators and analysts.');
   return out.join('\n');
 }

@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { silentLogger, type Logger } from '../log.js';
-import { execSql, queryRows, type SqlParams } from './connection.js';
+import { execSql, queryRows, queryTable, type SqlParams } from './connection.js';
 import { FRAMEWORKS, PROGRAMS, SNAPSHOTS, upsertInventory } from './inventory.js';
 import { migrate, type Migration } from './migrations.js';
 import { readSql } from './sql.js';
@@ -265,6 +265,11 @@ export class Store {
    */
   async query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.exclusive(() => queryRows<T>(this.conn, sql, params));
+  }
+
+  /** One ad-hoc statement (the `query` command): its column names and rows. */
+  async queryTable(sql: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
+    return this.exclusive(() => queryTable(this.conn, sql));
   }
 
   async run(sql: string, params?: SqlParams): Promise<void> {
