@@ -8,11 +8,14 @@ import { defineConfig } from 'vitest/config';
 export const INTEGRATION = [
   'test/analyst/spend-views.test.ts',
   'test/api/client.test.ts',
-  'test/cli/**/*.test.ts',
+  'test/cli/cli.test.ts',
+  'test/cli/demo.test.ts',
+  'test/cli/operate.test.ts',
   'test/collect/collect.test.ts',
   'test/collect/crash.test.ts',
   'test/collect/nonsense.test.ts',
   'test/export/dataset.test.ts',
+  'test/package/tarball.test.ts',
   'test/report/arrow.test.ts',
   'test/report/html.test.ts',
   'test/report/report.test.ts',
@@ -27,6 +30,7 @@ export const INTEGRATION = [
   'test/schedule/shutdown.test.ts',
   'test/store/crash.test.ts',
   'test/store/lock.test.ts',
+  'test/support/python.test.ts',
 ];
 
 export default defineConfig({
@@ -39,8 +43,10 @@ export default defineConfig({
     env: { TZ: 'UTC' },
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: INTEGRATION } },
-      // Compiled once first (test/support/build.ts), so child processes run today's code from dist/.
-      { extends: true, test: { name: 'integration', include: INTEGRATION, globalSetup: ['test/support/build.ts'] } },
+      // Compiled once first (test/support/build.ts), so child processes run today's code from dist/; the
+      // tools they need beyond Node (LibreOffice, Chromium, .venv's Python packages) installed when missing
+      // (test/support/tools.ts).
+      { extends: true, test: { name: 'integration', include: INTEGRATION, globalSetup: ['test/support/build.ts', 'test/support/tools.ts'] } },
     ],
   },
 });

@@ -22,6 +22,7 @@ import type { BenchWindow, MinimumResult } from './minimum.js';
 import { startSandboxProcess } from './sandboxProcess.js';
 import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase } from './table.js';
 import { benchPlan } from './windows.js';
+import { measureStartup, startupLine } from './startup.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BENCH_DIR = join(ROOT, '.bench');
@@ -55,6 +56,7 @@ const { values: flags } = parseArgs({
     write: { type: 'boolean' },
     profile: { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
+    'startup-only': { type: 'boolean', default: false },
   },
 });
 
@@ -62,7 +64,7 @@ const mode = MODES[flags.quick ? 'quick' : 'full'];
 const latencyMs = Number(flags['latency-ms']);
 const fixedNow = Date.parse(flags.now);
 if (!Number.isInteger(latencyMs) || latencyMs < 0 || Number.isNaN(fixedNow)) {
-  console.error('usage: npm run bench -- [--quick] [--json] [--latency-ms N] [--now ISO] [--write] [--profile]');
+  console.error('usage: npm run bench -- [--quick] [--json] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only]');
   process.exit(64);
 }
 const writeMd = flags.write ?? mode.name === 'full';
@@ -71,6 +73,13 @@ const say = (msg: string) => (flags.json ? process.stderr : process.stdout).writ
 const log = createLogger({ level: 'warn' });
 
 async function main(): Promise<void> {
+  // First, on a quiet machine: the command line's start-up (--help, --version).
+  const startup = await measureStartup(ROOT);
+  say(startupLine(startup));
+  if (flags['startup-only']) {
+    if (flags.json) process.stdout.write(JSON.stringify(startup) + '\n');
+    return;
+  }
   const plan = benchPlan(fixedNow, mode.days, mode.hours);
   const windows = [plan.daily, plan.hourly];
   rmSync(join(BENCH_DIR, mode.name), { recursive: true, force: true });
@@ -188,6 +197,7 @@ async function main(): Promise<void> {
       baseline,
       baselinePrograms: mode.baselinePrograms,
       sandboxPeakRssMb: sandboxPeak,
+      startup,
     };
     say('');
     say(benchTable(bench));

@@ -1,5 +1,6 @@
 // The benchmark's figures, derived from what each phase measured: pure functions, so that the
 // arithmetic (ratios, the baseline's extrapolation, goals) is tested apart from the slow run.
+import { STARTUP_GOALS, type StartupResult } from './startup.js';
 import type { SandboxStats } from '../src/sandbox/stats.js';
 import type { BaselineResult } from './baseline.js';
 import type { PhaseMeasure } from './measure.js';
@@ -46,6 +47,8 @@ export interface BenchReport {
   storeLoad: { rows: number; append_values_per_s: number; end_to_end_values_per_s: number; peak_rss_mb: number | null };
   baseline: (BaselineResult & PhaseMeasure & { sandbox: SandboxStats }) | null;
   baselinePrograms: number;
+  /** `usage-pipeline --help` / `--version` start-up (bench/startup.ts). */
+  startup?: StartupResult;
   sandboxPeakRssMb: number | null;
 }
 
@@ -186,6 +189,7 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
     sandbox_peak_rss_mb: b.sandboxPeakRssMb === null ? null : Math.round(b.sandboxPeakRssMb),
     baseline_requests_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.requests, 2) : null,
     baseline_cpu_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.cpu, 2) : null,
+    ...(b.startup ? { cli_help_ms: b.startup.cli_help_ms, cli_help_rss_mb: b.startup.cli_help_rss_mb, cli_version_ms: b.startup.cli_version_ms, cli_version_rss_mb: b.startup.cli_version_rss_mb } : {}),
   };
 }
 
@@ -275,6 +279,17 @@ export function benchTable(b: BenchReport): string {
       '< 1',
       '',
       '',
+    );
+  }
+  if (b.startup) {
+    const s = b.startup;
+    const ok = s.cli_help_ms < STARTUP_GOALS.ms && s.cli_help_rss_mb < STARTUP_GOALS.rssMb && s.cli_version_ms < STARTUP_GOALS.ms && s.cli_version_rss_mb < STARTUP_GOALS.rssMb;
+    add(
+      'CLI start-up (--help, --version)',
+      `${s.cli_help_ms} ms ${s.cli_help_rss_mb} MB, ${s.cli_version_ms} ms ${s.cli_version_rss_mb} MB (median of ${s.runs})`,
+      `< ${STARTUP_GOALS.ms} ms, < ${STARTUP_GOALS.rssMb} MB`,
+      verdict(ok, 'a command module loads a heavy dependency at start-up'),
+      'Node.js itself (about 40 MB, 40 ms)',
     );
   }
   return markdownTable(['figure', 'value', 'goal', 'verdict', 'limited by'], rowsOut);

@@ -5,7 +5,7 @@ import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
 import { refreshPricesIfValid } from '../report/prices.js';
-import { apiClient, openCommandStore, type CommandContext } from './context.js';
+import { apiClient, openCommandStore, priceBookPaths, type CommandContext } from './context.js';
 
 export interface CollectOnceOptions {
   granularities?: readonly Granularity[];
@@ -60,7 +60,7 @@ export async function collectOnce(ctx: CommandContext, opts: CollectOnceOptions 
     let analystCopy: string | null = null;
     if (result.rows > 0 || result.status !== 'failed') {
       // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
-      await refreshPricesIfValid(store, ctx.resolvePath(ctx.config.report.prices), ctx.log);
+      await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
       analystCopy = await publishAnalystCopy(store);
     }
     return { ...result, dbPath: ctx.dbPath, analystCopy };

@@ -25,6 +25,7 @@ export interface CommandContext {
   cwd: string;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** A path from the config, against the config file's folder (the loaded config's paths are already absolute). */
   resolvePath(p: string): string;
 }
 
@@ -37,6 +38,18 @@ export function commandContext(opts: CommonOptions): CommandContext {
   const resolvePath = (p: string) => resolve(loaded.baseDir, p);
   const dbPath = resolve(cwd, opts.db ?? config.store.db);
   return { loaded, config, dbPath, cwd, env, log, resolvePath };
+}
+
+/**
+ * The price book to load: a path the caller gave (against the working directory, like every flag) or the
+ * configured one, with the configured overlay (`report.price_overlay`, an operator's own rates) laid over it.
+ */
+export function priceBookPaths(ctx: CommandContext, prices?: string): { path: string; overlay?: string } {
+  const overlay = ctx.config.report.price_overlay;
+  return {
+    path: prices !== undefined ? resolve(ctx.cwd, prices) : ctx.resolvePath(ctx.config.report.prices),
+    ...(overlay ? { overlay: ctx.resolvePath(overlay) } : {}),
+  };
 }
 
 /** The command's database, with the configured lock wait and memory limit. */

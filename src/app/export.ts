@@ -5,21 +5,22 @@ import { loadPriceBook } from '../billing/pricebook.js';
 import type { ExportFormat } from '../domain/formats.js';
 import { exportDataset as writeDataset, type ExportResult } from '../export/dataset.js';
 import { refreshPrices } from '../report/prices.js';
-import { openCommandStore, type CommandContext } from './context.js';
+import { openCommandStore, priceBookPaths, type CommandContext } from './context.js';
 
 export interface ExportDatasetOptions {
   /** The dataset's root folder. Resolved against the working directory. */
   dir: string;
   /** Default: parquet only. */
   formats?: readonly ExportFormat[];
-  /** Default: the configuration's report.prices. Resolved against the config file's directory. */
+  /** Default: the configuration's report.prices (and its price_overlay). A given one: against the working directory. */
   prices?: string;
   now?: Date;
 }
 
 export async function exportDataset(ctx: CommandContext, opts: ExportDatasetOptions): Promise<ExportResult> {
   // A broken price book is refused before anything is opened or written.
-  const book = loadPriceBook(ctx.resolvePath(opts.prices ?? ctx.config.report.prices));
+  const paths = priceBookPaths(ctx, opts.prices);
+  const book = loadPriceBook(paths.path, paths.overlay);
   const store = await openCommandStore(ctx);
   try {
     const now = opts.now ?? new Date();

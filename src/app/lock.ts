@@ -96,7 +96,7 @@ function busyMessage(shownPath: string, h: LockHolder | null, waitedMs: number, 
   return `${who} holds the lock on ${shownPath}${waited}; it will be released when that run ends${dead} — try again later`;
 }
 
-function pidAlive(pid: number): boolean {
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,19 +1,20 @@
 // writeReport(): the reports of one period with everything wired (store, output directory, formats and
 // price book from the configuration unless given), for the CLI, the daemon and the demo.
+import { resolve } from 'node:path';
 import type { OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
-import { openCommandStore, type CommandContext } from './context.js';
+import { openCommandStore, priceBookPaths, type CommandContext } from './context.js';
 
 export interface WriteReportOptions {
   /** YYYY-MM; or from/to. */
   month?: string;
   from?: string;
   to?: string;
-  /** Default: the configuration's report.out_dir. Resolved against the config file's directory. */
+  /** Default: the configuration's report.out_dir. A given one is the caller's: against the working directory. */
   outDir?: string;
   /** Default: the configuration's report.formats. */
   formats?: readonly OutputFormat[];
-  /** Default: the configuration's report.prices. Resolved against the config file's directory. */
+  /** Default: the configuration's report.prices (and its price_overlay). A given one: against the working directory. */
   prices?: string;
   requireComplete?: boolean;
   finalize?: boolean;
@@ -29,6 +30,7 @@ export async function writeReport(ctx: CommandContext, opts: WriteReportOptions)
   // Loaded here: the report writers (Parquet, Excel) are only needed when a report is written, which
   // for the daemon is once a month.
   const { runReport } = await import('../report/run.js');
+  const book = priceBookPaths(ctx, opts.prices);
   const store = await openCommandStore(ctx);
   try {
     return await runReport({
@@ -36,10 +38,11 @@ export async function writeReport(ctx: CommandContext, opts: WriteReportOptions)
       ...(opts.month ? { month: opts.month } : {}),
       ...(opts.from ? { from: opts.from } : {}),
       ...(opts.to ? { to: opts.to } : {}),
-      outDir: opts.outDir !== undefined ? ctx.resolvePath(opts.outDir) : reportOutDir(ctx),
+      outDir: opts.outDir !== undefined ? resolve(ctx.cwd, opts.outDir) : reportOutDir(ctx),
       // runReport refuses a format it does not write, with a message naming the ones it does.
       formats: opts.formats ?? ctx.config.report.formats,
-      priceBookPath: ctx.resolvePath(opts.prices ?? ctx.config.report.prices),
+      priceBookPath: book.path,
+      ...(book.overlay ? { priceOverlayPath: book.overlay } : {}),
       ...(opts.requireComplete ? { requireComplete: true } : {}),
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: opts.now } : {}),

@@ -127,14 +127,20 @@ function overlaps(a: { from: string; to: string | null }, b: { from: string; to:
   return a.from < bTo && b.from < aTo;
 }
 
+function tomlOf(text: string, origin: string): Record<string, unknown> {
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new PriceBookError(origin, [`not valid TOML: ${(e as Error).message.split('\n')[0]}`]);
+  }
+}
+
 /** Parses and validates price-book text; `origin` names it in errors. */
 export function parsePriceBook(text: string, origin: string): PriceBook {
-  let raw: unknown;
-  try {
-    raw = parseToml(text);
-  } catch (e) {
-    throw new PriceBookError(origin, [`not valid TOML: ${(e as Error).message}`]);
-  }
+  return bookFromRaw(tomlOf(text, origin), origin, createHash('sha256').update(text).digest('hex'));
+}
+
+function bookFromRaw(raw: unknown, origin: string, sha256: string): PriceBook {
   const parsed = bookSchema.safeParse(raw);
   if (!parsed.success) {
     throw new PriceBookError(
@@ -217,22 +223,65 @@ export function parsePriceBook(text: string, origin: string): PriceBook {
     revision: b.revision,
     currency: b.currency,
     path: origin,
-    sha256: createHash('sha256').update(text).digest('hex'),
+    sha256,
     metrics,
     rates,
     allowances,
   };
 }
 
-/** Reads and validates a price book file; throws PriceBookError listing every problem. */
-export function loadPriceBook(path: string): PriceBook {
-  let text: string;
+function readBook(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new PriceBookError(path, [`cannot read: ${(e as Error).message}`]);
+    // Node's message repeats the path the error already names: keep its errno and reason.
+    throw new PriceBookError(path, [`cannot read: ${(e as Error).message.split(', open')[0]}`]);
   }
-  return parsePriceBook(text, path);
+}
+
+/**
+ * Reads and validates a price book file; throws PriceBookError listing every problem. With an overlay
+ * (an operator's own partial book, `report.price_overlay`), the overlay's metrics replace the base's by
+ * name, its rates and allowances replace the base's with the same key (`id`, else plan/metric@from or
+ * metric/scope@from) and add the others; the result is validated as one book whose revision names both.
+ */
+export function loadPriceBook(path: string, overlayPath?: string): PriceBook {
+  const text = readBook(path);
+  if (overlayPath === undefined) return parsePriceBook(text, path);
+  const overlayText = readBook(overlayPath);
+  const base = tomlOf(text, path);
+  const over = tomlOf(overlayText, overlayPath);
+  if (typeof over.revision !== 'string' || over.revision === '') {
+    throw new PriceBookError(overlayPath, ['revision: an overlay needs its own revision id, e.g. revision = "ours-2026-01"']);
+  }
+  if (over.currency !== undefined && over.currency !== base.currency) {
+    throw new PriceBookError(overlayPath, [`currency: "${String(over.currency)}" differs from the base book's "${String(base.currency)}"`]);
+  }
+  const merged = {
+    ...base,
+    revision: `${String(base.revision)}+${over.revision}`,
+    metrics: { ...(base.metrics as object), ...(over.metrics as object) },
+    rates: overlayByKey(base.rates, over.rates, (r) => `${String(r.plan)}/${String(r.metric)}@${dayOf(r.effective_from)}`),
+    allowances: overlayByKey(base.allowances, over.allowances, (a) => `${String(a.metric)}/${String(a.scope)}@${dayOf(a.effective_from)}`),
+  };
+  const sha = createHash('sha256').update(text).update('\0').update(overlayText).digest('hex');
+  return bookFromRaw(merged, `${path} overlaid by ${overlayPath}`, sha);
+}
+
+function dayOf(v: unknown): string {
+  return v instanceof Date ? v.toISOString().slice(0, 10) : String(v);
+}
+
+function overlayByKey(base: unknown, over: unknown, key: (e: Record<string, unknown>) => string): unknown[] {
+  const list = (v: unknown) => (Array.isArray(v) ? (v as Record<string, unknown>[]) : []);
+  const keyOf = (e: Record<string, unknown>) => (typeof e.id === 'string' ? e.id : key(e));
+  const out = [...list(base)];
+  for (const e of list(over)) {
+    const i = out.findIndex((b) => keyOf(b) === keyOf(e));
+    if (i >= 0) out[i] = e;
+    else out.push(e);
+  }
+  return out;
 }
 
 /** The rate in force for a plan and metric at an instant, if the book has one. */

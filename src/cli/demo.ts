@@ -8,6 +8,7 @@ import { commandContext, openCommandStore, type CommonOptions } from '../app/con
 import { writeReport } from '../app/report.js';
 import { GRANULARITIES } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
+import { cliInvocation, packageFile, shellArg } from './invocation.js';
 
 export interface DemoResult {
   baseUrl: string;
@@ -18,6 +19,8 @@ export interface DemoResult {
   month: string;
   query: string;
   queryResult: Record<string, unknown>[];
+  /** Commands to try next, each runnable as printed from the working directory. */
+  hints: { query: string; status: string; report: string };
 }
 
 /** The month before the one containing `now`, as YYYY-MM. */
@@ -55,6 +58,14 @@ export async function demoCommand(
     try {
       const query = readSql(DEMO_QUERY_FILE);
       const queryResult = await store.query(query);
+      const cli = cliInvocation(ctx.cwd);
+      // --db only when the demo did not use the default database, so the hint finds the same data.
+      const db = ctx.dbPath === ctx.config.store.db ? '' : ` --db ${shellArg(ctx.dbPath)}`;
+      const hints = {
+        query: `${cli} query --file ${shellArg(packageFile(DEMO_QUERY_FILE, ctx.cwd))}${db}`,
+        status: `${cli} status${db}`,
+        report: `${cli} report --month ${month}${db}`,
+      };
       return {
         baseUrl: sandbox.baseUrl,
         dbPath: collected.dbPath,
@@ -64,6 +75,7 @@ export async function demoCommand(
         month,
         query: query.split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(),
         queryResult,
+        hints,
       };
     } finally {
       await store.close();

@@ -52,34 +52,51 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => '  ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
 }
 
+/** `status` fits an 80-column terminal: long details are cut, and the full text is in `status --json`. */
+export const STATUS_WIDTH = 80;
+
 export function formatStatus(s: StatusResult, now: number = Date.now()): string {
   const out: string[] = [];
-  out.push(`database ${s.db} (schema v${s.schemaVersion})${s.readFrom !== s.db ? `\n  read from ${s.readFrom}: ${s.note}` : ''}`);
-  out.push(
-    `rows: usage_program ${n(s.rows.usage_program)}, usage_framework ${n(s.rows.usage_framework)}; programs ${n(s.rows.programs)}, frameworks ${n(s.rows.frameworks)}, snapshots ${n(s.rows.snapshots)}`,
-  );
+  out.push(`database ${s.db} (schema v${s.schemaVersion})`);
+  if (s.readFrom !== s.db) out.push(`  read from ${s.readFrom}: ${s.note}`);
+  out.push(`usage rows: ${n(s.rows.usage_program)} program, ${n(s.rows.usage_framework)} framework`);
+  out.push(`inventory: ${n(s.rows.programs)} programs, ${n(s.rows.frameworks)} frameworks, ${n(s.rows.snapshots)} snapshots`);
   out.push('', 'coverage (complete data per source, granularity and organization):');
-  const rows = [['source', 'granularity', 'scope', 'complete from', 'complete to', 'collected', 'last status']];
+  const rows = [['source', 'gran.', 'scope', 'complete to', 'collected', 'last status']];
   for (const c of s.coverage) {
     rows.push([
       c.source,
       c.granularity,
       c.scope,
-      iso(c.firstCompleteStart),
-      iso(c.lastCompleteEnd),
+      minute(c.lastCompleteEnd),
       age(c.lastCollectedAt, now),
-      c.lastStatus + (c.lastDetail && c.lastStatus !== 'complete' ? `: ${c.lastDetail.slice(0, 100)}` : ''),
+      c.lastStatus + (c.lastDetail && c.lastStatus !== 'complete' ? `: ${c.lastDetail}` : ''),
     ]);
   }
   out.push(...table(rows));
   out.push('', 'last runs:');
-  const runs = [['run', 'command', 'status', 'started', 'requests', 'retries', 'throttled', 'pages', 'rows']];
+  const runs = [['run', 'command', 'status', 'started', 'requests', '429s', 'rows']];
   for (const r of s.runs) {
-    runs.push([r.runId, r.command, r.status, iso(r.startedAt), n(r.requests), n(r.retries), n(r.throttled), n(r.pages), n(r.rowsLoaded)]);
-    if (r.error) runs.push(['', '', `error: ${r.error}`]);
+    runs.push([r.runId.slice(0, 8), r.command, r.status, minute(r.startedAt), n(r.requests), n(r.throttled), n(r.rowsLoaded)]);
   }
   out.push(...table(runs));
-  return out.join('\n');
+  const errors = s.runs.filter((r) => r.error);
+  for (const r of errors) out.push(`  ${r.runId.slice(0, 8)} error: ${r.error!.replace(/\s+/g, ' ')}`);
+  out.push('', `check: ${s.check.reason}`);
+  let cut = false;
+  const fitted = out.map((line) => {
+    if (line.length <= STATUS_WIDTH) return line;
+    cut = true;
+    return line.slice(0, STATUS_WIDTH - 1) + '…';
+  });
+  if (cut) fitted.push('(long details are cut to fit: `usage-pipeline status --json` has them in full)');
+  return fitted.join('\n');
+}
+
+/** UTC, to the minute: "2026-10-01 13:07". */
+function minute(v: unknown): string {
+  const t = iso(v);
+  return t === '-' ? t : t.slice(0, 16).replace('T', ' ');
 }
 
 export function formatReportSummary(r: ReportResult): string {
@@ -101,9 +118,9 @@ export function formatReportSummary(r: ReportResult): string {
 
 export function formatDemo(r: DemoResult): string {
   const out = [formatCollectSummary(r.collect), formatReportSummary(r.report)];
-  out.push('', 'Try it:', `  duckdb -readonly ${r.analystCopy ?? r.dbPath}`, ...r.query.split('\n').map((l) => `    ${l}`));
+  out.push('', `Try it: a query on the analyst copy (${r.analystCopy ?? r.dbPath}):`, `  ${r.hints.query}`, ...r.query.split('\n').map((l) => `    ${l}`));
   out.push('', 'which answers:');
   for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));
-  out.push('', `Next: usage-pipeline status, usage-pipeline report --month ${r.month}, and the README for finance, operators and analysts.`);
+  out.push('', 'Next:', `  ${r.hints.status}`, `  ${r.hints.report}`, '  and the README for finance, operators and analysts.');
   return out.join('\n');
 }

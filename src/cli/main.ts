@@ -1,24 +1,12 @@
 #!/usr/bin/env node
 // The one entry point: parses the command line, calls a command function, prints, and owns process.exit.
 // Exit codes (ARCHITECTURE.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
+// Start-up stays light: --help and --version load commander alone. DuckDB, exceljs, apache-arrow, the
+// sandbox and the report writers are imported inside the commands that use them (through app/).
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { UsageError } from '../domain/errors.js';
-import { StoreLockedError } from '../store/store.js';
-import { collectCommand } from './collect.js';
-import { terminalProgress } from './progress.js';
-import { sandboxCommand } from './sandbox.js';
-import { statusCommand, StatusNoDatabase } from './status.js';
-import { formatCollectSummary, formatDemo, formatReportSummary, formatStatus } from './format.js';
-import { reportCommand } from './report.js';
-import { scheduleCommand } from './schedule.js';
-import { commandContext, type CommonOptions } from '../app/context.js';
-import { RunLockBusyError, withRunLock } from '../app/lock.js';
-import { CollectInterrupted } from '../collect/collect.js';
-import { demoCommand } from './demo.js';
-import { exportCommand } from './export.js';
-import { PriceBookError } from '../billing/pricebook.js';
-import { ReportIncompleteError } from '../report/run.js';
-import { ReportInputError } from '../report/period.js';
+import type { CommonOptions } from '../app/context.js';
+import { packageRoot } from '../config/packageRoot.js';
 
 export const EXIT = { ok: 0, failed: 1, partial: 2, usage: 64 } as const;
 
@@ -29,6 +17,25 @@ function bigintSafe(_k: string, v: unknown) {
 function printJson(v: unknown) {
   process.stdout.write(JSON.stringify(v, bigintSafe, 2) + '\n');
 }
+
+function version(): string {
+  return (JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8')) as { version: string }).version;
+}
+
+const EXAMPLES = `
+Examples:
+  $ usage-pipeline sandbox --port 4010 &            # the simulated API, prints its key
+  $ USAGE_API_KEY=... usage-pipeline collect         # incremental collection
+  $ usage-pipeline report --month 2026-10            # reports/2026-10/: Parquet, xlsx, HTML
+  $ usage-pipeline export --dataset /srv/usage       # Hive-partitioned Parquet (--format parquet,arrow)
+  $ usage-pipeline status                            # coverage, freshness, last runs
+  $ usage-pipeline status --check                    # exit 1 when stale or the last run failed
+  $ usage-pipeline query "SELECT count(*) FROM usage_program"
+  $ usage-pipeline schedule                          # the daemon (systemd, or a terminal)
+
+Config: --config, else USAGE_CONFIG, ./config/usage.toml,
+$XDG_CONFIG_HOME/usage-pipeline/usage.toml, /etc/usage-pipeline/usage.toml.
+Exit codes: 0 complete, 2 partial coverage, 1 failed, 64 bad input.`;
 
 function common(cmd: Command): Command {
   return cmd
@@ -42,6 +49,7 @@ function common(cmd: Command): Command {
  * the batch in progress is rolled back and committed batches stay.
  */
 async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const [{ commandContext }, { withRunLock }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
   const ctx = commandContext(o);
   const interrupt = new AbortController();
   const onSignal = () => interrupt.abort();
@@ -62,7 +70,9 @@ async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: A
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('usage-pipeline')
     .description('Collects consumption history into DuckDB and writes spend reports as Parquet and Excel.')
+    .version(version(), '-V, --version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', EXAMPLES)
     .exitOverride();
 
   common(program.command('collect'))
@@ -77,6 +87,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
+      const [{ collectCommand }, { terminalProgress }, { formatCollectSummary }] = await Promise.all([
+        import('./collect.js'), import('./progress.js'), import('./format.js'),
+      ]);
       const progress = o.json ? undefined : terminalProgress();
       const result = await underRunLock(o, 'collect', (signal) =>
         collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }),
@@ -89,10 +102,27 @@ export function buildProgram(setExit: (code: number) => void): Command {
   common(program.command('status'))
     .description('what is collected: coverage, freshness, last runs')
     .option('--json', 'print as JSON')
+    .option('--check', 'for monitors: exit 1 when a scope is stale (status.max_age_hours) or the last run failed, with one line saying why')
     .action(async (o) => {
+      const [{ statusCommand }, { formatStatus }] = await Promise.all([import('./status.js'), import('./format.js')]);
       const s = await statusCommand(o);
-      if (o.json) printJson(s);
-      else process.stdout.write(formatStatus(s) + '\n');
+      if (o.json) printJson(o.check ? { ok: s.check.ok, reason: s.check.reason, problems: s.check.problems } : s);
+      else process.stdout.write((o.check ? s.check.reason : formatStatus(s)) + '\n');
+      setExit(o.check && !s.check.ok ? EXIT.failed : EXIT.ok);
+    });
+
+  common(program.command('query'))
+    .description('run one read-only SQL query on the analyst copy and print a table (or JSON)')
+    .argument('[sql]', 'the SQL statement, e.g. "SELECT count(*) FROM usage_program"')
+    .option('--file <file>', 'read the statement from a file, e.g. queries/examples/01_compute_hours_last_month.sql')
+    .option('--json', 'print the rows as JSON (integers exact)')
+    .action(async (sql: string | undefined, o) => {
+      const { queryCommand, formatQuery } = await import('./query.js');
+      const r = await queryCommand({ ...o, ...(sql !== undefined ? { sql } : {}) });
+      if (o.json) {
+        const { stringify } = await import('lossless-json');
+        process.stdout.write(stringify(r.rows, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v), 2) + '\n');
+      } else process.stdout.write(formatQuery(r) + '\n');
       setExit(EXIT.ok);
     });
 
@@ -108,6 +138,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--finalize', 'record the month as finalised: later FOCUS exports add Correction rows instead of rewriting')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
+      const [{ reportCommand }, { formatReportSummary }] = await Promise.all([import('./report.js'), import('./format.js')]);
       const r = await underRunLock(o, 'report', () => reportCommand(o));
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
@@ -121,6 +152,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
+      const { exportCommand } = await import('./export.js');
       const r = await underRunLock(o, 'export', () => exportCommand(o));
       if (o.json) printJson(r);
       else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
@@ -130,6 +162,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   common(program.command('demo'))
     .description('the demo behind `npm start`: sandbox, collect, last month\'s reports')
     .action(async (o) => {
+      const [{ demoCommand }, { terminalProgress }, { formatDemo }] = await Promise.all([import('./demo.js'), import('./progress.js'), import('./format.js')]);
       const progress = terminalProgress();
       const r = await underRunLock(o, 'demo', () => demoCommand({ ...o, ...(progress ? { progress } : {}) })).finally(() =>
         progress?.stop(),
@@ -142,6 +175,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('the long-running daemon: hourly and daily collection, the monthly export')
     .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
     .action(async (o) => {
+      const { scheduleCommand } = await import('./schedule.js');
       setExit((await scheduleCommand(o)).exitCode);
     });
 
@@ -156,6 +190,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--fault-rate <p>', 'probability of an injected fault (503, 423, 429, dropped connection)')
     .option('--per-minute <n>', 'requests per rolling minute per key (default 700)')
     .action(async (o) => {
+      const { sandboxCommand } = await import('./sandbox.js');
       const sb = await sandboxCommand(o);
       process.stdout.write(JSON.stringify({ base_url: sb.baseUrl, api_key: sb.apiKey }) + '\n');
       await new Promise<void>((resolve) => {
@@ -185,28 +220,21 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version are "errors" to commander; everything else is bad input.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    if (err instanceof UsageError) {
-      process.stderr.write(`usage-pipeline: ${err.message}\n`);
-      return EXIT.usage;
-    }
-    if (err instanceof PriceBookError || err instanceof ReportInputError) {
-      process.stderr.write(`usage-pipeline: ${err.message}${err instanceof PriceBookError ? '\n  ' + err.problems.join('\n  ') : ''}\n`);
-      return EXIT.usage;
-    }
-    if (
-      err instanceof StoreLockedError ||
-      err instanceof RunLockBusyError ||
-      err instanceof StatusNoDatabase ||
-      err instanceof ReportIncompleteError ||
-      err instanceof CollectInterrupted
-    ) {
-      process.stderr.write(`usage-pipeline: ${err.message}\n`);
-      return EXIT.failed;
-    }
+    const code = await exitCodeFor(err);
     process.stderr.write(`usage-pipeline: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (process.env.USAGE_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
-    return EXIT.failed;
+    if (code === EXIT.failed && process.env.USAGE_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    return code;
   }
+}
+
+/** Bad input (64) or a known failure (1). The error classes load only here, on the failure path. */
+async function exitCodeFor(err: unknown): Promise<number> {
+  const [{ UsageError }, { PriceBookError }, { ReportInputError }] = await Promise.all([
+    import('../domain/errors.js'), import('../billing/pricebook.js'), import('../report/period.js'),
+  ]);
+  // PriceBookError's message already lists every problem: printed once.
+  if (err instanceof UsageError || err instanceof PriceBookError || err instanceof ReportInputError) return EXIT.usage;
+  return EXIT.failed;
 }
 
 // Pipes and files take stdout synchronously on POSIX, so exiting at once loses nothing; it also stops

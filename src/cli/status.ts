@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
 import { readSql } from '../store/sql.js';
+import { pidAlive, readLockHolder } from '../app/lock.js';
+import { checkStatus, type StatusCheck } from './statusCheck.js';
 import { commandContext, type CommonOptions } from '../app/context.js';
 
 export interface StatusResult {
@@ -14,9 +16,11 @@ export interface StatusResult {
   coverage: Awaited<ReturnType<Store['coverageSummary']>>;
   runs: Awaited<ReturnType<Store['lastRuns']>>;
   rows: { usage_program: number; usage_framework: number; programs: number; frameworks: number; snapshots: number };
+  /** What `status --check` judges: every configured scope fresh, the last run successful. */
+  check: StatusCheck;
 }
 
-export async function statusCommand(opts: CommonOptions & { runs?: number }): Promise<StatusResult> {
+export async function statusCommand(opts: CommonOptions & { runs?: number; now?: () => number }): Promise<StatusResult> {
   const ctx = commandContext(opts);
   if (!existsSync(ctx.dbPath)) {
     throw new StatusNoDatabase(`no database at ${ctx.dbPath} yet: run \`usage-pipeline collect\` first (or \`npm start\` for the demo).`);
@@ -38,13 +42,18 @@ export async function statusCommand(opts: CommonOptions & { runs?: number }): Pr
     const [dims] = await store.query<Record<string, bigint | number>>(readSql('src/store/sql/dimension_counts.sql'));
     const total = (table: string) => usage.filter((u) => u.table === table).reduce((sum, u) => sum + u.rows, 0);
     const n = (k: string) => Number(dims?.[k] ?? 0);
+    const coverage = await store.coverageSummary();
+    const runs = await store.lastRuns(opts.runs ?? 5);
+    const holder = readLockHolder(ctx.dbPath);
+    const check = checkStatus({ coverage, runs }, ctx.config, (opts.now ?? Date.now)(), () => holder !== null && pidAlive(holder.pid));
     return {
       db: ctx.dbPath,
       readFrom,
       ...(note ? { note } : {}),
       schemaVersion: await store.schemaVersion(),
-      coverage: await store.coverageSummary(),
-      runs: await store.lastRuns(opts.runs ?? 5),
+      coverage,
+      runs,
+      check,
       rows: { usage_program: total('usage_program'), usage_framework: total('usage_framework'), programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') },
     };
   } finally {

@@ -61,6 +61,22 @@ export const configSchema = z
         out_dir: z.string().min(1).default('reports'),
         formats: z.array(z.enum(OUTPUT_FORMATS)).min(1).default(['parquet', 'xlsx', 'html']),
         prices: z.string().min(1).default('config/prices.toml'),
+        /** An operator's own partial price book laid over `prices` (rates replaced or added by key). */
+        price_overlay: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    status: z
+      .object({
+        /** `status --check`: a scope whose last complete collection is older than this is stale. */
+        max_age_hours: z
+          .object({
+            hourly: z.number().positive().default(3),
+            daily: z.number().positive().default(27),
+            monthly: z.number().positive().default(27),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

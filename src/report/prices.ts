@@ -63,15 +63,15 @@ export async function refreshPrices(store: Store, book: PriceBook, now: Date = n
  */
 export async function refreshPricesIfValid(
   store: Store,
-  path: string,
+  { path, overlay }: { path: string; overlay?: string },
   log: { warn(msg: string, fields?: Record<string, unknown>): void },
 ): Promise<void> {
   let book: PriceBook;
   try {
-    book = loadPriceBook(path);
+    book = loadPriceBook(path, overlay);
   } catch (err) {
     if (!(err instanceof PriceBookError)) throw err;
-    log.warn('price book not loaded into the database; the spend views keep the previous one', { path, problems: err.problems });
+    log.warn('price book not loaded into the database; the spend views keep the previous one', { path, ...(overlay ? { overlay } : {}), problems: err.problems });
     return;
   }
   await refreshPrices(store, book);

@@ -1,8 +1,9 @@
 // `report`: prices a period's usage with the price book and writes one Parquet file per report,
 // the workbook and manifest.json under outDir/<period>/. Every file is written under a temporary
 // name and renamed; with requireComplete a partial period fails before anything is written.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -38,6 +39,8 @@ export interface RunReportOptions {
   outDir: string;
   formats: readonly OutputFormat[];
   priceBookPath: string;
+  /** An operator's partial price book laid over priceBookPath (see loadPriceBook). */
+  priceOverlayPath?: string;
   requireComplete?: boolean;
   now?: Date;
   log?: Logger;
@@ -101,7 +104,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const period = resolvePeriod(opts);
   const formats = [...new Set(opts.formats)];
   for (const f of formats) if (!OUTPUT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${OUTPUT_FORMATS.join(', ')})`);
-  const book = loadPriceBook(opts.priceBookPath);
+  const book = loadPriceBook(opts.priceBookPath, opts.priceOverlayPath);
   const { store } = opts;
 
   const coverage = await assessCoverage(store, period.rangeStart, period.rangeEnd);
@@ -250,6 +253,11 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
 
   const manifestPath = join(dir, 'manifest.json');
+  // A run may write only some formats (say `--format focus`) into a folder an earlier run filled: the
+  // manifest keeps listing the earlier run's files that are still there, with their own generation time
+  // and a sha256 recomputed from the file, so it always describes the whole folder.
+  const written = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
+  const kept = await earlierFiles(manifestPath, new Set(written.map((f) => f.name)));
   const manifest = {
     period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
     generated_at: now.toISOString(),
@@ -284,7 +292,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
         })),
       },
     } : {}),
-    files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
+    files: [...written, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
   };
   await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
   files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
@@ -306,4 +314,35 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     forecast,
     focus,
   };
+}
+
+interface ManifestFile {
+  name: string;
+  rows: number;
+  sha256: string;
+  generated_at: string;
+}
+
+/** The files an earlier manifest of this folder listed that this run did not rewrite and that still exist. */
+async function earlierFiles(manifestPath: string, rewritten: Set<string>): Promise<ManifestFile[]> {
+  let previous: { generated_at?: unknown; files?: unknown };
+  try {
+    previous = JSON.parse(await readFile(manifestPath, 'utf8')) as typeof previous;
+  } catch {
+    return []; // no earlier manifest (or an unreadable one): nothing to carry over
+  }
+  const out: ManifestFile[] = [];
+  for (const f of Array.isArray(previous.files) ? (previous.files as Partial<ManifestFile>[]) : []) {
+    // Only plain names inside the folder: a manifest never points elsewhere.
+    if (typeof f.name !== 'string' || f.name === 'manifest.json' || rewritten.has(f.name) || f.name !== basename(f.name)) continue;
+    const path = join(dirname(manifestPath), f.name);
+    if (!existsSync(path)) continue;
+    out.push({
+      name: f.name,
+      rows: typeof f.rows === 'number' ? f.rows : 0,
+      sha256: await sha256File(path),
+      generated_at: typeof f.generated_at === 'string' ? f.generated_at : String(previous.generated_at ?? ''),
+    });
+  }
+  return out;
 }

@@ -1,30 +1,11 @@
-// Where the SQL files live and how identifiers and literals are quoted. SQL is kept in queries/*.sql;
+// Where the SQL files live and how identifiers and literals are quoted. SQL is kept beside its owner (src/*/sql/) and in queries/;
 // values are bound as parameters, and the few names that cannot be (identifiers, ATTACH paths) go
 // through the helpers below.
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../config/packageRoot.js';
 
-let root: string | undefined;
-
-/**
- * The directory holding package.json and queries/. Walks up from this module, so it works from
- * src/store under vitest and from dist/src/store when built. It also requires queries/ beside
- * package.json, because a build may emit a copy of package.json into dist/.
- */
-export function packageRoot(): string {
-  if (root !== undefined) return root;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'queries'))) {
-      root = dir;
-      return dir;
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`cannot find the package root (package.json with queries/) above ${fileURLToPath(import.meta.url)}`);
-    dir = up;
-  }
-}
+export { packageRoot };
 
 const sqlCache = new Map<string, string>();
 

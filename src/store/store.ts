@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { silentLogger, type Logger } from '../log.js';
 import type { CoverageStatus, RunStatus } from '../domain/status.js';
-import { execSql, queryRows, type SqlParams } from './connection.js';
+import { execSql, queryRows, queryTable, type SqlParams } from './connection.js';
 import { FRAMEWORKS, PROGRAMS, SNAPSHOTS, upsertInventory } from './inventory.js';
 import { migrate, type Migration } from './migrations.js';
 import { readSql } from './sql.js';
@@ -273,6 +273,11 @@ export class Store {
     return this.exclusive(() => queryRows<T>(this.conn, sql, params));
   }
 
+  /** One ad-hoc statement (the `query` command): its column names and rows. */
+  async queryTable(sql: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
+    return this.exclusive(() => queryTable(this.conn, sql));
+  }
+
   async run(sql: string, params?: SqlParams): Promise<void> {
     await this.exclusive(() => execSql(this.conn, sql, params));
   }
@@ -407,6 +412,7 @@ export class Store {
       lastDataEnd: (r.last_data_end as Date | null) ?? null,
       completeWindows: num(r.complete_windows),
       lastCollectedAt: r.last_collected_at as Date,
+      lastCompleteCollectedAt: (r.last_complete_collected_at as Date | null) ?? null,
       lastStatus: r.last_status as CoverageStatus,
       lastDetail: (r.last_detail as string | null) ?? null,
       lastRunId: r.last_run_id as string,

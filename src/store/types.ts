@@ -127,6 +127,8 @@ export interface CoverageSummaryRow {
   lastDataEnd: Date | null;
   completeWindows: number;
   lastCollectedAt: Date;
+  /** When a window of this scope was last completely collected (null: never). */
+  lastCompleteCollectedAt: Date | null;
   lastStatus: CoverageStatus;
   lastDetail: string | null;
   lastRunId: string;

@@ -1,9 +1,10 @@
 // A usage batch of one window and scope, on its own connection. Two ways in:
-// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader and committed on its own,
-//   replacing the page's programs or frameworks in the window; commit() then sweeps what no page
-//   returned and writes the coverage row. Memory stays bounded by a page. The collector uses this.
-// - append(): rows built in JavaScript, staged through the appender into a TEMP table, then replacing
-//   the whole window and scope in one transaction with the coverage row (fixtures and tests).
+// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader, checked, and added to the
+//   scope's TEMP rows (spilled to disk by DuckDB beyond its memory limit). The collector uses this.
+// - append(): rows built in JavaScript, staged through the appender into a TEMP table (fixtures, tests).
+// Either way commit() replaces the whole window and scope in one transaction with the coverage row, so
+// a scope's pages become visible together or not at all: an interrupted or failed scope leaves the data
+// and the coverage it had before.
 import {
   BIGINT,
   DuckDBDataChunk,
@@ -23,15 +24,9 @@ import { timestampTZ } from './values.js';
 // Each table's and each source's statements, named literally so that a search for a file finds its caller.
 const TABLE_SQL = {
   usage_program: {
-    deletePage: 'src/store/sql/usage_program_delete_page.sql',
-    windowHasRows: 'src/store/sql/usage_program_window_has_rows.sql',
-    sweepUnseen: 'src/store/sql/usage_program_sweep_unseen.sql',
     deleteWindow: 'src/store/sql/usage_program_delete_window.sql',
   },
   usage_framework: {
-    deletePage: 'src/store/sql/usage_framework_delete_page.sql',
-    windowHasRows: 'src/store/sql/usage_framework_window_has_rows.sql',
-    sweepUnseen: 'src/store/sql/usage_framework_sweep_unseen.sql',
     deleteWindow: 'src/store/sql/usage_framework_delete_window.sql',
   },
 } as const;
@@ -157,10 +152,8 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
-  /** 'rows': staged through append() and committed whole; 'pages': each appendPage() commits its page. */
+  /** 'rows': staged through append(); 'pages': parsed pages gathered in scope_usage. Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
-  /** Whether the window and scope held rows when the first page came: if not, nothing needs deleting. */
-  private hadRows: Promise<boolean> | undefined;
 
   constructor(
     private readonly host: BatchHost,
@@ -186,7 +179,7 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = await this.host.connect();
       try {
         await execSql(conn, readSql('src/store/sql/staging_usage_create.sql'));
-        await execSql(conn, readSql('src/store/sql/seen_ids_create.sql'));
+        await execSql(conn, readSql('src/store/sql/scope_usage_create.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -218,9 +211,9 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /**
-   * One page, in its own transaction: staged (and checked) alone, then it replaces, in the batch's
-   * window, exactly the programs or frameworks on it. Memory stays bounded by a page, however large
-   * the organization. The batch's commit() then sweeps what no page replaced and writes coverage.
+   * One page: staged (and checked) alone, then added to the scope's rows, replacing what an earlier page
+   * of this batch said about the same programs or frameworks. Nothing reaches the fact table before
+   * commit(). The parsed page, the page's DuckDB working set, is dropped as the next one comes.
    */
   private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
@@ -237,35 +230,14 @@ export class StagedUsageBatch implements UsageBatch {
       const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
       let rows = 0;
       if (items !== null && items > 0) {
-        await execSql(conn, readSql(PAGE_SQL[source].stage), { org_id: this.spec.scope.orgId ?? null });
+        rows = await execSql(conn, readSql(PAGE_SQL[source].stage), { org_id: this.spec.scope.orgId ?? null });
         await this.check(conn);
         await execSql(conn, readSql(this.isFramework ? 'src/store/sql/page_framework_ids.sql' : 'src/store/sql/page_ids.sql'));
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        this.hadRows ??= this.windowHasRows(conn, table);
-        const replace = (await this.hadRows) || (await this.seenBefore(conn));
-        rows = await this.inTransaction(conn, async () => {
-          if (replace) await execSql(conn, readSql(TABLE_SQL[table].deletePage), this.windowParams());
-          return this.insertStaged(conn);
-        });
-        await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'));
-        await execSql(conn, readSql('src/store/sql/staging_usage_clear.sql'));
+        await execSql(conn, readSql(this.isFramework ? 'src/store/sql/scope_usage_add_framework_page.sql' : 'src/store/sql/scope_usage_add_program_page.sql'));
       }
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
     });
-  }
-
-  private async seenBefore(conn: DuckDBConnection): Promise<boolean> {
-    const [r] = await queryRows<{ seen: boolean }>(conn, readSql('src/store/sql/page_ids_seen_before.sql'));
-    return r?.seen ?? true;
-  }
-
-  private async windowHasRows(conn: DuckDBConnection, table: keyof typeof TABLE_SQL): Promise<boolean> {
-    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(TABLE_SQL[table].windowHasRows), {
-      ...this.windowParams(),
-      ...this.scopeParams(),
-    });
-    return r?.has_rows ?? true;
   }
 
   /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
@@ -402,18 +374,9 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = this.conn!;
       this.appender?.closeSync();
       this.appender = undefined;
-      if (this.mode === 'pages') {
-        // Every page is in; what no page replaced in the window and scope is gone from the API.
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        // A batch whose first page found the window empty (or that got no page) has nothing to sweep.
-        const sweep = this.hadRows ? await this.hadRows : await this.windowHasRows(conn, table);
-        await this.inTransaction(conn, async () => {
-          if (sweep) await execSql(conn, readSql(TABLE_SQL[table].sweepUnseen), { ...this.windowParams(), ...this.scopeParams() });
-          await this.writeCoverage(conn, this.staged);
-        });
-        return { rows: this.staged };
-      }
-      await this.check(conn);
+      // The scope's gathered pages become the staging rows; a repeated id was already replaced.
+      if (this.mode === 'pages') await execSql(conn, readSql('src/store/sql/scope_usage_to_staging.sql'));
+      else await this.check(conn);
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, readSql(TABLE_SQL[table].deleteWindow), { ...this.windowParams(), ...this.scopeParams() });

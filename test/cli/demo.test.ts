@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { demoCommand, previousMonth } from '../../src/cli/demo.js';
 import { openStore } from '../../src/store/store.js';
 import { silentLogger } from '../../src/log.js';
+import { formatDemo } from '../../src/cli/format.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const examples = readdirSync('queries/examples').filter((f) => f.endsWith('.sql')).sort();
@@ -27,6 +29,22 @@ describe('the demo (npm start)', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'reports', '2026-10', 'manifest.json'), 'utf8'));
     expect(manifest.files.length).toBeGreaterThanOrEqual(5);
     expect(result.queryResult.length).toBe(5);
+  });
+
+  it('prints hints that run as printed: the query on the analyst copy, status and report', () => {
+    const text = formatDemo(result);
+    expect(text).not.toMatch(/duckdb -readonly/); // a program nothing installs
+    for (const hint of [result.hints.query, result.hints.status]) {
+      expect(text).toContain(`  ${hint}`);
+      // Exactly as printed, through a shell, from the directory the demo ran in.
+      const out = execFileSync('sh', ['-c', hint], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+      if (hint === result.hints.query) {
+        expect(out).toMatch(/^program_id\s+api_version\s+unit\s+compute_hours\n-+/);
+        expect(out).toMatch(/\(\d+ rows?\)\n$/);
+      } else {
+        expect(out).toMatch(/coverage/);
+      }
+    }
   });
 
   it('has example queries that each header their name and parameters', () => {

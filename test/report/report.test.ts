@@ -110,10 +110,30 @@ describe('a complete month', () => {
     expect(manifest).toMatchObject({ status: 'COMPLETE', partial: false, granularity: 'daily', total: first.total, run_ids: ['run-test-1'],
       price_book: { revision: '2025-10-01.2' }, period: { month: MONTH } });
     expect(manifest.files.map((f: { name: string }) => f.name)).toEqual(
-      ['program_spend.parquet', 'framework_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet', `usage-${MONTH}.xlsx`]);
+      ['framework_spend.parquet', 'program_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet', `usage-${MONTH}.xlsx`]);
     for (const f of manifest.files) expect(sha(join(again.dir, f.name))).toBe(f.sha256);
     // No temporary file is left behind.
     expect(readdirSync(again.dir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+
+  test('a second run with other formats adds to the manifest: it lists every file in the folder, each sha256 matching', async () => {
+    const outDir = join(L.dir, 'merged');
+    const a = await runReport({ store: L.store, month: MONTH, outDir, formats: ['parquet', 'xlsx'], priceBookPath: BOOK, now: new Date(L.now) });
+    const b = await runReport({ store: L.store, month: MONTH, outDir, formats: ['focus'], priceBookPath: BOOK, now: new Date(L.now + 60_000) });
+    expect(b.dir).toBe(a.dir);
+    const manifest = JSON.parse(readFileSync(join(b.dir, 'manifest.json'), 'utf8'));
+    const names = manifest.files.map((f: { name: string }) => f.name);
+    // Every file of the folder but the manifest itself, whichever run wrote it.
+    expect(names).toEqual(readdirSync(b.dir).filter((n) => n !== 'manifest.json').sort());
+    expect(names).toEqual(
+      ['focus-2025-10.parquet', 'framework_spend.parquet', 'program_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet', `usage-${MONTH}.xlsx`]);
+    for (const f of manifest.files) expect(sha(join(b.dir, f.name)), f.name).toBe(f.sha256);
+    const when = Object.fromEntries(manifest.files.map((f: { name: string; generated_at: string }) => [f.name, f.generated_at]));
+    expect(when['focus-2025-10.parquet']).toBe(new Date(L.now + 60_000).toISOString());
+    expect(when['program_spend.parquet']).toBe(new Date(L.now).toISOString());
+    // The rows of the files kept from the first run are still theirs.
+    const rowsOf = (name: string) => manifest.files.find((f: { name: string }) => f.name === name).rows;
+    expect(rowsOf('program_spend.parquet')).toBe(a.files.find((f) => f.path.endsWith('program_spend.parquet'))!.rows);
   });
 
   test('the workbook opens in LibreOffice (headless conversion to CSV)', () => {

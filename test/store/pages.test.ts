@@ -86,6 +86,31 @@ describe('page-loaded usage batches', () => {
     ]);
   });
 
+  it('shows nothing of a scope before its commit: an aborted batch leaves the data and coverage it had', async () => {
+    const first = store.beginUsageBatch(spec('r1'));
+    await first.appendPage('v2_programs', page({ a: [1, 2] }));
+    await first.commit();
+    const second = store.beginUsageBatch(spec('r2'));
+    expect(await second.appendPage('v2_programs', page({ a: [10, 20] }, 'a'))).toMatchObject({ rows: 2 });
+    await second.appendPage('v2_programs', page({ b: [5, 6] }, 'b'));
+    // Pages fetched but not committed are not visible to a reader, and an abort drops them.
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
+    await second.abort();
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
+    const cov = await store.query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
+    expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
+  });
+
+  it('a program repeated on a later page (a listing that shifted) is taken from its latest page, once', async () => {
+    const b = store.beginUsageBatch(spec('r1'));
+    await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }, 'b'));
+    await b.appendPage('v2_programs', page({ b: [30, 40], c: [5, 6] }));
+    expect(await b.commit()).toEqual({ rows: 6 });
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
+      ['a', 1n], ['a', 2n], ['b', 30n], ['b', 40n], ['c', 5n], ['c', 6n],
+    ]);
+  });
+
   it('refuses a page that is not the documented shape and leaves the table as it was', async () => {
     const ok = store.beginUsageBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2] }));

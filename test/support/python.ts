@@ -1,26 +1,12 @@
-// The project-local Python environment the tests use as independent readers (pyarrow, polars):
-// `.venv/` is created on first use when missing (pip installs from the configured index or mirror).
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { packageRoot } from '../../src/store/sql.js';
+// The project-local Python the tests use: a virtual environment in .venv/ holding the packages of
+// test/support/requirements.txt, created by the test setup (test/support/tools.ts) when missing.
+import { join, resolve } from 'node:path';
 
-const PACKAGES = ['pyarrow', 'polars'];
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const VENV_DIR = join(REPO_ROOT, '.venv');
+export const PYTHON_REQUIREMENTS = join(REPO_ROOT, 'test/support/requirements.txt');
 
-/** The venv's python, after creating `.venv` with pyarrow and polars if it is not there yet. */
+/** The virtual environment's python executable (exists once the test setup has run). */
 export function venvPython(): string {
-  const venv = join(packageRoot(), '.venv');
-  const python = join(venv, 'bin', 'python');
-  const ready = () => {
-    try {
-      execFileSync(python, ['-c', `import ${PACKAGES.join(', ')}`], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (existsSync(python) && ready()) return python;
-  if (!existsSync(python)) execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-  execFileSync(python, ['-m', 'pip', 'install', '--quiet', ...PACKAGES], { stdio: 'inherit' });
-  return python;
+  return process.platform === 'win32' ? join(VENV_DIR, 'Scripts', 'python.exe') : join(VENV_DIR, 'bin', 'python');
 }

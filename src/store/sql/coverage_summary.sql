@@ -13,6 +13,7 @@ SELECT source, granularity, scope,
        max(window_end)   FILTER (WHERE status IN ('complete', 'partial')) AS last_data_end,
        count(*)          FILTER (WHERE status = 'complete')              AS complete_windows,
        max(collected_at)                                                 AS last_collected_at,
+       max(collected_at) FILTER (WHERE status = 'complete')              AS last_complete_collected_at,
        any_value(status) FILTER (WHERE recency = 1)                      AS last_status,
        any_value(detail) FILTER (WHERE recency = 1)                      AS last_detail,
        any_value(run_id) FILTER (WHERE recency = 1)                      AS last_run_id

@@ -1,0 +1,164 @@
+// Operating the installed command: a config found elsewhere (its relative paths beside it), report and
+// status from another working directory, `status --check` for monitors, and `query` on the analyst copy.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { openStore } from '../../src/store/store.js';
+import { loadPriceBook } from '../../src/billing/pricebook.js';
+import { distModule } from '../support/child.js';
+
+const BIN = distModule('src/cli/main.ts');
+/** The shipped price book's revision with the test's overlay laid over it. */
+const OVERLAID = `${loadPriceBook('config/prices.toml').revision}+ours-1`;
+
+function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const home = join(opts.cwd, 'home'); // no operator's ~/.config is read by accident
+  const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), ...opts.env };
+  const proc = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
+  return new Promise((r) => proc.on('close', (code) => r({ code, stdout, stderr })));
+}
+
+describe('a config elsewhere, commands from another directory', () => {
+  let sb: Sandbox;
+  const root = mkdtempSync(join(tmpdir(), 'usage-operate-'));
+  const etc = join(root, 'etc', 'usage-pipeline');
+  const elsewhere = join(root, 'somewhere', 'else');
+  const config = join(etc, 'usage.toml');
+  const db = join(etc, 'state', 'usage.duckdb');
+  const month = new Date().toISOString().slice(0, 7);
+  let key: string;
+
+  beforeAll(async () => {
+    sb = await startSandbox({ scenario: 'small', advance: true });
+    key = sb.apiKey;
+    mkdirSync(etc, { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    // Relative paths: beside the config file, whatever the working directory.
+    writeFileSync(config, [
+      '[api]', `base_url = ${JSON.stringify(sb.baseUrl)}`,
+      '[collect]', 'granularities = ["daily"]',
+      '[store]', 'db = "state/usage.duckdb"',
+      '[report]', 'out_dir = "out"', 'formats = ["parquet"]', 'price_overlay = "our-prices.toml"',
+    ].join('\n'));
+    // The operator's own rate for launch compute from October 2025, laid over the shipped price book by its key.
+    writeFileSync(join(etc, 'our-prices.toml'), [
+      'revision = "ours-1"',
+      '[[rates]]', 'plan = "launch"', 'metric = "compute_unit_seconds"', 'rate = "1.06"', 'effective_from = "2025-10-01"', 'source = "our contract"',
+    ].join('\n'));
+    const r = await cli(['collect', '--config', config], { cwd: elsewhere, env: { USAGE_API_KEY: key } });
+    expect(r.code, r.stderr).toBe(0);
+  });
+  afterAll(async () => sb?.close());
+
+  it('collects into the database the config names, relative to the config file, its price tables overlaid', async () => {
+    expect(existsSync(db)).toBe(true);
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+    // After a collect the price tables follow the configured book, overlay included (the spend views read them).
+    const store = await openStore({ path: db, readOnly: true });
+    try {
+      expect(await store.query('SELECT revision FROM price_book')).toEqual([{ revision: OVERLAID }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('report and status run from another directory with USAGE_CONFIG, and the overlay prices the report', async () => {
+    const r = await cli(['report', '--month', month], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
+    expect([0, 2], r.stderr).toContain(r.code);
+    const manifest = JSON.parse(readFileSync(join(etc, 'out', month, 'manifest.json'), 'utf8'));
+    expect(manifest.price_book.revision).toBe(OVERLAID);
+    expect(r.stdout).toContain(`price book ${OVERLAID}`);
+    const s = await cli(['status'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stdout).toContain(`database ${db}`);
+    expect(s.stdout).toMatch(/v2_programs\s+daily/);
+    // Fits an 80-column terminal.
+    for (const line of s.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+  });
+
+  it('a broken overlay is reported once, with its path, and exits 64', async () => {
+    const bad = join(etc, 'bad.toml');
+    writeFileSync(bad, readFileSync(config, 'utf8').replace('our-prices.toml', 'missing-prices.toml'));
+    const r = await cli(['report', '--month', month, '--config', bad], { cwd: elsewhere });
+    expect(r.code).toBe(64);
+    expect(r.stderr.match(/invalid price book/g)).toHaveLength(1);
+    expect(r.stderr.match(/missing-prices\.toml/g)).toHaveLength(1);
+    expect(r.stderr).toMatch(/ENOENT: no such file or directory/);
+  });
+
+  it('status --check: fresh exits 0; stale data exits 1 saying which scope; a failed last run exits 1 saying so', async () => {
+    const fresh = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
+    expect(fresh.code, fresh.stdout).toBe(0);
+    expect(fresh.stdout).toMatch(/^OK: \d+ scope\(s\) fresh; last run complete/);
+    expect(fresh.stdout.trim().split('\n')).toHaveLength(1);
+
+    // The data ages: every complete collection recorded 30 hours earlier (daily's default limit is 27 h).
+    const store = await openStore({ path: db });
+    await store.run("UPDATE coverage SET collected_at = collected_at - INTERVAL 30 HOUR");
+    await store.close();
+    const stale = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toMatch(/^FAIL: v\d_\w+ daily \S+: stale, last complete collection 30h ago \(max 27h\)/);
+    const json = await cli(['status', '--check', '--json'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
+    expect(json.code).toBe(1);
+    const j = JSON.parse(json.stdout);
+    expect(j.ok).toBe(false);
+    expect(j.problems.every((p: string) => /stale/.test(p))).toBe(true);
+
+    // A collection with a key the API refuses: the run fails (and catches nothing up).
+    const failed = await cli(['collect'], { cwd: elsewhere, env: { USAGE_CONFIG: config, USAGE_API_KEY: 'not-a-valid-key' } });
+    expect(failed.code).toBe(1);
+    const after = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(/^FAIL: last run \S+ \(collect\) failed/);
+  });
+});
+
+describe('usage-pipeline query', () => {
+  let sb: Sandbox;
+  const dir = mkdtempSync(join(tmpdir(), 'usage-query-'));
+  const db = join(dir, 'usage.duckdb');
+  beforeAll(async () => {
+    sb = await startSandbox({ scenario: 'bigint', advance: true });
+    const r = await cli(['collect', '--db', db, '--granularity', 'daily'], { cwd: dir, env: { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl } });
+    expect([0, 2], r.stderr).toContain(r.code);
+  });
+  afterAll(async () => sb?.close());
+
+  it('prints a table, or JSON with integers beyond 2^53 exact, from the analyst copy', async () => {
+    const sql = 'SELECT metric, max(value) AS top FROM usage_program GROUP BY metric ORDER BY top DESC LIMIT 1';
+    const store = await openStore({ path: join(dir, 'usage.analyst.duckdb'), readOnly: true });
+    const [expected] = await store.query<{ metric: string; top: bigint }>(sql);
+    await store.close();
+    expect(expected!.top > 2n ** 53n).toBe(true);
+
+    const table = await cli(['query', sql, '--db', db], { cwd: dir });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^metric\s+top\n-+\s+-+\n/);
+    expect(table.stdout).toContain(`${expected!.metric}  ${expected!.top}`);
+    expect(table.stdout).toMatch(/\(1 row\)\n$/);
+
+    const json = await cli(['query', sql, '--db', db, '--json'], { cwd: dir });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout).toContain(`"top": ${expected!.top}`);
+  });
+
+  it('is read-only, and says what to do without a query or an analyst copy', async () => {
+    const write = await cli(['query', 'DELETE FROM usage_program', '--db', db], { cwd: dir });
+    expect(write.code).toBe(1);
+    expect(write.stderr).toMatch(/read-only/i);
+    const none = await cli(['query', '--db', db], { cwd: dir });
+    expect(none.code).toBe(64);
+    expect(none.stderr).toMatch(/give one query/);
+    const missing = await cli(['query', 'SELECT 1', '--db', join(dir, 'nope.duckdb')], { cwd: dir });
+    expect(missing.code).toBe(64);
+    expect(missing.stderr).toMatch(/no analyst copy at .*nope\.analyst\.duckdb/);
+  });
+});

@@ -1,0 +1,83 @@
+// Vitest global setup: installs what the tests need beyond Node when it is missing, the way
+// `playwright install --with-deps` does, so that `npm test` passes on a fresh machine:
+// - Debian packages (LibreOffice opens the workbook, Chromium renders the HTML report) with apt-get
+//   when running as root;
+// - Python packages into the project-local virtual environment .venv/ (see python.ts).
+// When that is impossible it fails with one line saying exactly what to install: no test is skipped.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PYTHON_REQUIREMENTS, REPO_ROOT, VENV_DIR, venvPython } from './python.js';
+
+/** A program the tests run, and the Debian package that provides it. */
+const PROGRAMS: { commands: string[]; pkg: string }[] = [
+  { commands: ['soffice'], pkg: 'libreoffice-calc' },
+  { commands: ['chromium', 'chromium-browser'], pkg: 'chromium' },
+  { commands: ['python3'], pkg: 'python3' },
+];
+/** Stamp in .venv/ of the requirements last installed, so an unchanged list costs no pip call. */
+const STAMP = join(VENV_DIR, '.requirements.sha256');
+
+class SetupError extends Error {}
+
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
+
+function aptInstall(pkgs: string[], why: string): void {
+  const command = `apt-get update && apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
+  if (!isRoot() || !onPath('apt-get')) {
+    throw new SetupError(`the tests need ${why}: install it with \`sudo ${command}\` (or your system's packages for ${pkgs.join(', ')}), then run npm test again`);
+  }
+  process.stderr.write(`test setup: installing ${pkgs.join(', ')} (${why})...\n`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...pkgs]]) {
+    const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0) throw new SetupError(`\`${command}\` failed (exit ${r.status ?? r.signal}): run it yourself, then npm test again`);
+  }
+}
+
+function systemPackages(): void {
+  const missing = PROGRAMS.filter((p) => !p.commands.some(onPath));
+  if (missing.length) aptInstall(missing.map((p) => p.pkg), missing.map((p) => p.commands[0]).join(', '));
+}
+
+function pythonPackages(): void {
+  const requirements = readFileSync(PYTHON_REQUIREMENTS, 'utf8');
+  const digest = createHash('sha256').update(requirements).digest('hex');
+  const python = venvPython();
+  if (existsSync(python) && existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === digest) return;
+  const venvHint = `python3 -m venv .venv && .venv/bin/python -m pip install -r test/support/requirements.txt`;
+  if (!existsSync(python)) {
+    let r = spawnSync('python3', ['-m', 'venv', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) {
+      // Debian splits venv (with ensurepip) into its own package.
+      aptInstall(['python3-venv'], 'Python virtual environments (python3 -m venv)');
+      r = spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      if (r.status !== 0) throw new SetupError(`cannot create the tests' Python environment (${String(r.stderr).trim().split('\n').at(-1)}): run \`${venvHint}\``);
+    }
+  }
+  process.stderr.write('test setup: installing the Python packages of test/support/requirements.txt into .venv/...\n');
+  const pip = spawnSync(python, ['-m', 'pip', 'install', '-q', '-r', PYTHON_REQUIREMENTS], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (pip.status !== 0) throw new SetupError(`pip could not install test/support/requirements.txt into .venv/: run \`${venvHint}\` and fix what it reports`);
+  writeFileSync(STAMP, digest + '\n');
+}
+
+export default function setup(): void {
+  try {
+    systemPackages();
+    pythonPackages();
+  } catch (err) {
+    if (err instanceof SetupError) {
+      // One line, and a failed run: a missing tool must never turn into skipped tests.
+      process.stderr.write(`npm test: ${err.message}\n`);
+      throw new Error(err.message);
+    }
+    throw err;
+  }
+  // Fail here, once, rather than in every test that needs a tool, if an install did not provide it.
+  execFileSync(venvPython(), ['-c', 'import pyarrow, polars'], { stdio: 'pipe' });
+}
