@@ -15,6 +15,8 @@ export interface CollectCommandOptions extends CommonOptions {
   orgs?: string;
   includePartial?: boolean;
   inventory?: 'auto' | 'always' | 'never';
+  acceptDeletions?: boolean;
+  insecureHttp?: boolean;
   now?: () => number;
   progress?: CollectProgress;
   signal?: AbortSignal;
@@ -71,6 +73,7 @@ export async function collectCommand(opts: CollectCommandOptions): Promise<Colle
       ...(opts.inventory ? { inventory: opts.inventory } : {}),
       ...(opts.progress ? { progress: opts.progress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
     });
     let analystCopy: string | null = null;
     if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);

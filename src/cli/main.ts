@@ -73,6 +73,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
     .option('--orgs <ids>', 'organization ids, comma-separated (default: config, else all the key can see)')
     .option('--include-partial', 'also load the bucket still in progress')
+    .option('--accept-deletions', 'commit answers that delete more than collect.max_deletion_share of a window')
+    .option('--insecure-http', 'allow a plain-http --base-url beyond loopback (the key then travels in clear text)')
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {

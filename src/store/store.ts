@@ -32,7 +32,7 @@ import type {
 import { StagedUsageBatch } from './usageBatch.js';
 
 export * from './types.js';
-export { UsageBatchError } from './usageBatch.js';
+export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatch.js';
 export { SchemaTooNewError } from './migrations.js';
 
 /** How long openStore waits for another process to release the file, by default. */
@@ -378,7 +378,9 @@ export class Store {
       window_end: c.windowEnd,
     };
     await this.transaction(async () => {
-      await execSql(this.conn, readSql('queries/store/coverage_delete_same.sql'), key);
+      // A failure leaves the window's earlier complete row in place: its data is still there.
+      const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
+      await execSql(this.conn, readSql(`queries/store/coverage_delete_same${unsuccessful ? '_failed' : ''}.sql`), key);
       await execSql(this.conn, readSql('queries/store/coverage_insert.sql'), {
         ...key,
         status: c.status,

@@ -37,6 +37,9 @@ export interface UsageBatchSpec {
    */
   scope: { orgId?: string; programIds?: readonly string[] };
   coverage: { source: string; scope: string; status: 'complete' | 'partial' };
+  /** Page-loaded batches: the largest share (0..1) of the window's stored rows the answer may delete
+   *  outright; beyond it commit() refuses with DeletionHeldError. Omitted: no limit. */
+  maxDeletionShare?: number;
   runId: string;
   collectedAt: Date;
 }
@@ -132,7 +135,7 @@ export interface CoverageSummaryRow {
   lastRunId: string;
 }
 
-export type RunStatus = 'running' | 'complete' | 'partial' | 'failed';
+export type RunStatus = 'running' | 'complete' | 'partial' | 'failed' | 'interrupted';
 
 export interface RunRow {
   runId: string;

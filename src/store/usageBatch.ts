@@ -1,9 +1,10 @@
-// A usage batch of one window and scope, on its own connection. Two ways in:
-// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader and committed on its own,
-//   replacing the page's programs or frameworks in the window; commit() then sweeps what no page
-//   returned and writes the coverage row. Memory stays bounded by a page. The collector uses this.
-// - append(): rows built in JavaScript, staged through the appender into a TEMP table, then replacing
-//   the whole window and scope in one transaction with the coverage row (fixtures and tests).
+// A usage batch of one window and scope (a source, granularity and organization), on its own
+// connection. Two ways in, one way out:
+// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader, checked strictly and staged
+//   in the batch's TEMP table (the collector uses this);
+// - append(): rows built in JavaScript, staged through the appender (fixtures and tests).
+// commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
+// in one transaction: a scope becomes visible whole or not at all.
 import {
   BIGINT,
   DuckDBDataChunk,
@@ -18,6 +19,7 @@ import {
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
+import { firstOffence, type Offence } from './pageCheck.js';
 import { timestampTZ } from './values.js';
 
 /** What a batch needs from its store. */
@@ -36,6 +38,30 @@ export class UsageBatchError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'UsageBatchError';
+  }
+}
+
+/** A page's content is not what the API documents: the scope is refused, nothing of it written. */
+export class PageContentError extends UsageBatchError {
+  constructor(readonly offence: Offence) {
+    super(`${offence.path}: ${offence.problem}`);
+    this.name = 'PageContentError';
+  }
+}
+
+/** The answer would delete more of the window than allowed: held, nothing written. */
+export class DeletionHeldError extends UsageBatchError {
+  constructor(
+    readonly unseen: number,
+    readonly existing: number,
+    readonly share: number,
+  ) {
+    super(
+      `the answer would delete ${unseen} of the window's ${existing} stored rows (${Math.round((unseen / existing) * 100)}%, ` +
+        `more than the ${Math.round(share * 100)}% allowed by collect.max_deletion_share): held, nothing was changed. ` +
+        `If the usage really is gone, re-run with --accept-deletions.`,
+    );
+    this.name = 'DeletionHeldError';
   }
 }
 
@@ -136,10 +162,8 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
-  /** 'rows': staged through append() and committed whole; 'pages': each appendPage() commits its page. */
+  /** 'rows': staged through append(); 'pages': raw pages through appendPage(). Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
-  /** Whether the window and scope held rows when the first page came: if not, nothing needs deleting. */
-  private hadRows: Promise<boolean> | undefined;
 
   constructor(
     private readonly host: BatchHost,
@@ -166,6 +190,7 @@ export class StagedUsageBatch implements UsageBatch {
       try {
         await execSql(conn, readSql('queries/store/staging_usage_create.sql'));
         await execSql(conn, readSql('queries/store/seen_ids_create.sql'));
+        await execSql(conn, readSql('queries/store/page_check_macros.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -197,9 +222,11 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /**
-   * One page, in its own transaction: staged (and checked) alone, then it replaces, in the batch's
-   * window, exactly the programs or frameworks on it. Memory stays bounded by a page, however large
-   * the organization. The batch's commit() then sweeps what no page replaced and writes coverage.
+   * One page: parsed with every leaf kept as raw JSON, checked strictly (page_*_check.sql: a value that
+   * is not a non-negative int64 integer, an id or time missing or malformed, refuses the page whole,
+   * naming the first offending path), then converted into the batch's staging table. Nothing is
+   * written to the usage tables until commit(): a scope's pages become visible together or not at all.
+   * The staging table is DuckDB's (spilling to disk beyond memory_limit), never the JavaScript heap.
    */
   private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
@@ -209,6 +236,11 @@ export class StagedUsageBatch implements UsageBatch {
     const conn = this.conn!;
     return this.host.pageSlot(async () => {
       await execSql(conn, readSql(`queries/store/page_${source}.sql`), { json });
+      const [check] = await queryRows<{ bad: bigint | number | null }>(conn, readSql(`queries/store/page_${source}_check.sql`));
+      if (Number(check?.bad ?? 0) > 0) {
+        const found = firstOffence(source, json);
+        throw new PageContentError(found ?? { path: '$', problem: 'the page does not have the documented shape' });
+      }
       const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
         conn,
         readSql('queries/store/page_summary.sql'),
@@ -217,35 +249,22 @@ export class StagedUsageBatch implements UsageBatch {
       let rows = 0;
       if (items !== null && items > 0) {
         const insert = source === 'v1_programs' ? 'staging_insert_v1_page' : `staging_insert_${source}_page`;
-        await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
-        await this.check(conn);
+        rows = await execSql(conn, readSql(`queries/store/${insert}.sql`), { org_id: this.spec.scope.orgId ?? null });
         await execSql(conn, readSql(this.isFramework ? 'queries/store/page_framework_ids.sql' : 'queries/store/page_ids.sql'));
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        this.hadRows ??= this.windowHasRows(conn, table);
-        const replace = (await this.hadRows) || (await this.seenBefore(conn));
-        rows = await this.inTransaction(conn, async () => {
-          if (replace) await execSql(conn, readSql(`queries/store/${table}_delete_page.sql`), this.windowParams());
-          return this.insertStaged(conn);
-        });
         await execSql(conn, readSql('queries/store/seen_ids_add.sql'));
-        await execSql(conn, readSql('queries/store/staging_usage_clear.sql'));
       }
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
     });
   }
 
-  private async seenBefore(conn: DuckDBConnection): Promise<boolean> {
-    const [r] = await queryRows<{ seen: boolean }>(conn, readSql('queries/store/page_ids_seen_before.sql'));
-    return r?.seen ?? true;
-  }
-
-  private async windowHasRows(conn: DuckDBConnection, table: string): Promise<boolean> {
-    const [r] = await queryRows<{ has_rows: boolean }>(conn, readSql(`queries/store/${table}_window_has_rows.sql`), {
+  /** Rows the window and scope hold now, and how many of them no page returned (the replacement deletes those). */
+  private async deletions(conn: DuckDBConnection, table: string): Promise<{ existing: number; unseen: number }> {
+    const [r] = await queryRows<{ existing: bigint; unseen: bigint }>(conn, readSql(`queries/store/${table}_window_deletions.sql`), {
       ...this.windowParams(),
       ...this.scopeParams(),
     });
-    return r?.has_rows ?? true;
+    return { existing: Number(r?.existing ?? 0), unseen: Number(r?.unseen ?? 0) };
   }
 
   /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
@@ -367,6 +386,18 @@ export class StagedUsageBatch implements UsageBatch {
     }
   }
 
+  /**
+   * An answer that would delete more than the allowed share of the window's rows (an empty list where
+   * there was data, say) is more likely a fault of the API than a fact: held, unless the spec allows it.
+   */
+  private async holdDeletions(conn: DuckDBConnection): Promise<void> {
+    const share = this.spec.maxDeletionShare;
+    if (share === undefined || share >= 1) return;
+    const { existing, unseen } = await this.deletions(conn, this.isFramework ? 'usage_framework' : 'usage_program');
+    if (existing === 0 || unseen / existing <= share) return;
+    throw new DeletionHeldError(unseen, existing, share);
+  }
+
   async commit(): Promise<{ rows: number }> {
     if (this.state !== 'open') throw new Error(`cannot commit a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     this.state = 'committing';
@@ -382,18 +413,9 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = this.conn!;
       this.appender?.closeSync();
       this.appender = undefined;
-      if (this.mode === 'pages') {
-        // Every page is in; what no page replaced in the window and scope is gone from the API.
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        // A batch whose first page found the window empty (or that got no page) has nothing to sweep.
-        const sweep = this.hadRows ? await this.hadRows : await this.windowHasRows(conn, table);
-        await this.inTransaction(conn, async () => {
-          if (sweep) await execSql(conn, readSql(`queries/store/${table}_sweep_unseen.sql`), { ...this.windowParams(), ...this.scopeParams() });
-          await this.writeCoverage(conn, this.staged);
-        });
-        return { rows: this.staged };
-      }
+      if (this.mode === 'pages') await this.holdDeletions(conn);
       await this.check(conn);
+      // One transaction for the whole scope: whatever its pages were, they replace the window together.
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, readSql(`queries/store/${table}_delete_window.sql`), { ...this.windowParams(), ...this.scopeParams() });
