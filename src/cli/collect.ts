@@ -4,7 +4,7 @@ import { collect, type CollectProgress, type CollectResult } from '../collect/co
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
 import { UsageError } from '../config/load.js';
 import { publishAnalystCopy } from '../store/publish.js';
-import { apiClient, commandContext, openCommandStore, type CommonOptions } from './context.js';
+import { apiClient, clientSettings, commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
   from?: string;
@@ -45,7 +45,13 @@ export function validateCollectFlags(opts: CollectCommandOptions) {
   return { from, to, granularities, sources, orgs };
 }
 
-export async function collectCommand(opts: CollectCommandOptions): Promise<CollectResult & { dbPath: string; analystCopy: string | null }> {
+export type PreparedCollect = ReturnType<typeof prepareCollect>;
+
+/**
+ * Everything a collect can refuse (flags, dates, base URL, key), checked with no side effect: no lock,
+ * no folder, no database, no request. The CLI calls this before it takes the run lock.
+ */
+export function prepareCollect(opts: CollectCommandOptions) {
   const ctx = commandContext(opts);
   const flags = validateCollectFlags(opts);
   // An explicit range beyond a granularity's look-back is refused now, before any request is sent.
@@ -55,7 +61,16 @@ export async function collectCommand(opts: CollectCommandOptions): Promise<Colle
       planWindow({ now, granularity, heldEnd: null, settle: ctx.config.collect.settle, ...pick(flags) });
     }
   }
-  const client = apiClient(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL);
+  const settings = clientSettings(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL, opts.insecureHttp);
+  return { opts, ctx, flags, settings };
+}
+
+export async function collectCommand(
+  opts: CollectCommandOptions,
+  prepared: PreparedCollect = prepareCollect(opts),
+): Promise<CollectResult & { dbPath: string; analystCopy: string | null }> {
+  const { ctx, flags, settings } = prepared;
+  const client = apiClient(ctx, settings, opts.signal);
   const store = await openCommandStore(ctx);
   try {
     const result = await collect({
@@ -76,7 +91,8 @@ export async function collectCommand(opts: CollectCommandOptions): Promise<Colle
       ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
     });
     let analystCopy: string | null = null;
-    if (result.rows > 0 || result.status !== 'failed') analystCopy = await publishAnalystCopy(store);
+    // A stopped run exits promptly; the next run publishes.
+    if (!opts.signal?.aborted && (result.rows > 0 || result.status !== 'failed')) analystCopy = await publishAnalystCopy(store);
     return { ...result, dbPath: ctx.dbPath, analystCopy };
   } finally {
     await store.close();

@@ -3,13 +3,13 @@
 // Exit codes (DESIGN.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError } from '../config/load.js';
-import { StoreLockedError } from '../store/store.js';
-import { collectCommand } from './collect.js';
+import { StoreLockedError, StoreMissingError } from '../store/store.js';
+import { collectCommand, prepareCollect } from './collect.js';
 import { terminalProgress } from './progress.js';
 import { sandboxCommand } from './sandbox.js';
 import { statusCommand, StatusNoDatabase } from './status.js';
 import { formatCollectSummary, formatDemo, formatReportSummary, formatStatus } from './format.js';
-import { reportCommand } from './report.js';
+import { prepareReport, reportCommand } from './report.js';
 import { scheduleCommand } from './schedule.js';
 import { commandContext, type CommonOptions } from './context.js';
 import { RunLockBusyError, withRunLock } from '../schedule/lock.js';
@@ -35,26 +35,48 @@ function common(cmd: Command): Command {
     .option('--db <file>', 'DuckDB file (default: store.db from the config, or USAGE_DB)');
 }
 
+/** The first SIGINT or SIGTERM stopped the command: it exits 130 or 143 (128 + the signal's number). */
+export class Interrupted extends Error {
+  constructor(readonly signalName: 'SIGINT' | 'SIGTERM') {
+    super(`stopped by ${signalName}; what was committed before is kept, the scope in progress was rolled back`);
+  }
+  get exitCode(): number {
+    return this.signalName === 'SIGINT' ? 130 : 143;
+  }
+}
+
 /**
  * Runs a command that writes the database under the one cross-process run lock (shared with the
- * daemon), waiting up to store.lock_timeout_seconds for it. SIGINT/SIGTERM abort the run cleanly:
- * the batch in progress is rolled back and committed batches stay.
+ * daemon), waiting up to store.lock_timeout_seconds for it. The first SIGINT/SIGTERM ends every wait
+ * (lock, limiter, back-off, body): committed scopes stay, the lock is released, and the command exits
+ * 130/143. Everything that can be refused is checked by the caller before this takes the lock.
  */
 async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = commandContext(o);
   const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  let received: 'SIGINT' | 'SIGTERM' | undefined;
+  const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
+    received ??= name;
+    interrupt.abort(new Interrupted(name));
+  };
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
   try {
-    return await withRunLock(
+    const out = await withRunLock(
       ctx.dbPath,
-      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd },
+      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd, signal: interrupt.signal },
       (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal])),
     );
+    if (received) throw new Interrupted(received);
+    return out;
+  } catch (err) {
+    if (received) throw new Interrupted(received);
+    throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   }
 }
 
@@ -78,9 +100,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
+      const prepared = prepareCollect(o);
       const progress = o.json ? undefined : terminalProgress();
       const result = await underRunLock(o, 'collect', (signal) =>
-        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }),
+        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }, prepared),
       ).finally(() => progress?.stop());
       if (o.json) printJson(result);
       else process.stdout.write(formatCollectSummary(result, !!process.stdout.isTTY) + '\n');
@@ -109,7 +132,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--finalize', 'record the month as finalised: later FOCUS exports add Correction rows instead of rewriting')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const r = await underRunLock(o, 'report', () => reportCommand(o));
+      const prepared = prepareReport(o);
+      const r = await underRunLock(o, 'report', () => reportCommand(o, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
       setExit(r.exitCode);
@@ -173,16 +197,22 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version are "errors" to commander; everything else is bad input.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    if (err instanceof Interrupted) {
+      process.stderr.write(`usage-pipeline: ${err.message}\n`);
+      return err.exitCode;
+    }
     if (err instanceof UsageError) {
       process.stderr.write(`usage-pipeline: ${err.message}\n`);
       return EXIT.usage;
     }
     if (err instanceof PriceBookError || err instanceof ReportInputError) {
-      process.stderr.write(`usage-pipeline: ${err.message}${err instanceof PriceBookError ? '\n  ' + err.problems.join('\n  ') : ''}\n`);
+      // A PriceBookError's message lists its problems already.
+      process.stderr.write(`usage-pipeline: ${err.message}\n`);
       return EXIT.usage;
     }
     if (
       err instanceof StoreLockedError ||
+      err instanceof StoreMissingError ||
       err instanceof RunLockBusyError ||
       err instanceof StatusNoDatabase ||
       err instanceof ReportIncompleteError ||

@@ -1,5 +1,8 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
+import { existsSync } from 'node:fs';
+import { loadPriceBook } from '../billing/pricebook.js';
 import { UsageError } from '../config/load.js';
+import { StoreMissingError } from '../store/store.js';
 import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
 import { parseList } from './collect.js';
 import { commandContext, openCommandStore, type CommonOptions } from './context.js';
@@ -16,7 +19,8 @@ export interface ReportCommandOptions extends CommonOptions {
   now?: () => number;
 }
 
-export async function reportCommand(opts: ReportCommandOptions): Promise<ReportResult & { exitCode: 0 | 2 }> {
+/** Everything a report can refuse (period, formats, price book, database), checked before any side effect. */
+export function prepareReport(opts: ReportCommandOptions) {
   const ctx = commandContext(opts);
   if (!opts.month && !(opts.from && opts.to)) {
     throw new UsageError('say which period: --month YYYY-MM (e.g. --month 2026-10), or --from and --to.');
@@ -26,7 +30,19 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
   }
   const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
-  const store = await openCommandStore(ctx);
+  const priceBookPath = opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices);
+  loadPriceBook(priceBookPath); // refused now (exit 64), not after the lock and the database were opened
+  // A report reads what collect wrote: it never creates the database it was asked to read.
+  if (!existsSync(ctx.dbPath)) throw new StoreMissingError(ctx.dbPath);
+  return { ctx, formats, priceBookPath };
+}
+
+export async function reportCommand(
+  opts: ReportCommandOptions,
+  prepared: ReturnType<typeof prepareReport> = prepareReport(opts),
+): Promise<ReportResult & { exitCode: 0 | 2 }> {
+  const { ctx, formats, priceBookPath } = prepared;
+  const store = await openCommandStore(ctx, ctx.log, { create: false });
   try {
     const result = await runReport({
       store,
@@ -35,7 +51,7 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
       ...(opts.to ? { to: opts.to } : {}),
       outDir: opts.out ? ctx.resolvePath(opts.out) : ctx.resolvePath(ctx.config.report.out_dir),
       formats,
-      priceBookPath: opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices),
+      priceBookPath,
       ...(opts.requireComplete ? { requireComplete: true } : {}),
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: new Date(opts.now()) } : {}),

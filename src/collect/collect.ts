@@ -63,7 +63,7 @@ export interface CollectOptions {
 
 export interface CollectResult {
   runId: string;
-  status: 'complete' | 'partial' | 'failed';
+  status: 'complete' | 'partial' | 'failed' | 'interrupted';
   exitCode: 0 | 1 | 2;
   scopes: ScopeResult[];
   requests: number;
@@ -174,7 +174,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     retries: st.retries - startStats.retries,
     throttled: st.throttled - startStats.throttled,
   };
-  const { status, exitCode } = outcome(scopes, error);
+  const { status, exitCode } = opts.signal?.aborted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
   await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, ...(error ? { error } : {}) });
   return { runId, status, exitCode, scopes, ...delta, pages, rows, durationMs: Math.round(performance.now() - startedMono), ...(error ? { error } : {}) };
 }
@@ -376,6 +376,8 @@ async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out
 async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: unknown): Promise<ScopeResult> {
   if (err instanceof ApiError && err.status === 401) throw fatal401(err);
   if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
+  // Stopped by a signal: every wait ends with the signal's reason; the scope is rolled back, not failed.
+  if (ctx.signal?.aborted) throw new CollectInterrupted();
   const notEligible = err instanceof ApiError && err.status === 403;
   // For a 403 the API's own words say why (which plan family the endpoint serves); the request is in the log.
   const detail = notEligible

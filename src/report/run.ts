@@ -1,7 +1,7 @@
 // `report`: prices a period's usage with the price book and writes one Parquet file per report,
 // the workbook and manifest.json under outDir/<period>/. Every file is written under a temporary
 // name and renamed; with requireComplete a partial period fails before anything is written.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { V2_FRAMEWORK_METRICS, type Granularity } from '../api/spec.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -11,7 +11,7 @@ import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
-import { sha256File, writeAtomically } from './files.js';
+import { cleanReportLeftovers, freshSetDir, sha256File, swapInSet, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { renderReportHtml } from './html.js';
@@ -150,148 +150,157 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     ? await buildFocus(store, { period, granularity: g, book, ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}) })
     : null;
 
-  const dir = join(opts.outDir, period.label);
-  await mkdir(dir, { recursive: true });
-  const files: ReportFile[] = [];
+  const finalDir = join(opts.outDir, period.label);
+  const cleaned = await cleanReportLeftovers(opts.outDir);
+  if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });
+  // The set is written into a fresh folder and swapped in whole, manifest last (files.ts).
+  const dir = await freshSetDir(opts.outDir, period.label);
+  try {
+    const files: ReportFile[] = [];
 
-  if (formats.includes('parquet')) {
-    const copy = readSql('queries/reports/copy_parquet.sql');
-    for (const s of sheets) {
-      const path = join(dir, `${s.def.name}.parquet`);
-      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
-      files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+    if (formats.includes('parquet')) {
+      const copy = readSql('queries/reports/copy_parquet.sql');
+      for (const s of sheets) {
+        const path = join(dir, `${s.def.name}.parquet`);
+        await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+        files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+      }
     }
-  }
 
-  if (focus && formats.includes('focus')) {
-    const path = join(dir, `focus-${period.label}.parquet`);
-    const copy = readSql('queries/reports/copy_focus_parquet.sql');
-    await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
-    files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
-  }
+    if (focus && formats.includes('focus')) {
+      const path = join(dir, `focus-${period.label}.parquet`);
+      const copy = readSql('queries/reports/copy_focus_parquet.sql');
+      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+      files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
+    }
 
-  const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
-  if (formats.includes('html')) {
-    const path = join(dir, HTML_REPORT_NAME);
-    const html = renderReportHtml({
-      title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
-      currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
-      dailySpend: daily,
-      topPrograms: await store.query(readSql('queries/reports/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
-      topFrameworks: await store.query(readSql('queries/reports/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
-      storage: await store.query(readSql('queries/reports/chart_storage.sql')),
-      snapshots: await store.query(readSql('queries/reports/chart_snapshots.sql')),
-      transfer: await store.query(readSql('queries/reports/chart_transfer.sql')),
-      forecast,
-    });
-    await writeAtomically(path, (tmp) => writeFile(tmp, html));
-    files.push({ path, rows: daily.length, sha256: await sha256File(path) });
-  }
-
-  const coverageLines = coverage.scopes.map(
-    (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
-      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
-  );
-  if (formats.includes('xlsx')) {
-    const path = join(dir, `usage-${period.label}.xlsx`);
-    const summaryByProgram = await store.query(readSql('queries/reports/summary_by_program.sql'));
-    const summaryByMetric = await store.query(readSql('queries/reports/summary_by_metric.sql'));
-    let written = 0;
-    await writeAtomically(path, async (tmp) => {
-      written = await writeWorkbook(store, tmp, {
-        title,
-        partial,
-        currency: book.currency,
-        summaryByProgram,
-        summaryByMetric,
-        total,
-        about: [
-          ['Period', period.month ?? period.label],
-          ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
-          ['Generated at', now.toISOString()],
-          ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
-          ['Granularity used', `${g} (${coverage.reason})`],
-          ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
-          ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
-          ['Price book revision', book.revision],
-          ['Price book file', `${book.path} (sha256 ${book.sha256})`],
-          ['Currency', book.currency],
-          ['Rounding rule', ROUNDING_RULE],
-          ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
-          ['Run ids', runIds.join(', ') || 'none'],
-          ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
-        ],
-        rates: book.rates.map((r) => ({
-          rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
-          effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
-        })),
-        sheets,
-        ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
-        ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
-        ...(forecast?.current ? { forecast } : {}),
+    const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
+    if (formats.includes('html')) {
+      const path = join(dir, HTML_REPORT_NAME);
+      const html = renderReportHtml({
+        title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
+        currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
+        dailySpend: daily,
+        topPrograms: await store.query(readSql('queries/reports/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
+        topFrameworks: await store.query(readSql('queries/reports/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
+        storage: await store.query(readSql('queries/reports/chart_storage.sql')),
+        snapshots: await store.query(readSql('queries/reports/chart_snapshots.sql')),
+        transfer: await store.query(readSql('queries/reports/chart_transfer.sql')),
+        forecast,
       });
-    });
-    files.push({ path, rows: written, sha256: await sha256File(path) });
-  }
+      await writeAtomically(path, (tmp) => writeFile(tmp, html));
+      files.push({ path, rows: daily.length, sha256: await sha256File(path) });
+    }
 
-  // Finalise only once every file is in place, so a failed run records nothing.
-  if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
+    const coverageLines = coverage.scopes.map(
+      (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+        `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
+    );
+    if (formats.includes('xlsx')) {
+      const path = join(dir, `usage-${period.label}.xlsx`);
+      const summaryByProgram = await store.query(readSql('queries/reports/summary_by_program.sql'));
+      const summaryByMetric = await store.query(readSql('queries/reports/summary_by_metric.sql'));
+      let written = 0;
+      await writeAtomically(path, async (tmp) => {
+        written = await writeWorkbook(store, tmp, {
+          title,
+          partial,
+          currency: book.currency,
+          summaryByProgram,
+          summaryByMetric,
+          total,
+          about: [
+            ['Period', period.month ?? period.label],
+            ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
+            ['Generated at', now.toISOString()],
+            ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
+            ['Granularity used', `${g} (${coverage.reason})`],
+            ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
+            ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
+            ['Price book revision', book.revision],
+            ['Price book file', `${book.path} (sha256 ${book.sha256})`],
+            ['Currency', book.currency],
+            ['Rounding rule', ROUNDING_RULE],
+            ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
+            ['Run ids', runIds.join(', ') || 'none'],
+            ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+          ],
+          rates: book.rates.map((r) => ({
+            rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
+            effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
+          })),
+          sheets,
+          ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
+          ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
+          ...(forecast?.current ? { forecast } : {}),
+        });
+      });
+      files.push({ path, rows: written, sha256: await sha256File(path) });
+    }
 
-  const manifestPath = join(dir, 'manifest.json');
-  const manifest = {
-    period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
-    generated_at: now.toISOString(),
-    status: partial ? 'PARTIAL' : 'COMPLETE',
-    partial,
-    granularity: g,
-    coverage: {
-      complete: coverage.complete,
-      complete_granularities: coverage.completeGranularities,
-      reason: coverage.reason,
-      scopes: coverage.scopes.map((s) => ({
-        source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
-        complete: s.complete, required: s.required, statuses: s.statuses,
-      })),
-    },
-    price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
-    rounding: ROUNDING_RULE,
-    total: total,
-    unpriced_lines: unpricedLines,
-    run_ids: runIds,
-    ...(forecast ? {
-      forecast: {
-        current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
-        month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
-      },
-    } : {}),
-    ...(focus ? {
-      focus: {
-        version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
-        finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
-          id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+    // Finalise only once every file is in place, so a failed run records nothing.
+    if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
+
+    const manifestPath = join(dir, 'manifest.json');
+    const manifest = {
+      period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
+      generated_at: now.toISOString(),
+      status: partial ? 'PARTIAL' : 'COMPLETE',
+      partial,
+      granularity: g,
+      coverage: {
+        complete: coverage.complete,
+        complete_granularities: coverage.completeGranularities,
+        reason: coverage.reason,
+        scopes: coverage.scopes.map((s) => ({
+          source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
+          complete: s.complete, required: s.required, statuses: s.statuses,
         })),
       },
-    } : {}),
-    files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
-  };
-  await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
-  files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
-  log.info('report written', { dir, total, partial });
+      price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
+      rounding: ROUNDING_RULE,
+      total: total,
+      unpriced_lines: unpricedLines,
+      run_ids: runIds,
+      ...(forecast ? {
+        forecast: {
+          current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
+          month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
+        },
+      } : {}),
+      ...(focus ? {
+        focus: {
+          version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
+          finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+            id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+          })),
+        },
+      } : {}),
+      files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
+    };
+    await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+    files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+    await swapInSet(dir, finalDir);
+    log.info('report written', { dir: finalDir, total, partial });
 
-  return {
-    dir,
-    period: manifest.period,
-    files,
-    partial,
-    coverage,
-    total,
-    currency: book.currency,
-    priceBookRevision: book.revision,
-    granularity: g,
-    runIds,
-    rows,
-    unpricedLines,
-    forecast,
-    focus,
-  };
+    return {
+      dir: finalDir,
+      period: manifest.period,
+      files: files.map((f) => ({ ...f, path: join(finalDir, f.path.slice(dir.length + 1)) })),
+      partial,
+      coverage,
+      total,
+      currency: book.currency,
+      priceBookRevision: book.revision,
+      granularity: g,
+      runIds,
+      rows,
+      unpricedLines,
+      forecast,
+      focus,
+    };
+  } finally {
+    // Whatever failed before the swap leaves the month's previous set as it was.
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -6,7 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Granularity } from '../api/spec.js';
-import { apiClient, commandContext, type CommonOptions } from '../cli/context.js';
+import { clientSettings, commandContext, type CommonOptions } from '../cli/context.js';
 import { UsageError } from '../config/load.js';
 import type { Logger } from '../log.js';
 import { dueExport, JOB_GRANULARITIES, previousMonth, reportOutDir, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
@@ -45,6 +45,7 @@ export interface ScheduledJob {
 
 export interface SchedulerOptions extends CommonOptions {
   baseUrl?: string;
+  insecureHttp?: boolean;
   now?: () => number;
   /** Overrides of the config's cron expressions (6 fields, with seconds, are allowed). */
   cron?: { hourly?: string; daily?: string; monthly?: string };
@@ -81,7 +82,7 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
   const baseUrl = opts.baseUrl ?? ctx.env.USAGE_BASE_URL;
   checkTimeZone(tz);
   // Refuse a missing key or a bad base URL now, not an hour from now in the first job's log.
-  await apiClient(ctx, baseUrl).close();
+  clientSettings(ctx, baseUrl, opts.insecureHttp);
 
   const configured = new Set<Granularity>(ctx.config.collect.granularities);
   const granularities = (job: 'hourly' | 'daily') => JOB_GRANULARITIES[job].filter((g) => configured.has(g));
@@ -169,6 +170,7 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
         ctx,
         ...(opts.config !== undefined ? { config: opts.config } : {}),
         ...(baseUrl !== undefined ? { baseUrl } : {}),
+        ...(opts.insecureHttp ? { insecureHttp: true } : {}),
         now,
         log: jlog,
         signal: AbortSignal.any([stopController.signal, lock.signal]),

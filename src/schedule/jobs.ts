@@ -33,6 +33,7 @@ export interface JobEnv {
   /** The options the daemon was started with, passed through to collectCommand. */
   config?: string;
   baseUrl?: string;
+  insecureHttp?: boolean;
   now: () => number;
   log: Logger;
   signal: AbortSignal;
@@ -48,6 +49,7 @@ export async function runCollectJob(env: JobEnv, granularities: readonly Granula
     log: env.log,
     granularity: granularities.join(','),
     ...(env.baseUrl !== undefined ? { baseUrl: env.baseUrl } : {}),
+    ...(env.insecureHttp ? { insecureHttp: true } : {}),
     now: env.now,
     signal: env.signal,
   });

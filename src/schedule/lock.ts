@@ -1,6 +1,7 @@
 // The run lock: one collection, export or scheduled job at a time per database, across processes
 // (the daemon, a `collect` from crontab, a finance user's `report`). proper-lockfile's mkdir is atomic,
-// its mtime is refreshed while held, and a lock left by a dead process is taken over once stale.
+// its mtime is refreshed while held, and a lock left by a dead process is taken over at once when its
+// note names a pid of this host that is gone, else once stale.
 // Beside it, a small JSON note says who holds the lock, so a refusal can name the holder.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -105,6 +106,23 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * A lock whose note names a process of this host that is no longer running is removed at once, rather
+ * than after the stale time: a crashed run must not make the next one (the daemon's catch-up) wait or
+ * give up. The note is read again just before removal, so a lock a live process took meanwhile stays.
+ */
+function takeOverDead(abs: string, log: Logger): boolean {
+  const h = readLockHolder(abs);
+  if (!h || (h.hostname && h.hostname !== hostname()) || h.pid === process.pid || pidAlive(h.pid)) return false;
+  const again = readLockHolder(abs);
+  if (!again || again.pid !== h.pid || again.started_at !== h.started_at) return false;
+  const paths = lockPaths(abs);
+  rmSync(paths.lock, { recursive: true, force: true });
+  rmSync(paths.note, { force: true });
+  log.warn('run lock left by a process that is no longer running: taken over', { db: abs, holder: describeHolder(h) });
+  return true;
+}
+
 function shown(dbPath: string, cwd: string): string {
   const rel = relative(cwd, dbPath);
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : dbPath;
@@ -179,6 +197,7 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+      if (takeOverDead(abs, log)) continue;
     }
     const waited = Date.now() - started;
     if (waited >= opts.waitMs) {

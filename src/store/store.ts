@@ -54,6 +54,27 @@ export interface OpenOptions {
   migrations?: Migration[];
   /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
   memoryLimit?: string;
+  /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
+  create?: boolean;
+}
+
+/** The database file does not exist and the command only reads what collect wrote. */
+export class StoreMissingError extends Error {
+  constructor(readonly path: string) {
+    super(`The database ${path} does not exist yet: check --db (or store.db, USAGE_DB), or run \`usage-pipeline collect\` first.`);
+    this.name = 'StoreMissingError';
+  }
+}
+
+/** The file is not a database DuckDB can open (truncated, corrupt, or another kind of file). */
+export class StoreCorruptError extends Error {
+  constructor(
+    readonly path: string,
+    cause: string,
+  ) {
+    super(`the database ${path} cannot be opened: ${cause}. Restore it from a backup or move it aside and collect again; it was not changed.`);
+    this.name = 'StoreCorruptError';
+  }
 }
 
 /** The database file is held by another process (or, for a writer, by another store in this process). */
@@ -80,6 +101,11 @@ export function analystCopyName(dbPath: string): string {
 }
 
 const LOCK_CONFLICT = /Could not set lock on file|Conflicting lock/i;
+/** What DuckDB says of a file it cannot read as a database (truncated, bad checksum, not DuckDB). */
+const CORRUPT = /checksum|corrupt|not a valid DuckDB|IO Error|Serialization Error|database file .* is too small/i;
+/** Runs left `running` by a process that died: at a writer's open, no other writer can be running. */
+const MARK_RUNS_INTERRUPTED =
+  "UPDATE collection_runs SET status = 'interrupted', finished_at = $now, error = coalesce(error, 'the process ended before the run finished') WHERE status = 'running'";
 
 // DuckDB's file lock is a POSIX lock, which does not exclude a second open in the same process; this
 // registry does, so that two stores in one process never write one file.
@@ -115,8 +141,8 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   const sleep = opts.sleep ?? ((ms: number) => delay(ms));
   const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 
-  if (readOnly) {
-    if (!existsSync(path)) throw new Error(`The database ${path} does not exist yet: run \`usage-pipeline collect\` first.`);
+  if (readOnly || opts.create === false) {
+    if (!existsSync(path)) throw new StoreMissingError(path);
   } else {
     mkdirSync(dirname(path), { recursive: true });
   }
@@ -137,12 +163,14 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
         });
       } catch (err) {
         releaseInProcess(path, readOnly);
+        const message = (err as Error).message ?? String(err);
+        if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
         throw err;
       }
       break;
     } catch (err) {
       const message = (err as Error).message ?? String(err);
-      if (!LOCK_CONFLICT.test(message)) throw err;
+      if (err instanceof StoreCorruptError || !LOCK_CONFLICT.test(message)) throw err;
       const holder = /\(PID (\d+)\)/.exec(message);
       const detail = err instanceof InProcessConflict ? 'open in this process' : holder ? `held by PID ${holder[1]}` : '';
       if (waited >= timeout) throw new StoreLockedError(path, waited, detail);
@@ -165,6 +193,10 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     // every connection of this instance (batches open their own) reads and writes UTC.
     await execSql(conn, "SET GLOBAL TimeZone = 'UTC'");
     const version = await migrate(conn, { path, readOnly, log, now: opts.now, migrations: opts.migrations });
+    if (!readOnly && opts.migrations === undefined) {
+      const n = await execSql(conn, MARK_RUNS_INTERRUPTED, { now: (opts.now ?? (() => new Date()))() });
+      if (n > 0) log.warn('runs left running by a process that ended were marked interrupted', { runs: n });
+    }
     return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version);
   } catch (err) {
     conn?.closeSync();
