@@ -234,7 +234,8 @@ export class ApiClient {
     this.counters.bytes += buf.length;
     const text = buf.toString('utf8');
 
-    if (status >= 200 && status < 300) return decode(text, requestId, status, target, headers);
+    // The server's id for this request (the API echoes ours; a proxy or another server may name its own).
+    if (status >= 200 && status < 300) return decode(text, headerValue(headers['x-request-id']) ?? requestId, status, target, headers);
 
     const retryAfterMs = parseRetryAfter(headers['retry-after']);
     if (status === 429) {

@@ -450,22 +450,32 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   const fw = await Promise.allSettled(frameworkFetches);
   const fwError = fw.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
 
+  if (!programsError) {
+    try {
+      const { rows } = await programs.commit();
+      out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
+    } catch (err) {
+      programsError = err; // refused at commit (duplicates, rows outside, deletions held): nothing written
+    }
+  }
   if (programsError) {
     await programs.abort().catch(() => {});
     out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
-  } else {
-    const { rows } = await programs.commit();
-    out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
   }
   if (frameworks) {
     // Without the full list of programs the frameworks batch cannot be complete either.
-    const err = programsError ?? fwError;
+    let err = programsError ?? fwError;
+    if (!err) {
+      try {
+        const { rows } = await frameworks.commit();
+        out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
+      } catch (e) {
+        err = e;
+      }
+    }
     if (err) {
       await frameworks.abort().catch(() => {});
       out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
-    } else {
-      const { rows } = await frameworks.commit();
-      out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
     }
   }
 }

@@ -202,6 +202,9 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     conn?.closeSync();
     instance.closeSync();
     releaseInProcess(path, readOnly);
+    // DuckDB reads the file's blocks lazily: a truncated file can open and then fail its first read.
+    const message = (err as Error).message ?? String(err);
+    if (CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
     throw err;
   }
 }
