@@ -9,8 +9,10 @@ CREATE OR REPLACE TEMP MACRO page_time_ok(x) AS
   coalesce(json_type(x) = 'VARCHAR'
     AND regexp_full_match(x->>'$', '\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})')
     AND try_cast(x->>'$' AS TIMESTAMPTZ) IS NOT NULL, false);
+-- int64's bound is checked on the literal's text (no leading zeros in JSON): cheaper than a second parse.
 CREATE OR REPLACE TEMP MACRO page_count_ok(x) AS
-  coalesce(json_type(x) = 'UBIGINT' AND try_cast(x AS UBIGINT) <= 9223372036854775807::UBIGINT, false);
+  coalesce(json_type(x) = 'UBIGINT'
+    AND (length(x::VARCHAR) < 19 OR (length(x::VARCHAR) = 19 AND x::VARCHAR <= '9223372036854775807')), false);
 CREATE OR REPLACE TEMP MACRO page_period_ok(p) AS
   p IS NOT NULL AND page_id_ok(p.period_id) AND page_id_ok(p.period_plan) AND page_time_ok(p.period_start)
   AND (p.period_end IS NULL OR page_time_ok(p.period_end)) AND p.consumption IS NOT NULL;

@@ -71,7 +71,7 @@ export async function collectCommand(
 ): Promise<CollectResult & { dbPath: string; analystCopy: string | null }> {
   const { ctx, flags, settings } = prepared;
   const client = apiClient(ctx, settings, opts.signal);
-  const store = await openCommandStore(ctx);
+  const store = await openCommandStore(ctx, ctx.log, opts.signal ? { signal: opts.signal } : {});
   try {
     const result = await collect({
       config: ctx.config,

@@ -39,9 +39,10 @@ export function commandContext(opts: CommonOptions): CommandContext {
 }
 
 /** The command's database, with the configured lock wait and memory limit. */
-export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log, o: { create?: boolean } = {}): Promise<Store> {
+export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log, o: { create?: boolean; signal?: AbortSignal } = {}): Promise<Store> {
   return openStore({
     path: ctx.dbPath,
+    ...(o.signal ? { signal: o.signal } : {}),
     ...(o.create === false ? { create: false } : {}),
     lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000,
     memoryLimit: ctx.config.store.memory_limit,

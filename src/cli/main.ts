@@ -153,6 +153,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   common(program.command('schedule'))
     .description('the long-running daemon: hourly and daily collection, the monthly export')
     .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
+    .option('--insecure-http', 'allow a plain-http --base-url beyond loopback (the key then travels in clear text)')
     .action(async (o) => {
       setExit((await scheduleCommand(o)).exitCode);
     });

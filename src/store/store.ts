@@ -7,7 +7,7 @@
 // the store's exclusive section, so a batch commit never interleaves with a transaction of the main
 // connection.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -54,6 +54,8 @@ export interface OpenOptions {
   migrations?: Migration[];
   /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
   memoryLimit?: string;
+  /** Ends the wait for a file held by another process (the run's stop signal). */
+  signal?: AbortSignal;
   /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
   create?: boolean;
 }
@@ -138,7 +140,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   const path = resolve(opts.path);
   const readOnly = opts.readOnly ?? false;
   const log = (opts.log ?? silentLogger).child({ db: path });
-  const sleep = opts.sleep ?? ((ms: number) => delay(ms));
+  const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, opts.signal ? { signal: opts.signal } : undefined));
   const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 
   if (readOnly || opts.create === false) {
@@ -147,6 +149,8 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     mkdirSync(dirname(path), { recursive: true });
   }
 
+  // A WAL replayed at open may allocate blocks not yet in the file: the size check needs none.
+  const hadWal = existsSync(`${path}.wal`);
   let waited = 0;
   let wait = LOCK_RETRY_FIRST_MS;
   let instance: DuckDBInstance;
@@ -174,6 +178,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
       const holder = /\(PID (\d+)\)/.exec(message);
       const detail = err instanceof InProcessConflict ? 'open in this process' : holder ? `held by PID ${holder[1]}` : '';
       if (waited >= timeout) throw new StoreLockedError(path, waited, detail);
+      opts.signal?.throwIfAborted();
       if (waited === 0) {
         log.warn('database file is in use by another process; waiting for it', { holder: detail, timeout_ms: timeout });
       }
@@ -189,6 +194,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   let conn: DuckDBConnection | undefined;
   try {
     conn = await instance.connect();
+    if (!hadWal) await checkWhole(conn, path);
     // ICU is built in but loads after the instance's config, so TimeZone is set here, globally, so that
     // every connection of this instance (batches open their own) reads and writes UTC.
     await execSql(conn, "SET GLOBAL TimeZone = 'UTC'");
@@ -204,9 +210,22 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     releaseInProcess(path, readOnly);
     // DuckDB reads the file's blocks lazily: a truncated file can open and then fail its first read.
     const message = (err as Error).message ?? String(err);
-    if (CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
+    if (!(err instanceof StoreCorruptError) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
     throw err;
   }
+}
+
+/** DuckDB's file: a 12 KiB header, then every block. Blocks are read lazily, so a truncated file opens. */
+const FILE_HEADER_BYTES = 3 * 4096;
+const DATABASE_SIZE = 'SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = current_database()';
+
+/** Refuses a file shorter than the blocks its header counts (a truncated copy, a disk that filled). */
+async function checkWhole(conn: DuckDBConnection, path: string): Promise<void> {
+  const [r] = await queryRows<{ block_size: bigint | number; total_blocks: bigint | number }>(conn, DATABASE_SIZE);
+  if (!r) return;
+  const expected = FILE_HEADER_BYTES + Number(r.block_size) * Number(r.total_blocks);
+  const actual = statSync(path).size;
+  if (actual < expected) throw new StoreCorruptError(path, `the file has ${actual} bytes but its header counts ${expected} (truncated)`);
 }
 
 interface SectionContext {
