@@ -1,5 +1,6 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { UsageError } from '../config/load.js';
 import { StoreMissingError } from '../store/store.js';
@@ -19,6 +20,22 @@ export interface ReportCommandOptions extends CommonOptions {
   now?: () => number;
 }
 
+/**
+ * The output folder, or the nearest folder above it that exists, must be a folder this process can
+ * write: refused now, naming the errno and the path, rather than after the report was computed.
+ */
+function checkWritableDir(flag: string, dir: string): void {
+  let at = dir;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(at, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`${flag} ${dir}: cannot write under ${at} (${code}); choose a folder this user can write.`);
+  }
+}
+
 /** Everything a report can refuse (period, formats, price book, database), checked before any side effect. */
 export function prepareReport(opts: ReportCommandOptions) {
   const ctx = commandContext(opts);
@@ -32,16 +49,18 @@ export function prepareReport(opts: ReportCommandOptions) {
   const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
   const priceBookPath = opts.prices ? ctx.resolvePath(opts.prices) : ctx.resolvePath(ctx.config.report.prices);
   loadPriceBook(priceBookPath); // refused now (exit 64), not after the lock and the database were opened
+  const outDir = opts.out ? ctx.resolvePath(opts.out) : ctx.resolvePath(ctx.config.report.out_dir);
+  checkWritableDir(opts.out !== undefined ? '--out' : 'report.out_dir', outDir);
   // A report reads what collect wrote: it never creates the database it was asked to read.
   if (!existsSync(ctx.dbPath)) throw new StoreMissingError(ctx.dbPath);
-  return { ctx, formats, priceBookPath };
+  return { ctx, formats, priceBookPath, outDir };
 }
 
 export async function reportCommand(
   opts: ReportCommandOptions,
   prepared: ReturnType<typeof prepareReport> = prepareReport(opts),
 ): Promise<ReportResult & { exitCode: 0 | 2 }> {
-  const { ctx, formats, priceBookPath } = prepared;
+  const { ctx, formats, priceBookPath, outDir } = prepared;
   const store = await openCommandStore(ctx, ctx.log, { create: false });
   try {
     const result = await runReport({
@@ -49,7 +68,7 @@ export async function reportCommand(
       ...(opts.month ? { month: opts.month } : {}),
       ...(opts.from ? { from: opts.from } : {}),
       ...(opts.to ? { to: opts.to } : {}),
-      outDir: opts.out ? ctx.resolvePath(opts.out) : ctx.resolvePath(ctx.config.report.out_dir),
+      outDir,
       formats,
       priceBookPath,
       ...(opts.requireComplete ? { requireComplete: true } : {}),

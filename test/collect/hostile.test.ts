@@ -260,9 +260,21 @@ describe('report and status never create the database they read', () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-noconf-'));
     const r = await cli(['report', '--month', '2026-10'], { cwd: dir });
     expect(r.code).toBe(64);
-    expect(r.stderr).toMatch(/prices\.toml/);
-    expect(r.stderr.match(/prices\.toml/g)?.length).toBeGreaterThan(0);
+    // The real cause, once: errno and path.
+    expect(r.stderr).toBe(
+      `usage-pipeline: invalid price book ${join(dir, 'config', 'prices.toml')}:\n  cannot read: ENOENT: no such file or directory, open '${join(dir, 'config', 'prices.toml')}'\n`,
+    );
     expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('report refuses an --out it cannot write with 64, naming the errno and the path, before opening anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'usage-out-'));
+    writeFileSync(join(dir, 'a-file'), '');
+    const out = join(dir, 'a-file', 'reports');
+    const r = await cli(['report', '--month', '2026-10', '--db', join(dir, 'usage.duckdb'), '--prices', resolve('config/prices.toml'), '--out', out]);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toBe(`usage-pipeline: --out ${out}: cannot write under ${join(dir, 'a-file')} (ENOTDIR); choose a folder this user can write.\n`);
+    expect(existsSync(join(dir, 'usage.duckdb'))).toBe(false);
   });
 
   it('status with a wrong --db exits 1 naming the path and creates nothing', async () => {
