@@ -4,6 +4,7 @@ import { collect, type CollectProgress, type CollectResult } from '../collect/co
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
 import { UsageError } from '../config/load.js';
 import { publishAnalystCopy } from '../store/publish.js';
+import { isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { apiClient, clientSettings, commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
@@ -94,6 +95,10 @@ export async function collectCommand(
     // A stopped run exits promptly; the next run publishes.
     if (!opts.signal?.aborted && (result.rows > 0 || result.status !== 'failed')) analystCopy = await publishAnalystCopy(store);
     return { ...result, dbPath: ctx.dbPath, analystCopy };
+  } catch (err) {
+    // DuckDB reads blocks lazily: a damaged file can open and fail at its first read. Never published.
+    if (isStoreCorruption(err) && !(err instanceof StoreCorruptError)) throw new StoreCorruptError(ctx.dbPath, (err as Error).message.split('\n')[0] ?? '');
+    throw err;
   } finally {
     await store.close();
     await client.close();

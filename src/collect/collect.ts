@@ -17,7 +17,7 @@ import {
 } from '../api/spec.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { PageContentError, type Store, type UsageBatch } from '../store/store.js';
+import { isStoreCorruption, PageContentError, StoreCorruptError, type Store, type UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
 import { readSql } from '../store/sql.js';
 import { refreshInventory } from './inventory.js';
@@ -164,6 +164,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     const settled = await Promise.allSettled(tasks);
     for (const s of settled) if (s.status === 'rejected') throw s.reason;
   } catch (err) {
+    if (err instanceof StoreCorruptError) throw err;
     error = err instanceof Error ? err.message : String(err);
     log.error('collection failed', { run_id: runId, error });
   }
@@ -376,6 +377,8 @@ async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out
 async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: unknown): Promise<ScopeResult> {
   if (err instanceof ApiError && err.status === 401) throw fatal401(err);
   if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
+  // The database file itself cannot be read: nothing more is written, and it must never be published.
+  if (isStoreCorruption(err)) throw err instanceof StoreCorruptError ? err : new StoreCorruptError(ctx.store.path, (err as Error).message.split('\n')[0] ?? '');
   // Stopped by a signal: every wait ends with the signal's reason; the scope is rolled back, not failed.
   if (ctx.signal?.aborted) throw new CollectInterrupted();
   const notEligible = err instanceof ApiError && err.status === 403;

@@ -7,7 +7,7 @@
 // the store's exclusive section, so a batch commit never interleaves with a transaction of the main
 // connection.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -68,13 +68,19 @@ export class StoreMissingError extends Error {
   }
 }
 
+/** Whether an error is DuckDB failing to read the file itself (truncated, bad checksum), not a query's fault. */
+export function isStoreCorruption(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return err instanceof StoreCorruptError || /Could not read enough bytes|checksum|Corrupt database|not a valid DuckDB database/i.test(message);
+}
+
 /** The file is not a database DuckDB can open (truncated, corrupt, or another kind of file). */
 export class StoreCorruptError extends Error {
   constructor(
     readonly path: string,
     cause: string,
   ) {
-    super(`the database ${path} cannot be opened: ${cause}. Restore it from a backup or move it aside and collect again; it was not changed.`);
+    super(`the database ${path} cannot be read: ${cause}. Restore it from a backup or move it aside and collect again; it was not changed.`);
     this.name = 'StoreCorruptError';
   }
 }
@@ -149,8 +155,6 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     mkdirSync(dirname(path), { recursive: true });
   }
 
-  // A WAL replayed at open may allocate blocks not yet in the file: the size check needs none.
-  const hadWal = existsSync(`${path}.wal`);
   let waited = 0;
   let wait = LOCK_RETRY_FIRST_MS;
   let instance: DuckDBInstance;
@@ -194,7 +198,6 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   let conn: DuckDBConnection | undefined;
   try {
     conn = await instance.connect();
-    if (!hadWal) await checkWhole(conn, path);
     // ICU is built in but loads after the instance's config, so TimeZone is set here, globally, so that
     // every connection of this instance (batches open their own) reads and writes UTC.
     await execSql(conn, "SET GLOBAL TimeZone = 'UTC'");
@@ -213,19 +216,6 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     if (!(err instanceof StoreCorruptError) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
     throw err;
   }
-}
-
-/** DuckDB's file: a 12 KiB header, then every block. Blocks are read lazily, so a truncated file opens. */
-const FILE_HEADER_BYTES = 3 * 4096;
-const DATABASE_SIZE = 'SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = current_database()';
-
-/** Refuses a file shorter than the blocks its header counts (a truncated copy, a disk that filled). */
-async function checkWhole(conn: DuckDBConnection, path: string): Promise<void> {
-  const [r] = await queryRows<{ block_size: bigint | number; total_blocks: bigint | number }>(conn, DATABASE_SIZE);
-  if (!r) return;
-  const expected = FILE_HEADER_BYTES + Number(r.block_size) * Number(r.total_blocks);
-  const actual = statSync(path).size;
-  if (actual < expected) throw new StoreCorruptError(path, `the file has ${actual} bytes but its header counts ${expected} (truncated)`);
 }
 
 interface SectionContext {

@@ -65,6 +65,10 @@ export class DeletionHeldError extends UsageBatchError {
   }
 }
 
+/** One program of the page (page_ids) that the inventory knows in another organization, if any. */
+const PROGRAM_OF_OTHER_ORG =
+  'SELECT p.id, i.org_id FROM page_ids p JOIN programs i ON i.program_id = p.id WHERE i.org_id IS NOT NULL AND i.org_id <> $org_id LIMIT 1';
+
 /** What staging_insert_*_page.sql raises (DuckDB's error()) at a metric entry that is not documented. */
 const LEAF_REFUSED = 'PAGE_LEAF_REFUSED';
 
@@ -258,11 +262,23 @@ export class StagedUsageBatch implements UsageBatch {
           throw new PageContentError(firstOffence(source, json) ?? { path: '$', problem: 'a metric entry is not a name and a counter' });
         });
         await execSql(conn, readSql(this.isFramework ? 'queries/store/page_framework_ids.sql' : 'queries/store/page_ids.sql'));
+        if (!this.isFramework && this.spec.scope.orgId !== undefined) await this.checkOrg(conn, this.spec.scope.orgId);
         await execSql(conn, readSql('queries/store/seen_ids_add.sql'));
       }
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
     });
+  }
+
+  /** A program the inventory places in another organization does not belong in this scope's answer. */
+  private async checkOrg(conn: DuckDBConnection, orgId: string): Promise<void> {
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, PROGRAM_OF_OTHER_ORG, { org_id: orgId });
+    if (stray) {
+      throw new UsageBatchError(
+        `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
+          `refused, nothing of this scope was changed`,
+      );
+    }
   }
 
   /** Rows the window and scope hold now, and how many of them no page returned (the replacement deletes those). */

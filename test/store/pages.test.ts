@@ -121,6 +121,19 @@ describe('page-loaded usage batches', () => {
     expect(await store.query('SELECT * FROM coverage')).toEqual([]);
   });
 
+  it('refuses a program the inventory places in another organization', async () => {
+    await store.upsertPrograms(
+      [{ program_id: 'b', org_id: 'org-z', name: null, region_id: null, created_at: null }],
+      { seenAt: new Date('2026-11-03T00:00:00Z') },
+    );
+    const b = store.beginUsageBatch(spec('r1'));
+    await expect(b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }))).rejects.toThrow(
+      /program b, which the inventory places in organization org-z, not org-a/,
+    );
+    await b.abort();
+    expect(await rows(store)).toEqual([]);
+  });
+
   it('holds an answer that would delete more than the allowed share of the window, unless allowed', async () => {
     const ok = store.beginUsageBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4], c: [5, 6] }));
