@@ -133,7 +133,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
       const prepared = prepareReport(o);
-      const r = await underRunLock(o, 'report', () => reportCommand(o, prepared));
+      const r = await underRunLock(o, 'report', (signal) => reportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
       setExit(r.exitCode);

@@ -57,7 +57,7 @@ export function prepareReport(opts: ReportCommandOptions) {
 }
 
 export async function reportCommand(
-  opts: ReportCommandOptions,
+  opts: ReportCommandOptions & { signal?: AbortSignal },
   prepared: ReturnType<typeof prepareReport> = prepareReport(opts),
 ): Promise<ReportResult & { exitCode: 0 | 2 }> {
   const { ctx, formats, priceBookPath, outDir } = prepared;
@@ -75,6 +75,7 @@ export async function reportCommand(
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: new Date(opts.now()) } : {}),
       log: ctx.log,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
     return { ...result, exitCode: result.partial ? 2 : 0 };
   } finally {

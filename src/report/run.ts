@@ -39,6 +39,8 @@ export interface RunReportOptions {
   requireComplete?: boolean;
   now?: Date;
   log?: Logger;
+  /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
+  signal?: AbortSignal;
   /** For tests of sheet splitting: data rows per worksheet. */
   maxRowsPerSheet?: number;
   /**
@@ -162,6 +164,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       const copy = readSql('queries/reports/copy_parquet.sql');
       for (const s of sheets) {
         const path = join(dir, `${s.def.name}.parquet`);
+        opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
       }
@@ -170,6 +173,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     if (focus && formats.includes('focus')) {
       const path = join(dir, `focus-${period.label}.parquet`);
       const copy = readSql('queries/reports/copy_focus_parquet.sql');
+      opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
       files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
     }
@@ -188,6 +192,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
         transfer: await store.query(readSql('queries/reports/chart_transfer.sql')),
         forecast,
       });
+      opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => writeFile(tmp, html));
       files.push({ path, rows: daily.length, sha256: await sha256File(path) });
     }
@@ -201,6 +206,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       const summaryByProgram = await store.query(readSql('queries/reports/summary_by_program.sql'));
       const summaryByMetric = await store.query(readSql('queries/reports/summary_by_metric.sql'));
       let written = 0;
+      opts.signal?.throwIfAborted();
       await writeAtomically(path, async (tmp) => {
         written = await writeWorkbook(store, tmp, {
           title,
@@ -278,8 +284,10 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       } : {}),
       files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
     };
+    opts.signal?.throwIfAborted();
     await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
     files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+    opts.signal?.throwIfAborted();
     await swapInSet(dir, finalDir);
     log.info('report written', { dir: finalDir, total, partial });
 
