@@ -1,11 +1,12 @@
 // `usage-pipeline collect`: parse nothing here (main.ts does), run one collection, publish the analyst copy.
+import { dirname } from 'node:path';
 import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../api/spec.js';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { parseIsoFlag, planWindow } from '../collect/planner.js';
 import { UsageError } from '../config/load.js';
 import { publishAnalystCopy } from '../store/publish.js';
 import { isStoreCorruption, StoreCorruptError } from '../store/store.js';
-import { apiClient, clientSettings, commandContext, openCommandStore, type CommonOptions } from './context.js';
+import { apiClient, checkWritableDir, clientSettings, commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
   from?: string;
@@ -63,6 +64,7 @@ export function prepareCollect(opts: CollectCommandOptions) {
     }
   }
   const settings = clientSettings(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL, opts.insecureHttp);
+  checkWritableDir(opts.db !== undefined ? '--db' : 'store.db', dirname(ctx.dbPath));
   return { opts, ctx, flags, settings };
 }
 

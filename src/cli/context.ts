@@ -1,6 +1,7 @@
 // What every command needs: the validated config, the database path, a logger, and (for commands
 // that call the API) a client built from the config and the key in the environment.
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ApiClient } from '../api/client.js';
 import { readApiKey } from '../api/credentials.js';
 import { RateLimiter } from '../api/limiter.js';
@@ -48,6 +49,22 @@ export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log, o: 
     memoryLimit: ctx.config.store.memory_limit,
     log,
   });
+}
+
+/**
+ * A folder to write in, or the nearest folder above it that exists, must be a folder this process can
+ * write: refused now, naming the errno and the path, rather than after the report was computed.
+ */
+export function checkWritableDir(flag: string, dir: string): void {
+  let at = dir;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(at, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`${flag} ${dir}: cannot write under ${at} (${code}); choose a folder this user can write.`);
+  }
 }
 
 export interface ClientSettings {

@@ -1,12 +1,11 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { UsageError } from '../config/load.js';
 import { StoreMissingError } from '../store/store.js';
 import { runReport, OUTPUT_FORMATS, type OutputFormat, type ReportResult } from '../report/run.js';
 import { parseList } from './collect.js';
-import { commandContext, openCommandStore, type CommonOptions } from './context.js';
+import { checkWritableDir, commandContext, openCommandStore, type CommonOptions } from './context.js';
 
 export interface ReportCommandOptions extends CommonOptions {
   month?: string;
@@ -18,22 +17,6 @@ export interface ReportCommandOptions extends CommonOptions {
   requireComplete?: boolean;
   finalize?: boolean;
   now?: () => number;
-}
-
-/**
- * The output folder, or the nearest folder above it that exists, must be a folder this process can
- * write: refused now, naming the errno and the path, rather than after the report was computed.
- */
-function checkWritableDir(flag: string, dir: string): void {
-  let at = dir;
-  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
-  try {
-    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-    accessSync(at, constants.W_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(`${flag} ${dir}: cannot write under ${at} (${code}); choose a folder this user can write.`);
-  }
 }
 
 /** Everything a report can refuse (period, formats, price book, database), checked before any side effect. */

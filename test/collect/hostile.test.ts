@@ -165,6 +165,16 @@ describe('collect against a hostile API', () => {
     await expectUnchanged();
   });
 
+  it('refuses a --db it cannot create with 64, naming the errno and the path, before the lock', async () => {
+    const file = join(dir, 'not-a-folder');
+    writeFileSync(file, '');
+    const args = collectArgs();
+    args[args.indexOf('--db') + 1] = join(file, 'usage.duckdb');
+    const r = await cli(args, { env: ENV });
+    expect(r.code).toBe(64);
+    expect(r.stderr).toBe(`usage-pipeline: --db ${file}: cannot write under ${file} (ENOTDIR); choose a folder this user can write.\n`);
+  });
+
   it('refuses a bad flag at once, with 64, while another run holds the lock', async () => {
     const held = await acquireRunLock(db, { waitMs: 0, command: 'test holder' });
     try {
