@@ -171,6 +171,7 @@ export class StagedUsageBatch implements UsageBatch {
   private readonly isFramework: boolean;
   /** 'rows': staged through append(); 'pages': raw pages through appendPage(). Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
+  private refused = false;
 
   constructor(
     private readonly host: BatchHost,
@@ -219,7 +220,10 @@ export class StagedUsageBatch implements UsageBatch {
 
   async appendPage(source: PageSource, json: string): Promise<PageLoaded> {
     const run = this.pages.then(() => this.loadPage(source, json));
-    this.pages = run.catch(() => {});
+    // A refused page spoils the scope: commit() then refuses too, so it is never written in part.
+    this.pages = run.catch(() => {
+      this.refused = true;
+    });
     return run;
   }
 
@@ -436,6 +440,7 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = this.conn!;
       this.appender?.closeSync();
       this.appender = undefined;
+      if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
       if (this.mode === 'pages') await this.holdDeletions(conn);
       await this.check(conn);
       // One transaction for the whole scope: whatever its pages were, they replace the window together.
