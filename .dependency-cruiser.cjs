@@ -56,7 +56,7 @@ module.exports = {
       name: 'only-the-top-composes',
       severity: 'error',
       comment: 'app/ is the composition root: nothing below it imports app/, cli/ or schedule/.',
-      from: { path: '^src/(api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/log\\.ts$' },
+      from: { path: '^src/(api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/(log|process)\\.ts$' },
       to: { path: '^src/(app|cli|schedule)/' },
     },
     {

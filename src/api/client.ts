@@ -2,10 +2,11 @@
 // attempt, bounded concurrency, every attempt (retries included) through the rate limiter, bounded retries
 // of what the spec calls safe to retry (§7), and lossless JSON. Headers are never logged or quoted.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import { Pool } from 'undici';
 import { silentLogger, type Logger } from '../log.js';
-import { ApiError, isRetryable, NetworkError, ResponseFormatError, shortPath } from './errors.js';
+import { ApiError, isRetryable, NetworkError, ResponseFormatError, ResponseTooLargeError, shortPath } from './errors.js';
 import { parseJson } from './json.js';
 import type { RateLimiter } from './limiter.js';
 import { backoffDelay, DEFAULT_MAX_RETRY_DELAY_MS, parseRetryAfter } from './retry.js';
@@ -13,6 +14,8 @@ import { backoffDelay, DEFAULT_MAX_RETRY_DELAY_MS, parseRetryAfter } from './ret
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RETRIES = 6;
+/** A response body beyond this is refused rather than buffered (an endless body must not fill memory). */
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
 /** Connecting should be quick; a longer wait means the host is unreachable. */
 const MAX_CONNECT_TIMEOUT_MS = 10_000;
 /** Idle pooled connections are kept this long between pages. */
@@ -33,12 +36,16 @@ export interface ClientOptions {
   /** Per attempt: connect, first byte and whole body. */
   timeoutMs?: number;
   maxRetries?: number;
-  /** Longest single wait between attempts, Retry-After included; at most 60 s. */
+  /** Longest single wait between attempts and longest limiter pause, Retry-After included; default and at most 60 s. */
   maxRetryDelayMs?: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   log?: Logger;
   userAgent?: string;
+  /** Largest response body accepted; default 256 MB. */
+  maxBodyBytes?: number;
+  /** Ends every wait of the client (queue, limiter, back-off, request, body) when aborted. */
+  signal?: AbortSignal;
 }
 
 export interface ClientStats {
@@ -85,6 +92,8 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly log: Logger;
   private readonly userAgent: string;
+  private readonly maxBodyBytes: number;
+  private readonly signal: AbortSignal | undefined;
   /** getJson calls not yet settled, so that close() does not pull the pool from under a pending retry. */
   private readonly active = new Set<Promise<unknown>>();
   private readonly counters: ClientStats = { requests: 0, retries: 0, throttled: 0, networkErrors: 0, bytes: 0 };
@@ -106,6 +115,11 @@ export class ApiClient {
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? silentLogger;
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.signal = opts.signal;
+    // Every queued request listens on the run's signal until it starts (p-queue), and an inventory
+    // refresh queues one per program: many listeners are expected, not a leak.
+    if (opts.signal) setMaxListeners(0, opts.signal);
     this.queue = new PQueue({ concurrency });
     this.pool = new Pool(this.origin, {
       connections: concurrency,
@@ -164,9 +178,11 @@ export class ApiClient {
     const qs = query ? buildQuery(query) : '';
     const target = qs ? `${path}?${qs}` : path;
     for (let attempt = 0; ; attempt++) {
+      this.signal?.throwIfAborted();
       try {
-        return await this.queue.add(() => this.attempt(target, route, decode));
+        return await this.queue.add(() => this.attempt(target, route, decode), this.signal ? { signal: this.signal } : {});
       } catch (err) {
+        this.signal?.throwIfAborted();
         if (!isRetryable(err) || attempt >= this.maxRetries) throw err;
         const retryAfterMs = err instanceof ApiError ? err.retryAfterMs : undefined;
         const delay = backoffDelay(attempt, { random: this.random, capMs: this.maxRetryDelayMs, retryAfterMs });
@@ -177,7 +193,7 @@ export class ApiClient {
           delay_ms: delay,
           error: (err as Error).message,
         });
-        await this.sleep(delay);
+        await abortable(this.sleep(delay), this.signal);
       }
     }
   }
@@ -191,7 +207,7 @@ export class ApiClient {
 
   /** One attempt: waits for the limiter, sends, reads, classifies. */
   private async attempt<R>(target: string, route: string, decode: Decode<R>): Promise<R> {
-    await this.limiter.acquire(route);
+    await abortable(this.limiter.acquire(route), this.signal);
     const requestId = randomUUID();
     this.counters.requests++;
     let status: number;
@@ -207,26 +223,29 @@ export class ApiClient {
           'user-agent': this.userAgent,
           'x-request-id': requestId,
         },
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: this.signal ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.signal]) : AbortSignal.timeout(this.timeoutMs),
       });
       status = res.statusCode;
       headers = res.headers;
-      buf = Buffer.from(await res.body.arrayBuffer());
+      buf = await readCapped(res.body, this.maxBodyBytes, headers, () => new ResponseTooLargeError(requestId, target, this.maxBodyBytes));
     } catch (cause) {
-      // A malformed request is our bug, not the network's: do not retry it.
-      if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG') throw cause;
+      // A malformed request is our bug, not the network's: do not retry it. Nor a body too large, nor our own stop.
+      if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG' || cause instanceof ResponseTooLargeError) throw cause;
+      this.signal?.throwIfAborted();
       this.counters.networkErrors++;
       throw new NetworkError({ requestId, method: 'GET', path: target, cause });
     }
     this.counters.bytes += buf.length;
     const text = buf.toString('utf8');
 
-    if (status >= 200 && status < 300) return decode(text, requestId, status, target, headers);
+    // The server's id for this request (the API echoes ours; a proxy or another server may name its own).
+    if (status >= 200 && status < 300) return decode(text, headerValue(headers['x-request-id']) ?? requestId, status, target, headers);
 
     const retryAfterMs = parseRetryAfter(headers['retry-after']);
     if (status === 429) {
       this.counters.throttled++;
-      this.limiter.onThrottled(retryAfterMs);
+      // The limiter pauses every request: a Retry-After of a day must not stop the run for a day.
+      this.limiter.onThrottled(retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, this.maxRetryDelayMs));
     }
     const { code, message, bodyRequestId } = readErrorBody(text);
     throw new ApiError({
@@ -239,6 +258,51 @@ export class ApiClient {
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
   }
+}
+
+/** Reads a body up to `max` bytes; beyond (announced or received) the connection is dropped and `tooLarge` thrown. */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
+  max: number,
+  headers: Headers,
+  tooLarge: () => Error,
+): Promise<Buffer> {
+  const announced = Number(headerValue(headers['content-length']));
+  if (Number.isFinite(announced) && announced > max) {
+    body.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** Settles with `p`, or rejects with the signal's reason as soon as it is aborted. */
+export function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** Builds a query string; arrays become one comma-separated value (§4.3 accepts a comma list). */

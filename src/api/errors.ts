@@ -108,3 +108,18 @@ function describeCause(cause: unknown): string {
   }
   return String(cause);
 }
+
+/** A response body larger than the configured cap (api.max_body_mb): refused, not retried. */
+export class ResponseTooLargeError extends Error {
+  override readonly name = 'ResponseTooLargeError';
+  constructor(
+    readonly requestId: string,
+    readonly path: string,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `GET ${shortPath(path)} answered with a body larger than ${Math.round(maxBytes / 1024 / 1024)} MB (request id ${requestId}); ` +
+        `refused without reading it all. If such pages are expected, raise api.max_body_mb in the config.`,
+    );
+  }
+}

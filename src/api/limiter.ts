@@ -15,6 +15,8 @@ export const SECOND_WINDOW_MS = 1_000;
 export const THROTTLE_FACTOR = 0.7;
 /** 429s within this long of a rate cut were caused by requests already in flight: they do not cut again. */
 export const THROTTLE_COOLDOWN_MS = 2_000;
+/** The longest pause a 429 may impose, whatever its Retry-After says (config api.max_retry_after_seconds). */
+export const DEFAULT_MAX_PAUSE_MS = 60_000;
 /** Pause after a 429 that carried no Retry-After. */
 export const DEFAULT_THROTTLE_PAUSE_MS = 1_000;
 /** Recovery: each clean interval of this length restores a step of the configured rate. */
@@ -31,6 +33,8 @@ export interface LimiterOptions {
   /** Milliseconds, monotonic; default performance.now. */
   clock?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** Cap on the pause after a 429; default 60 s. */
+  maxPauseMs?: number;
 }
 
 export interface LimiterStats {
@@ -88,6 +92,7 @@ export class RateLimiter {
   private readonly headroom: number;
   private readonly clock: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly maxPauseMs: number;
 
   private readonly minuteLog = new TimeLog();
   private readonly routeLogs = new Map<string, TimeLog>();
@@ -114,6 +119,7 @@ export class RateLimiter {
     this.headroom = headroom;
     this.clock = opts.clock ?? (() => performance.now());
     this.sleep = opts.sleep ?? defaultSleep;
+    this.maxPauseMs = opts.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS;
   }
 
   get stats(): LimiterStats {
@@ -129,11 +135,11 @@ export class RateLimiter {
     });
   }
 
-  /** A 429 came back: pause until `retryAfterMs` from now and lower the rate, which then recovers gradually. */
+  /** A 429 came back: pause until `retryAfterMs` from now (at most maxPauseMs) and lower the rate, which then recovers gradually. */
   onThrottled(retryAfterMs?: number): void {
     const now = this.clock();
     this.counters.throttles++;
-    const pause = retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : DEFAULT_THROTTLE_PAUSE_MS;
+    const pause = Math.min(retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : DEFAULT_THROTTLE_PAUSE_MS, this.maxPauseMs);
     this.pausedUntil = Math.max(this.pausedUntil, now + pause);
     this.recover(now);
     if (now - this.lastCutAt >= THROTTLE_COOLDOWN_MS) {

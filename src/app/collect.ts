@@ -1,11 +1,14 @@
 // collectOnce(): one collection with everything wired (client, store, price tables, analyst copy), for the CLI, the
-// daemon and the demo. Callers pass typed values; parsing flags is the CLI's job.
+// daemon and the demo. Callers pass typed values; parsing flags is the CLI's job. prepareCollect() checks
+// everything a collection can refuse with no side effect, so the CLI runs it before taking the run lock.
+import { dirname } from 'node:path';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
+import { isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
-import { apiClient, openCommandStore, priceBookPaths, type CommandContext } from './context.js';
+import { apiClient, checkWritableDir, clientSettings, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
 
 export interface CollectOnceOptions {
   granularities?: readonly Granularity[];
@@ -14,8 +17,12 @@ export interface CollectOnceOptions {
   from?: number;
   to?: number;
   baseUrl?: string;
+  /** Allow a plain-http base URL beyond loopback (the key then travels in clear text; a warning says so). */
+  insecureHttp?: boolean;
   includePartial?: boolean;
   inventory?: 'auto' | 'always' | 'never';
+  /** Commit answers that would delete more than collect.max_deletion_share of a window's rows. */
+  acceptDeletions?: boolean;
   now?: () => number;
   progress?: CollectProgress;
   signal?: AbortSignal;
@@ -23,7 +30,16 @@ export interface CollectOnceOptions {
 
 export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null };
 
-export async function collectOnce(ctx: CommandContext, opts: CollectOnceOptions = {}): Promise<CollectOnceResult> {
+/** What prepareCollect() checked: the client's settings (URL and key). */
+export interface PreparedCollect {
+  settings: ClientSettings;
+}
+
+/**
+ * Everything a collection can refuse (the range against the look-back, the base URL, the key, a database
+ * folder this user cannot write), checked with no side effect: no lock, no folder, no database, no request.
+ */
+export function prepareCollect(ctx: CommandContext, opts: CollectOnceOptions = {}): PreparedCollect {
   // An explicit range beyond a granularity's look-back is refused now, before any request is sent.
   if (opts.from !== undefined || opts.to !== undefined) {
     const now = (opts.now ?? Date.now)();
@@ -38,34 +54,55 @@ export async function collectOnce(ctx: CommandContext, opts: CollectOnceOptions 
       });
     }
   }
-  const client = apiClient(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL);
-  const store = await openCommandStore(ctx);
+  const settings = clientSettings(ctx, opts.baseUrl ?? ctx.env.USAGE_BASE_URL, opts.insecureHttp);
+  checkWritableDir(ctx.dbSource, dirname(ctx.dbPath));
+  return { settings };
+}
+
+export async function collectOnce(
+  ctx: CommandContext,
+  opts: CollectOnceOptions = {},
+  prepared: PreparedCollect = prepareCollect(ctx, opts),
+): Promise<CollectOnceResult> {
+  const client = apiClient(ctx, prepared.settings, opts.signal);
   try {
-    const result = await collect({
-      config: ctx.config,
-      store,
-      client,
-      log: ctx.log,
-      ...(opts.now ? { now: opts.now } : {}),
-      ...(opts.granularities ? { granularities: opts.granularities } : {}),
-      ...(opts.sources ? { sources: opts.sources } : {}),
-      ...(opts.orgs ? { orgs: opts.orgs } : {}),
-      ...(opts.from !== undefined ? { from: opts.from } : {}),
-      ...(opts.to !== undefined ? { to: opts.to } : {}),
-      ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
-      ...(opts.inventory ? { inventory: opts.inventory } : {}),
-      ...(opts.progress ? { progress: opts.progress } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let analystCopy: string | null = null;
-    if (result.rows > 0 || result.status !== 'failed') {
-      // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
-      await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
-      analystCopy = await publishAnalystCopy(store);
+    const store = await openCommandStore(ctx, ctx.log, opts.signal ? { signal: opts.signal } : {});
+    try {
+      const result = await collect({
+        config: ctx.config,
+        store,
+        client,
+        log: ctx.log,
+        ...(opts.now ? { now: opts.now } : {}),
+        ...(opts.granularities ? { granularities: opts.granularities } : {}),
+        ...(opts.sources ? { sources: opts.sources } : {}),
+        ...(opts.orgs ? { orgs: opts.orgs } : {}),
+        ...(opts.from !== undefined ? { from: opts.from } : {}),
+        ...(opts.to !== undefined ? { to: opts.to } : {}),
+        ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
+        ...(opts.inventory ? { inventory: opts.inventory } : {}),
+        ...(opts.progress ? { progress: opts.progress } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
+      });
+      let analystCopy: string | null = null;
+      // A stopped run exits promptly; the next run refreshes and publishes.
+      if (!opts.signal?.aborted && (result.rows > 0 || result.status !== 'failed')) {
+        // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
+        await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
+        analystCopy = await publishAnalystCopy(store);
+      }
+      return { ...result, dbPath: ctx.dbPath, analystCopy };
+    } catch (err) {
+      // DuckDB reads blocks lazily: a damaged file can open and fail at its first read. Never published.
+      if (isStoreCorruption(err) && !(err instanceof StoreCorruptError)) {
+        throw new StoreCorruptError(ctx.dbPath, (err as Error).message.split('\n')[0] ?? '');
+      }
+      throw err;
+    } finally {
+      await store.close();
     }
-    return { ...result, dbPath: ctx.dbPath, analystCopy };
   } finally {
-    await store.close();
     await client.close();
   }
 }

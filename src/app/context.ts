@@ -1,6 +1,7 @@
 // What every command needs: the validated config, the database path, a logger, and (for commands
 // that call the API) a client built from the config and the key in the environment.
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ApiClient } from '../api/client.js';
 import { readApiKey } from '../api/credentials.js';
 import { RateLimiter } from '../api/limiter.js';
@@ -22,6 +23,8 @@ export interface CommandContext {
   loaded: LoadedConfig;
   config: Config;
   dbPath: string;
+  /** Where dbPath came from, for messages: '--db' or 'store.db' (the config, or USAGE_DB). */
+  dbSource: '--db' | 'store.db';
   cwd: string;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -37,7 +40,7 @@ export function commandContext(opts: CommonOptions): CommandContext {
   const log = opts.log ?? createLogger({ level: config.log.level });
   const resolvePath = (p: string) => resolve(loaded.baseDir, p);
   const dbPath = resolve(cwd, opts.db ?? config.store.db);
-  return { loaded, config, dbPath, cwd, env, log, resolvePath };
+  return { loaded, config, dbPath, dbSource: opts.db !== undefined ? '--db' : 'store.db', cwd, env, log, resolvePath };
 }
 
 /**
@@ -53,38 +56,104 @@ export function priceBookPaths(ctx: CommandContext, prices?: string): { path: st
 }
 
 /** The command's database, with the configured lock wait and memory limit. */
-export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log): Promise<Store> {
+export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log, o: { create?: boolean; signal?: AbortSignal } = {}): Promise<Store> {
   return openStore({
     path: ctx.dbPath,
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.create === false ? { create: false } : {}),
     lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000,
     memoryLimit: ctx.config.store.memory_limit,
     log,
   });
 }
 
-export function apiClient(ctx: CommandContext, baseUrl?: string): ApiClient {
-  const url = baseUrl ?? ctx.config.api.base_url;
+/**
+ * A folder to write in, or the nearest folder above it that exists, must be a folder this process can
+ * write: refused now, naming the errno and the path, rather than after the report was computed.
+ */
+export function checkWritableDir(flag: string, dir: string): void {
+  let at = dir;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
   try {
-    // eslint-disable-next-line no-new
-    new URL(url);
-  } catch {
-    throw new UsageError(`--base-url "${url}" is not a URL: give the API root with its version, e.g. http://127.0.0.1:4010/v1.`);
+    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(at, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`${flag} ${dir}: cannot write under ${at} (${code}); choose a folder this user can write.`);
   }
+}
+
+export interface ClientSettings {
+  baseUrl: string;
+  apiKey: string;
+}
+
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * The base URL as the API documents it: http(s), with its version segment (/v1), and https unless the
+ * host is this machine. Plain http elsewhere would carry the key in clear text: refused unless the
+ * operator says --insecure-http, and then said aloud. Pure: nothing is opened or sent.
+ */
+export function checkBaseUrl(raw: string, o: { insecureHttp?: boolean; warn: (msg: string) => void }): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--base-url "${raw}" is not a URL: give the API root with its version, e.g. https://api.example.com/v1.`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`--base-url "${raw}": the scheme ${url.protocol} is not served; use https:// (or http:// on this machine's loopback).`);
+  }
+  if (url.username || url.password) {
+    throw new UsageError('--base-url carries a user name or password; the key comes from USAGE_API_KEY or USAGE_API_KEY_FILE only.');
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!/\/v\d+$/.test(path)) {
+    throw new UsageError(
+      `--base-url "${raw}" has no version segment: give the API root including it, e.g. ${url.origin}${path}/v1.`,
+    );
+  }
+  if (url.search || url.hash) throw new UsageError(`--base-url "${raw}" carries a query or fragment; give the API root only.`);
+  if (url.protocol === 'http:' && !LOOPBACK_HOST.test(url.hostname)) {
+    if (!o.insecureHttp) {
+      throw new UsageError(
+        `--base-url "${raw}" is plain http to another host: the API key would travel in clear text. Use https://, ` +
+          `or pass --insecure-http if this network is trusted.`,
+      );
+    }
+    o.warn(`--insecure-http: the API key is sent in clear text to ${url.host}`);
+  }
+  return `${url.origin}${path}`;
+}
+
+/** Everything a client needs, checked (URL, key) without opening anything: call before any side effect. */
+export function clientSettings(ctx: CommandContext, baseUrl?: string, insecureHttp?: boolean): ClientSettings {
+  const url = checkBaseUrl(baseUrl ?? ctx.config.api.base_url, { ...(insecureHttp ? { insecureHttp } : {}), warn: (msg) => ctx.log.warn(msg) });
   let apiKey: string;
   try {
     apiKey = readApiKey(ctx.env, { warn: (msg) => ctx.log.warn(msg) });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const rl = ctx.config.api.rate_limit;
-  const limiter = new RateLimiter({ perMinute: rl.per_minute, perSecondPerRoute: rl.per_second_per_route, headroom: rl.headroom });
+  return { baseUrl: url, apiKey };
+}
+
+export function apiClient(ctx: CommandContext, settings: ClientSettings, signal?: AbortSignal): ApiClient {
+  const api = ctx.config.api;
+  const rl = api.rate_limit;
+  const maxRetryDelayMs = api.max_retry_after_seconds * 1000;
+  const limiter = new RateLimiter({ perMinute: rl.per_minute, perSecondPerRoute: rl.per_second_per_route, headroom: rl.headroom, maxPauseMs: maxRetryDelayMs });
   return new ApiClient({
-    baseUrl: url.replace(/\/+$/, ''),
-    apiKey,
+    baseUrl: settings.baseUrl,
+    apiKey: settings.apiKey,
     limiter,
-    concurrency: ctx.config.api.concurrency,
-    timeoutMs: ctx.config.api.timeout_ms,
-    maxRetries: ctx.config.api.max_retries,
+    concurrency: api.concurrency,
+    timeoutMs: api.timeout_ms,
+    maxRetries: api.max_retries,
+    maxRetryDelayMs,
+    maxBodyBytes: api.max_body_mb * 1024 * 1024,
     log: ctx.log,
+    ...(signal ? { signal } : {}),
   });
 }

@@ -1,6 +1,7 @@
 // The run lock: one collection, export or scheduled job at a time per database, across processes
 // (the daemon, a `collect` from crontab, a finance user's `report`). proper-lockfile's mkdir is atomic,
-// its mtime is refreshed while held, and a lock left by a dead process is taken over once stale.
+// its mtime is refreshed while held, and a lock left by a dead process is taken over at once when its
+// note names a pid of this host that is gone, else once stale.
 // Beside it, a small JSON note says who holds the lock, so a refusal can name the holder.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -8,6 +9,7 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { silentLogger, type Logger } from '../log.js';
+import { pidAlive } from '../process.js';
 
 /** A held lock whose mtime is older than this belongs to a dead process and is taken over. */
 export const RUN_LOCK_STALE_MS = 30_000;
@@ -96,13 +98,21 @@ function busyMessage(shownPath: string, h: LockHolder | null, waitedMs: number, 
   return `${who} holds the lock on ${shownPath}${waited}; it will be released when that run ends${dead} — try again later`;
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/**
+ * A lock whose note names a process of this host that is no longer running is removed at once, rather
+ * than after the stale time: a crashed run must not make the next one (the daemon's catch-up) wait or
+ * give up. The note is read again just before removal, so a lock a live process took meanwhile stays.
+ */
+function takeOverDead(abs: string, log: Logger): boolean {
+  const h = readLockHolder(abs);
+  if (!h || (h.hostname && h.hostname !== hostname()) || h.pid === process.pid || pidAlive(h.pid)) return false;
+  const again = readLockHolder(abs);
+  if (!again || again.pid !== h.pid || again.started_at !== h.started_at) return false;
+  const paths = lockPaths(abs);
+  rmSync(paths.lock, { recursive: true, force: true });
+  rmSync(paths.note, { force: true });
+  log.warn('run lock left by a process that is no longer running: taken over', { db: abs, holder: describeHolder(h) });
+  return true;
 }
 
 function shown(dbPath: string, cwd: string): string {
@@ -179,6 +189,7 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+      if (takeOverDead(abs, log)) continue;
     }
     const waited = Date.now() - started;
     if (waited >= opts.waitMs) {

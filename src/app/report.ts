@@ -1,9 +1,14 @@
 // writeReport(): the reports of one period with everything wired (store, output directory, formats and
 // price book from the configuration unless given), for the CLI, the daemon and the demo.
+// prepareReport() checks what a report can refuse (price book, output folder, the database's presence)
+// with no side effect, so the CLI runs it before taking the run lock.
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { loadPriceBook } from '../billing/pricebook.js';
 import type { OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
-import { openCommandStore, priceBookPaths, type CommandContext } from './context.js';
+import { StoreMissingError } from '../store/store.js';
+import { checkWritableDir, openCommandStore, priceBookPaths, type CommandContext } from './context.js';
 
 export interface WriteReportOptions {
   /** YYYY-MM; or from/to. */
@@ -19,6 +24,8 @@ export interface WriteReportOptions {
   requireComplete?: boolean;
   finalize?: boolean;
   now?: Date;
+  /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
+  signal?: AbortSignal;
 }
 
 /** Where reports go when no directory is given. */
@@ -26,19 +33,43 @@ export function reportOutDir(ctx: CommandContext): string {
   return ctx.resolvePath(ctx.config.report.out_dir);
 }
 
-export async function writeReport(ctx: CommandContext, opts: WriteReportOptions): Promise<ReportResult> {
+/** What prepareReport() checked: the output folder and the price book's files. */
+export interface PreparedReport {
+  outDir: string;
+  book: { path: string; overlay?: string };
+}
+
+/**
+ * Everything a report can refuse before it opens anything: the price book (exit 64 with each problem,
+ * printed once), an output folder this user cannot write (errno and path), and a database that does
+ * not exist (a report reads what collect wrote: it never creates the database it was asked to read).
+ */
+export function prepareReport(ctx: CommandContext, opts: Pick<WriteReportOptions, 'outDir' | 'prices'> = {}): PreparedReport {
+  const book = priceBookPaths(ctx, opts.prices);
+  loadPriceBook(book.path, book.overlay);
+  const outDir = opts.outDir !== undefined ? resolve(ctx.cwd, opts.outDir) : reportOutDir(ctx);
+  checkWritableDir(opts.outDir !== undefined ? '--out' : 'report.out_dir', outDir);
+  if (!existsSync(ctx.dbPath)) throw new StoreMissingError(ctx.dbPath);
+  return { outDir, book };
+}
+
+export async function writeReport(
+  ctx: CommandContext,
+  opts: WriteReportOptions,
+  prepared: PreparedReport = prepareReport(ctx, opts),
+): Promise<ReportResult> {
   // Loaded here: the report writers (Parquet, Excel) are only needed when a report is written, which
   // for the daemon is once a month.
   const { runReport } = await import('../report/run.js');
-  const book = priceBookPaths(ctx, opts.prices);
-  const store = await openCommandStore(ctx);
+  const { book, outDir } = prepared;
+  const store = await openCommandStore(ctx, ctx.log, { create: false, ...(opts.signal ? { signal: opts.signal } : {}) });
   try {
     return await runReport({
       store,
       ...(opts.month ? { month: opts.month } : {}),
       ...(opts.from ? { from: opts.from } : {}),
       ...(opts.to ? { to: opts.to } : {}),
-      outDir: opts.outDir !== undefined ? resolve(ctx.cwd, opts.outDir) : reportOutDir(ctx),
+      outDir,
       // runReport refuses a format it does not write, with a message naming the ones it does.
       formats: opts.formats ?? ctx.config.report.formats,
       priceBookPath: book.path,
@@ -46,6 +77,7 @@ export async function writeReport(ctx: CommandContext, opts: WriteReportOptions)
       ...(opts.requireComplete ? { requireComplete: true } : {}),
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
       log: ctx.log,
     });
   } finally {

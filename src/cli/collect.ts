@@ -1,10 +1,10 @@
 // `usage-pipeline collect`: checks the flags (commander parsed them in main.ts) and runs collectOnce().
 import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
-import { collectOnce, type CollectOnceResult } from '../app/collect.js';
+import { collectOnce, prepareCollect, type CollectOnceOptions, type CollectOnceResult, type PreparedCollect } from '../app/collect.js';
 import { parseIsoFlag } from '../collect/planner.js';
 import { UsageError } from '../domain/errors.js';
-import { commandContext, type CommonOptions } from '../app/context.js';
+import { commandContext, type CommandContext, type CommonOptions } from '../app/context.js';
 
 export interface CollectCommandOptions extends CommonOptions {
   from?: string;
@@ -15,6 +15,8 @@ export interface CollectCommandOptions extends CommonOptions {
   orgs?: string;
   includePartial?: boolean;
   inventory?: 'auto' | 'always' | 'never';
+  acceptDeletions?: boolean;
+  insecureHttp?: boolean;
   now?: () => number;
   progress?: CollectProgress;
   signal?: AbortSignal;
@@ -43,20 +45,46 @@ export function validateCollectFlags(opts: CollectCommandOptions) {
   return { from, to, granularities, sources, orgs };
 }
 
-export async function collectCommand(opts: CollectCommandOptions): Promise<CollectOnceResult> {
+export interface PreparedCollectCommand {
+  ctx: CommandContext;
+  options: CollectOnceOptions;
+  prepared: PreparedCollect;
+}
+
+/**
+ * Everything a collect can refuse (flags, dates, base URL, key, the database's folder), checked with no
+ * side effect: no lock, no folder, no database, no request. main.ts calls this before it takes the run lock.
+ */
+export function prepareCollectCommand(opts: CollectCommandOptions): PreparedCollectCommand {
   const ctx = commandContext(opts);
   const flags = validateCollectFlags(opts);
-  return collectOnce(ctx, {
+  const options: CollectOnceOptions = {
     ...(flags.granularities ? { granularities: flags.granularities } : {}),
     ...(flags.sources ? { sources: flags.sources } : {}),
     ...(flags.orgs ? { orgs: flags.orgs } : {}),
     ...(flags.from !== undefined ? { from: flags.from } : {}),
     ...(flags.to !== undefined ? { to: flags.to } : {}),
     ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+    ...(opts.insecureHttp ? { insecureHttp: true } : {}),
     ...(opts.includePartial !== undefined ? { includePartial: opts.includePartial } : {}),
     ...(opts.inventory ? { inventory: opts.inventory } : {}),
+    ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
-    ...(opts.progress ? { progress: opts.progress } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
+  };
+  return { ctx, options, prepared: prepareCollect(ctx, options) };
+}
+
+export async function collectCommand(
+  opts: CollectCommandOptions,
+  prep: PreparedCollectCommand = prepareCollectCommand(opts),
+): Promise<CollectOnceResult> {
+  return collectOnce(
+    prep.ctx,
+    {
+      ...prep.options,
+      ...(opts.progress ? { progress: opts.progress } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    },
+    prep.prepared,
+  );
 }

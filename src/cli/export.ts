@@ -4,9 +4,9 @@ import { resolve } from 'node:path';
 import { UsageError } from '../domain/errors.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../domain/formats.js';
 import type { ExportResult } from '../export/dataset.js';
-import { exportDataset } from '../app/export.js';
+import { exportDataset, type ExportDatasetOptions } from '../app/export.js';
 import { parseList } from './collect.js';
-import { commandContext, type CommonOptions } from '../app/context.js';
+import { commandContext, type CommandContext, type CommonOptions } from '../app/context.js';
 
 export interface ExportCommandOptions extends CommonOptions {
   dataset?: string;
@@ -15,15 +15,26 @@ export interface ExportCommandOptions extends CommonOptions {
   now?: () => number;
 }
 
-export async function exportCommand(opts: ExportCommandOptions): Promise<ExportResult> {
+/** The flags checked and the dataset's options, before the lock is taken (main.ts). */
+export function prepareExportCommand(opts: ExportCommandOptions): { ctx: CommandContext; options: ExportDatasetOptions } {
   const ctx = commandContext(opts);
   if (!opts.dataset) throw new UsageError('say where the dataset goes: --dataset DIR (a folder, a mounted bucket, or a folder you sync).');
   const formats = opts.format ? parseList<ExportFormat>('--format', opts.format, EXPORT_FORMATS) : (['parquet'] as ExportFormat[]);
   if (!formats.includes('parquet')) throw new UsageError('--format must include parquet (the dataset itself); add arrow for Arrow IPC copies.');
-  return exportDataset(ctx, {
-    dir: resolve(ctx.cwd, opts.dataset),
-    formats,
-    ...(opts.prices ? { prices: opts.prices } : {}),
-    ...(opts.now ? { now: new Date(opts.now()) } : {}),
-  });
+  return {
+    ctx,
+    options: {
+      dir: resolve(ctx.cwd, opts.dataset),
+      formats,
+      ...(opts.prices ? { prices: opts.prices } : {}),
+      ...(opts.now ? { now: new Date(opts.now()) } : {}),
+    },
+  };
+}
+
+export async function exportCommand(
+  opts: ExportCommandOptions,
+  prep: ReturnType<typeof prepareExportCommand> = prepareExportCommand(opts),
+): Promise<ExportResult> {
+  return exportDataset(prep.ctx, prep.options);
 }

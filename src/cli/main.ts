@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The one entry point: parses the command line, calls a command function, prints, and owns process.exit.
-// Exit codes (ARCHITECTURE.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input.
+// Exit codes (ARCHITECTURE.md): 0 complete; 2 finished with partial coverage; 1 failed; 64 bad command-line input;
+// 130/143 stopped by SIGINT/SIGTERM.
 // Start-up stays light: --help and --version load commander alone. DuckDB, exceljs, apache-arrow, the
 // sandbox and the report writers are imported inside the commands that use them (through app/).
 import { readFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ Examples:
 
 Config: --config, else USAGE_CONFIG, ./config/usage.toml,
 $XDG_CONFIG_HOME/usage-pipeline/usage.toml, /etc/usage-pipeline/usage.toml.
-Exit codes: 0 complete, 2 partial coverage, 1 failed, 64 bad input.`;
+Exit codes: 0 complete, 2 partial coverage, 1 failed, 64 bad input, 130/143 stopped by SIGINT/SIGTERM.`;
 
 function common(cmd: Command): Command {
   return cmd
@@ -43,27 +44,49 @@ function common(cmd: Command): Command {
     .option('--db <file>', 'DuckDB file (default: store.db from the config, or USAGE_DB)');
 }
 
+/** The first SIGINT or SIGTERM stopped the command: it exits 130 or 143 (128 + the signal's number). */
+export class Interrupted extends Error {
+  constructor(readonly signalName: 'SIGINT' | 'SIGTERM') {
+    super(`stopped by ${signalName}; what was committed before is kept, the scope in progress was rolled back`);
+  }
+  get exitCode(): number {
+    return this.signalName === 'SIGINT' ? 130 : 143;
+  }
+}
+
 /**
  * Runs a command that writes the database under the one cross-process run lock (shared with the
- * daemon), waiting up to store.lock_timeout_seconds for it. SIGINT/SIGTERM abort the run cleanly:
- * the batch in progress is rolled back and committed batches stay.
+ * daemon), waiting up to store.lock_timeout_seconds for it. The first SIGINT/SIGTERM ends every wait
+ * (lock, limiter, back-off, body): committed scopes stay, the lock is released, and the command exits
+ * 130/143. Everything that can be refused is checked by the caller before this takes the lock.
  */
 async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const [{ commandContext }, { withRunLock }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
   const ctx = commandContext(o);
   const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  let received: 'SIGINT' | 'SIGTERM' | undefined;
+  const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
+    received ??= name;
+    interrupt.abort(new Interrupted(name));
+  };
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
   try {
-    return await withRunLock(
+    const out = await withRunLock(
       ctx.dbPath,
-      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd },
+      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd, signal: interrupt.signal },
       (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal])),
     );
+    if (received) throw new Interrupted(received);
+    return out;
+  } catch (err) {
+    if (received) throw new Interrupted(received);
+    throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   }
 }
 
@@ -84,15 +107,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
     .option('--orgs <ids>', 'organization ids, comma-separated (default: config, else all the key can see)')
     .option('--include-partial', 'also load the bucket still in progress')
+    .option('--accept-deletions', 'commit answers that delete more than collect.max_deletion_share of a window')
+    .option('--insecure-http', 'allow a plain-http --base-url beyond loopback (the key then travels in clear text)')
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ collectCommand }, { terminalProgress }, { formatCollectSummary }] = await Promise.all([
+      const [{ collectCommand, prepareCollectCommand }, { terminalProgress }, { formatCollectSummary }] = await Promise.all([
         import('./collect.js'), import('./progress.js'), import('./format.js'),
       ]);
+      // Flags, URL, key and folders are refused (exit 64) before the lock, a folder or a request.
+      const prepared = prepareCollectCommand(o);
       const progress = o.json ? undefined : terminalProgress();
       const result = await underRunLock(o, 'collect', (signal) =>
-        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }),
+        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }, prepared),
       ).finally(() => progress?.stop());
       if (o.json) printJson(result);
       else process.stdout.write(formatCollectSummary(result, !!process.stdout.isTTY) + '\n');
@@ -138,8 +165,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--finalize', 'record the month as finalised: later FOCUS exports add Correction rows instead of rewriting')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ reportCommand }, { formatReportSummary }] = await Promise.all([import('./report.js'), import('./format.js')]);
-      const r = await underRunLock(o, 'report', () => reportCommand(o));
+      const [{ reportCommand, prepareReportCommand }, { formatReportSummary }] = await Promise.all([import('./report.js'), import('./format.js')]);
+      const prepared = prepareReportCommand(o);
+      const r = await underRunLock(o, 'report', (signal) => reportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(formatReportSummary(r) + '\n');
       setExit(r.exitCode);
@@ -152,8 +180,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const { exportCommand } = await import('./export.js');
-      const r = await underRunLock(o, 'export', () => exportCommand(o));
+      const { exportCommand, prepareExportCommand } = await import('./export.js');
+      const prepared = prepareExportCommand(o);
+      const r = await underRunLock(o, 'export', () => exportCommand(o, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
       setExit(EXIT.ok);
@@ -174,6 +203,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   common(program.command('schedule'))
     .description('the long-running daemon: hourly and daily collection, the monthly export')
     .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
+    .option('--insecure-http', 'allow a plain-http --base-url beyond loopback (the key then travels in clear text)')
     .action(async (o) => {
       const { scheduleCommand } = await import('./schedule.js');
       setExit((await scheduleCommand(o)).exitCode);
@@ -219,6 +249,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       // --help and --version are "errors" to commander; everything else is bad input.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof Interrupted) {
+      process.stderr.write(`usage-pipeline: ${err.message}\n`);
+      return err.exitCode;
     }
     const code = await exitCodeFor(err);
     process.stderr.write(`usage-pipeline: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -2,9 +2,9 @@
 import { UsageError } from '../domain/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
-import { writeReport } from '../app/report.js';
+import { prepareReport, writeReport, type PreparedReport, type WriteReportOptions } from '../app/report.js';
 import { parseList } from './collect.js';
-import { commandContext, type CommonOptions } from '../app/context.js';
+import { commandContext, type CommandContext, type CommonOptions } from '../app/context.js';
 
 export interface ReportCommandOptions extends CommonOptions {
   month?: string;
@@ -18,7 +18,17 @@ export interface ReportCommandOptions extends CommonOptions {
   now?: () => number;
 }
 
-export async function reportCommand(opts: ReportCommandOptions): Promise<ReportResult & { exitCode: 0 | 2 }> {
+export interface PreparedReportCommand {
+  ctx: CommandContext;
+  options: WriteReportOptions;
+  prepared: PreparedReport;
+}
+
+/**
+ * Everything a report can refuse (period, formats, price book, output folder, a missing database),
+ * checked before any side effect: main.ts calls this before it takes the run lock.
+ */
+export function prepareReportCommand(opts: ReportCommandOptions): PreparedReportCommand {
   const ctx = commandContext(opts);
   if (!opts.month && !(opts.from && opts.to)) {
     throw new UsageError('say which period: --month YYYY-MM (e.g. --month 2026-10), or --from and --to.');
@@ -28,7 +38,7 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
   }
   const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
-  const result = await writeReport(ctx, {
+  const options: WriteReportOptions = {
     ...(opts.month ? { month: opts.month } : {}),
     ...(opts.from ? { from: opts.from } : {}),
     ...(opts.to ? { to: opts.to } : {}),
@@ -38,6 +48,14 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
     ...(opts.requireComplete ? { requireComplete: true } : {}),
     ...(opts.finalize ? { finalize: true } : {}),
     ...(opts.now ? { now: new Date(opts.now()) } : {}),
-  });
+  };
+  return { ctx, options, prepared: prepareReport(ctx, options) };
+}
+
+export async function reportCommand(
+  opts: ReportCommandOptions & { signal?: AbortSignal },
+  prep: PreparedReportCommand = prepareReportCommand(opts),
+): Promise<ReportResult & { exitCode: 0 | 2 }> {
+  const result = await writeReport(prep.ctx, { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) }, prep.prepared);
   return { ...result, exitCode: result.partial ? 2 : 0 };
 }

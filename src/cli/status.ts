@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
 import { readSql } from '../store/sql.js';
-import { pidAlive, readLockHolder } from '../app/lock.js';
+import { readLockHolder } from '../app/lock.js';
+import { pidAlive } from '../process.js';
 import { checkStatus, type StatusCheck } from './statusCheck.js';
 import { commandContext, type CommonOptions } from '../app/context.js';
 

@@ -41,6 +41,7 @@ export function checkStatus(
   const last = finished[0];
   if (last?.status === 'failed') problems.push(`last run ${last.runId} (${last.command}) failed${last.error ? `: ${last.error}` : ''}`);
   else if (last?.status === 'running') problems.push(`last run ${last.runId} (${last.command}) was interrupted: still marked running, but no process holds the lock`);
+  else if (last?.status === 'interrupted') problems.push(`last run ${last.runId} (${last.command}) was interrupted${last.error ? `: ${last.error}` : ''}`);
   // The run problem first: it is usually the cause of the staleness.
   problems.sort((a, b) => Number(b.startsWith('last run')) - Number(a.startsWith('last run')));
   if (problems.length === 0) {

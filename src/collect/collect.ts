@@ -1,7 +1,8 @@
 // The collector: for each granularity and organization, pages the consumption endpoints and loads
-// every value into DuckDB. Each (source, granularity, organization) is one batch: every page replaces
-// the programs or frameworks on it within the window in its own transaction, and the batch's commit
-// removes what the complete fetch no longer returned and records its coverage row.
+// every value into DuckDB. Each (source, granularity, organization) is one batch, one scope: its pages
+// are checked strictly and staged, and the batch's commit replaces the window with them and records
+// its coverage row in one transaction. A scope that fails (a malformed page, a cursor that never ends,
+// an answer that would delete much of the window) changes nothing but records the failure.
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, ResponseFormatError } from '../api/errors.js';
@@ -9,7 +10,7 @@ import { CONSUMPTION_PATHS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROG
 import { type Granularity, type Source } from '../domain/granularity.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import type { Store, UsageBatch } from '../store/store.js';
+import { isStoreCorruption, PageContentError, StoreCorruptError, type Store, type UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
 import { readSql } from '../store/sql.js';
 import { refreshInventory } from './inventory.js';
@@ -49,11 +50,13 @@ export interface CollectOptions {
   inventory?: 'auto' | 'always' | 'never';
   progress?: CollectProgress;
   signal?: AbortSignal;
+  /** Commit answers that delete more than collect.max_deletion_share of a window's rows. */
+  acceptDeletions?: boolean;
 }
 
 export interface CollectResult {
   runId: string;
-  status: 'complete' | 'partial' | 'failed';
+  status: 'complete' | 'partial' | 'failed' | 'interrupted';
   exitCode: 0 | 1 | 2;
   scopes: ScopeResult[];
   requests: number;
@@ -154,6 +157,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     const settled = await Promise.allSettled(tasks);
     for (const s of settled) if (s.status === 'rejected') throw s.reason;
   } catch (err) {
+    if (err instanceof StoreCorruptError) throw err;
     error = err instanceof Error ? err.message : String(err);
     log.error('collection failed', { run_id: runId, error });
   }
@@ -164,7 +168,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     retries: st.retries - startStats.retries,
     throttled: st.throttled - startStats.throttled,
   };
-  const { status, exitCode } = outcome(scopes, error);
+  const { status, exitCode } = opts.signal?.aborted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
   await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, ...(error ? { error } : {}) });
   return { runId, status, exitCode, scopes, ...delta, pages, rows, durationMs: Math.round(performance.now() - startedMono), ...(error ? { error } : {}) };
 }
@@ -272,6 +276,14 @@ async function stagePage(
     ctx.count(source, loaded.rows);
     return { ...loaded, requestId: res.requestId };
   } catch (err) {
+    if (err instanceof PageContentError) {
+      throw new ResponseFormatError(
+        `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): a "${leafName(err.offence.path)}" ` +
+          `is missing or not of the documented type at ${err.offence.path}: ${err.offence.problem}. Nothing of this scope was changed; re-run later, and if it persists report the request id.`,
+        res.requestId,
+        res.path,
+      );
+    }
     const raw = (err as Error).message.split('\n')[0] ?? '';
     // Only what the page's content causes is the API's fault; anything else (memory, disk) is ours.
     if (!/^(Conversion|Constraint|Invalid Input) Error/.test(raw)) throw err;
@@ -285,6 +297,11 @@ async function stagePage(
   }
 }
 
+/** The key a JSON path ends in: `$.programs[1].periods[0].period_start` -> period_start. */
+function leafName(path: string): string {
+  return /\.(\w+)(\[\d+\])?$/.exec(path)?.[1] ?? path;
+}
+
 function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {
   return ctx.store.beginUsageBatch({
     table: source === 'v2_frameworks' ? 'usage_framework' : 'usage_program',
@@ -294,6 +311,7 @@ function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {
     windowEnd: new Date(w.to),
     scope: { orgId: ctx.org },
     coverage: { source, scope: ctx.org, status: w.partial ? 'partial' : 'complete' },
+    ...(ctx.acceptDeletions ? {} : { maxDeletionShare: ctx.config.collect.max_deletion_share }),
     runId: ctx.runId,
     collectedAt: new Date(),
   });
@@ -309,12 +327,25 @@ function describe(source: Source, ctx: ScopeContext): string {
 
 type Fetcher = (ctx: ScopeContext, w: Window, batch: UsageBatch) => Promise<void>;
 
+// How many pages a scope can justify: twice what the inventory counts (programs appear between
+// refreshes), plus two (a last empty page); without an inventory, collect.max_pages.
+const ORG_PROGRAMS_COUNT = 'src/store/sql/inventory_org_program_count.sql';
+const PROGRAMS_FRAMEWORKS_COUNT = 'src/store/sql/inventory_framework_count.sql';
+
+async function pageBound(ctx: ScopeContext, sqlFile: string, params: Record<string, unknown>, limit: number, what: string) {
+  const [row] = await ctx.store.query<{ n: bigint }>(readSql(sqlFile), params);
+  const known = Number(row?.n ?? 0);
+  if (known > 0) return { pages: Math.ceil((known * 2) / limit) + 2, why: `the ${known} ${what} the inventory knows` };
+  return { pages: ctx.config.collect.max_pages, why: `collect.max_pages (no inventory of ${what} yet)` };
+}
+
 const fetchV1: Fetcher = async (ctx, w, batch) => {
   const limit = PAGE_SIZE.v1_programs.max;
   const what = describe('v1_programs', ctx);
+  const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
   const pages = cursorPages(
     (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
-    { itemsKey: 'programs', limit, describe: what },
+    { itemsKey: 'programs', limit, describe: what, maxPages },
   );
   for await (const _ of pages) ctx.checkAbort();
 };
@@ -339,6 +370,10 @@ async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out
 async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: unknown): Promise<ScopeResult> {
   if (err instanceof ApiError && err.status === 401) throw fatal401(err);
   if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
+  // The database file itself cannot be read: nothing more is written, and it must never be published.
+  if (isStoreCorruption(err)) throw err instanceof StoreCorruptError ? err : new StoreCorruptError(ctx.store.path, (err as Error).message.split('\n')[0] ?? '');
+  // Stopped by a signal: every wait ends with the signal's reason; the scope is rolled back, not failed.
+  if (ctx.signal?.aborted) throw new CollectInterrupted();
   const notEligible = err instanceof ApiError && err.status === 403;
   // For a 403 the API's own words say why (which plan family the endpoint serves); the request is in the log.
   const detail = notEligible
@@ -392,10 +427,11 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   const frameworkFetches: Promise<void>[] = [];
   let programsError: unknown;
   try {
+    const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
     for await (const page of cursorPages(
       (cursor) =>
         stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
-      { itemsKey: 'programs', limit, describe: what },
+      { itemsKey: 'programs', limit, describe: what, maxPages },
     )) {
       ctx.checkAbort();
       if (frameworks) {
@@ -410,22 +446,32 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   const fw = await Promise.allSettled(frameworkFetches);
   const fwError = fw.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
 
+  if (!programsError) {
+    try {
+      const { rows } = await programs.commit();
+      out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
+    } catch (err) {
+      programsError = err; // refused at commit (duplicates, rows outside, deletions held): nothing written
+    }
+  }
   if (programsError) {
     await programs.abort().catch(() => {});
     out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
-  } else {
-    const { rows } = await programs.commit();
-    out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
   }
   if (frameworks) {
     // Without the full list of programs the frameworks batch cannot be complete either.
-    const err = programsError ?? fwError;
+    let err = programsError ?? fwError;
+    if (!err) {
+      try {
+        const { rows } = await frameworks.commit();
+        out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
+      } catch (e) {
+        err = e;
+      }
+    }
     if (err) {
       await frameworks.abort().catch(() => {});
       out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
-    } else {
-      const { rows } = await frameworks.commit();
-      out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
     }
   }
 }
@@ -434,6 +480,8 @@ async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[
   if (!programIds.length) return;
   const limit = PAGE_SIZE.v2_frameworks.max;
   const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
+  const maxPages = await pageBound(ctx, PROGRAMS_FRAMEWORKS_COUNT, { program_ids: programIds }, limit, 'frameworks of these programs');
+  const asked = new Set(programIds);
   const pages = cursorPages(
     (cursor) =>
       stagePage(ctx, batch, 'v2_frameworks', what, {
@@ -443,7 +491,17 @@ async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[
         limit,
         cursor,
       }),
-    { itemsKey: 'frameworks', limit, describe: what },
+    { itemsKey: 'frameworks', limit, describe: what, maxPages },
   );
-  for await (const _ of pages) ctx.checkAbort();
+  for await (const page of pages) {
+    ctx.checkAbort();
+    const stray = page.programIds.find((id) => !asked.has(id));
+    if (stray !== undefined) {
+      throw new ResponseFormatError(
+        `${what}: the answer holds program ${stray}, which was not asked for (request id ${page.requestId}); nothing of this scope was changed.`,
+        page.requestId,
+        what,
+      );
+    }
+  }
 }

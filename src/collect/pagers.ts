@@ -18,17 +18,30 @@ export interface CursorPagingOptions {
   limit: number;
   /** What the request was, for error messages. */
   describe: string;
+  /** The most pages the scope can justify, and why (for the message); beyond it paging stops with an error. */
+  maxPages?: { pages: number; why: string };
 }
 
-/** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever. */
+/** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever:
+ *  a cursor seen before (a repeat or a cycle) or more pages than the scope can justify stops it. */
 export async function* cursorPages<P extends PageInfo>(
   fetchPage: (cursor: string | undefined) => Promise<P>,
   opts: CursorPagingOptions,
 ): AsyncGenerator<P> {
   const sent = new Set<string>();
   let cursor: string | undefined;
-  for (;;) {
+  let lastRequestId = '';
+  for (let n = 1; ; n++) {
+    if (opts.maxPages && n > opts.maxPages.pages) {
+      throw new ResponseFormatError(
+        `${opts.describe}: the API is still sending pages after ${opts.maxPages.pages}, more than ${opts.maxPages.why} can justify (last request id ${lastRequestId}); ` +
+          `stopping, nothing of this scope was changed. Re-run later; if it persists, report that request id.`,
+        lastRequestId,
+        opts.describe,
+      );
+    }
     const page = await fetchPage(cursor);
+    lastRequestId = page.requestId;
     if (page.items === null) {
       throw new ResponseFormatError(
         `${opts.describe}: expected an object with a "${opts.itemsKey}" array (request id ${page.requestId})`,
@@ -40,7 +53,7 @@ export async function* cursorPages<P extends PageInfo>(
     const next = page.cursor ?? undefined;
     // The end: no pagination key, an empty page, or a short page.
     if (!next || page.items === 0 || page.items < opts.limit) return;
-    if (sent.has(next)) {
+    if (sent.has(next) || next === cursor) {
       throw new ResponseFormatError(
         `${opts.describe}: the API returned cursor "${next}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${page.requestId}.`,
         page.requestId,

@@ -12,6 +12,10 @@ export const configSchema = z
         base_url: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:4010/v1'),
         timeout_ms: positiveInt.default(30_000),
         max_retries: z.number().int().min(0).max(20).default(6),
+        // The longest wait a Retry-After may impose, anywhere (retries and the rate limiter).
+        max_retry_after_seconds: z.number().min(0).max(3600).default(60),
+        // A response body larger than this is refused, not buffered.
+        max_body_mb: positiveInt.max(4096).default(256),
         concurrency: z.number().int().min(1).max(64).default(8),
         rate_limit: z
           .object({
@@ -30,6 +34,12 @@ export const configSchema = z
         granularities: z.array(z.enum(GRANULARITIES)).min(1).default([...GRANULARITIES]),
         sources: z.array(z.enum(SOURCES)).min(1).default([...SOURCES]),
         include_partial: z.boolean().default(false),
+        // An answer that would delete more than this share of a window's stored rows is held (a failed
+        // scope) unless collect --accept-deletions is given.
+        max_deletion_share: z.number().min(0).max(1).default(0.5),
+        // Pages one scope may take when the inventory does not know how many programs there are:
+        // 1000 pages of 100 is 100,000 programs. With an inventory the bound follows its count.
+        max_pages: positiveInt.default(1000),
         settle: z
           .object({
             hourly_hours: z.number().int().min(0).max(168).default(6),

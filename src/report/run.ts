@@ -1,9 +1,11 @@
 // `report`: prices a period's usage with the price book and writes one Parquet file per report,
-// the workbook and manifest.json under outDir/<period>/. Every file is written under a temporary
-// name and renamed; with requireComplete a partial period fails before anything is written.
+// the workbook and manifest.json under outDir/<period>/. The set is written into a fresh hidden folder
+// beside it (files.ts), the earlier run's other files carried over, the manifest last, and swapped in
+// whole: a crash or a signal leaves the previous set or the new one. With requireComplete a partial
+// period fails before anything is written.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { copyFile, link, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -13,7 +15,7 @@ import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
-import { sha256File, writeAtomically } from './files.js';
+import { cleanReportLeftovers, freshSetDir, sha256File, swapInSet, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { renderReportHtml } from './html.js';
@@ -44,6 +46,8 @@ export interface RunReportOptions {
   requireComplete?: boolean;
   now?: Date;
   log?: Logger;
+  /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
+  signal?: AbortSignal;
   /** For tests of sheet splitting: data rows per worksheet. */
   maxRowsPerSheet?: number;
   /**
@@ -155,165 +159,183 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     ? await buildFocus(store, { period, granularity: g, book, ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}) })
     : null;
 
-  const dir = join(opts.outDir, period.label);
-  await mkdir(dir, { recursive: true });
-  const files: ReportFile[] = [];
+  const finalDir = join(opts.outDir, period.label);
+  const cleaned = await cleanReportLeftovers(opts.outDir);
+  if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });
+  // The set is written into a fresh folder and swapped in whole, manifest last (files.ts).
+  const dir = await freshSetDir(opts.outDir, period.label);
+  try {
+    const files: ReportFile[] = [];
 
-  if (formats.includes('parquet')) {
-    const copy = readSql('src/report/sql/copy_parquet.sql');
-    for (const s of sheets) {
-      const path = join(dir, `${s.def.name}.parquet`);
-      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
-      files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+    if (formats.includes('parquet')) {
+      const copy = readSql('src/report/sql/copy_parquet.sql');
+      for (const s of sheets) {
+        const path = join(dir, `${s.def.name}.parquet`);
+        opts.signal?.throwIfAborted();
+        await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+        files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+      }
     }
-  }
 
-  if (formats.includes('arrow')) {
-    for (const s of sheets) {
-      const path = join(dir, `${s.def.name}.arrow`);
+    if (formats.includes('arrow')) {
+      for (const s of sheets) {
+        const path = join(dir, `${s.def.name}.arrow`);
+        opts.signal?.throwIfAborted();
+        await writeAtomically(path, async (tmp) => {
+          await writeArrowFile(store, s.table, tmp);
+        });
+        files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+      }
+    }
+
+    if (focus && formats.includes('focus')) {
+      const path = join(dir, `focus-${period.label}.parquet`);
+      const copy = readSql('src/report/sql/copy_focus_parquet.sql');
+      opts.signal?.throwIfAborted();
+      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+      files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
+    }
+
+    const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
+    if (formats.includes('html')) {
+      const path = join(dir, HTML_REPORT_NAME);
+      const html = renderReportHtml({
+        title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
+        currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
+        dailySpend: daily,
+        topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
+        topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
+        storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
+        snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
+        transfer: await store.query(readSql('src/report/sql/chart_transfer.sql')),
+        forecast,
+      });
+      opts.signal?.throwIfAborted();
+      await writeAtomically(path, (tmp) => writeFile(tmp, html));
+      files.push({ path, rows: daily.length, sha256: await sha256File(path) });
+    }
+
+    const coverageLines = coverage.scopes.map(
+      (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+        `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
+    );
+    if (formats.includes('xlsx')) {
+      const path = join(dir, `usage-${period.label}.xlsx`);
+      const summaryByProgram = await store.query(readSql('src/report/sql/summary_by_program.sql'));
+      const summaryByMetric = await store.query(readSql('src/report/sql/summary_by_metric.sql'));
+      let written = 0;
+      opts.signal?.throwIfAborted();
       await writeAtomically(path, async (tmp) => {
-        await writeArrowFile(store, s.table, tmp);
+        written = await writeWorkbook(store, tmp, {
+          title,
+          partial,
+          currency: book.currency,
+          summaryByProgram,
+          summaryByMetric,
+          total,
+          about: [
+            ['Period', period.month ?? period.label],
+            ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
+            ['Generated at', now.toISOString()],
+            ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
+            ['Granularity used', `${g} (${coverage.reason})`],
+            ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
+            ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
+            ['Price book revision', book.revision],
+            ['Price book file', `${book.path} (sha256 ${book.sha256})`],
+            ['Currency', book.currency],
+            ['Rounding rule', ROUNDING_RULE],
+            ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
+            ['Run ids', runIds.join(', ') || 'none'],
+            ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+          ],
+          rates: book.rates.map((r) => ({
+            rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
+            effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
+          })),
+          sheets,
+          ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
+          ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
+          ...(forecast?.current ? { forecast } : {}),
+        });
       });
-      files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+      files.push({ path, rows: written, sha256: await sha256File(path) });
     }
-  }
 
-  if (focus && formats.includes('focus')) {
-    const path = join(dir, `focus-${period.label}.parquet`);
-    const copy = readSql('src/report/sql/copy_focus_parquet.sql');
-    await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
-    files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
-  }
+    // Finalise only once every file is in place, so a failed run records nothing.
+    if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
 
-  const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
-  if (formats.includes('html')) {
-    const path = join(dir, HTML_REPORT_NAME);
-    const html = renderReportHtml({
-      title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
-      currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
-      dailySpend: daily,
-      topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
-      topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
-      storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
-      snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
-      transfer: await store.query(readSql('src/report/sql/chart_transfer.sql')),
+    const manifestPath = join(dir, 'manifest.json');
+    // A run may write only some formats (say `--format focus`) over a month an earlier run filled: the
+    // earlier run's files that this run did not rewrite are carried into the new set (hard links, else
+    // copies), and the manifest lists them with their own generation time and a sha256 recomputed from
+    // the file, so the swapped-in set is the whole folder and its manifest describes every file.
+    const written = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
+    opts.signal?.throwIfAborted();
+    const kept = await carryEarlierFiles(finalDir, dir, new Set(written.map((f) => f.name)));
+    const manifest = {
+      period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
+      generated_at: now.toISOString(),
+      status: partial ? 'PARTIAL' : 'COMPLETE',
+      partial,
+      granularity: g,
+      coverage: {
+        complete: coverage.complete,
+        complete_granularities: coverage.completeGranularities,
+        reason: coverage.reason,
+        scopes: coverage.scopes.map((s) => ({
+          source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
+          complete: s.complete, required: s.required, statuses: s.statuses,
+        })),
+      },
+      price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
+      rounding: ROUNDING_RULE,
+      total: total,
+      unpriced_lines: unpricedLines,
+      run_ids: runIds,
+      ...(forecast ? {
+        forecast: {
+          current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
+          month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
+        },
+      } : {}),
+      ...(focus ? {
+        focus: {
+          version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
+          finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+            id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+          })),
+        },
+      } : {}),
+      files: [...written, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
+    };
+    opts.signal?.throwIfAborted();
+    await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+    files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+    opts.signal?.throwIfAborted();
+    await swapInSet(dir, finalDir);
+    log.info('report written', { dir: finalDir, total, partial });
+
+    return {
+      dir: finalDir,
+      period: manifest.period,
+      files: files.map((f) => ({ ...f, path: join(finalDir, f.path.slice(dir.length + 1)) })),
+      partial,
+      coverage,
+      total,
+      currency: book.currency,
+      priceBookRevision: book.revision,
+      granularity: g,
+      runIds,
+      rows,
+      unpricedLines,
       forecast,
-    });
-    await writeAtomically(path, (tmp) => writeFile(tmp, html));
-    files.push({ path, rows: daily.length, sha256: await sha256File(path) });
+      focus,
+    };
+  } finally {
+    // Whatever failed before the swap leaves the month's previous set as it was.
+    await rm(dir, { recursive: true, force: true });
   }
-
-  const coverageLines = coverage.scopes.map(
-    (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
-      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
-  );
-  if (formats.includes('xlsx')) {
-    const path = join(dir, `usage-${period.label}.xlsx`);
-    const summaryByProgram = await store.query(readSql('src/report/sql/summary_by_program.sql'));
-    const summaryByMetric = await store.query(readSql('src/report/sql/summary_by_metric.sql'));
-    let written = 0;
-    await writeAtomically(path, async (tmp) => {
-      written = await writeWorkbook(store, tmp, {
-        title,
-        partial,
-        currency: book.currency,
-        summaryByProgram,
-        summaryByMetric,
-        total,
-        about: [
-          ['Period', period.month ?? period.label],
-          ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
-          ['Generated at', now.toISOString()],
-          ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
-          ['Granularity used', `${g} (${coverage.reason})`],
-          ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
-          ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
-          ['Price book revision', book.revision],
-          ['Price book file', `${book.path} (sha256 ${book.sha256})`],
-          ['Currency', book.currency],
-          ['Rounding rule', ROUNDING_RULE],
-          ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
-          ['Run ids', runIds.join(', ') || 'none'],
-          ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
-        ],
-        rates: book.rates.map((r) => ({
-          rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
-          effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
-        })),
-        sheets,
-        ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
-        ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
-        ...(forecast?.current ? { forecast } : {}),
-      });
-    });
-    files.push({ path, rows: written, sha256: await sha256File(path) });
-  }
-
-  // Finalise only once every file is in place, so a failed run records nothing.
-  if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
-
-  const manifestPath = join(dir, 'manifest.json');
-  // A run may write only some formats (say `--format focus`) into a folder an earlier run filled: the
-  // manifest keeps listing the earlier run's files that are still there, with their own generation time
-  // and a sha256 recomputed from the file, so it always describes the whole folder.
-  const written = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
-  const kept = await earlierFiles(manifestPath, new Set(written.map((f) => f.name)));
-  const manifest = {
-    period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
-    generated_at: now.toISOString(),
-    status: partial ? 'PARTIAL' : 'COMPLETE',
-    partial,
-    granularity: g,
-    coverage: {
-      complete: coverage.complete,
-      complete_granularities: coverage.completeGranularities,
-      reason: coverage.reason,
-      scopes: coverage.scopes.map((s) => ({
-        source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
-        complete: s.complete, required: s.required, statuses: s.statuses,
-      })),
-    },
-    price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
-    rounding: ROUNDING_RULE,
-    total: total,
-    unpriced_lines: unpricedLines,
-    run_ids: runIds,
-    ...(forecast ? {
-      forecast: {
-        current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
-        month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
-      },
-    } : {}),
-    ...(focus ? {
-      focus: {
-        version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
-        finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
-          id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
-        })),
-      },
-    } : {}),
-    files: [...written, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
-  };
-  await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
-  files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
-  log.info('report written', { dir, total, partial });
-
-  return {
-    dir,
-    period: manifest.period,
-    files,
-    partial,
-    coverage,
-    total,
-    currency: book.currency,
-    priceBookRevision: book.revision,
-    granularity: g,
-    runIds,
-    rows,
-    unpricedLines,
-    forecast,
-    focus,
-  };
 }
 
 interface ManifestFile {
@@ -323,24 +345,30 @@ interface ManifestFile {
   generated_at: string;
 }
 
-/** The files an earlier manifest of this folder listed that this run did not rewrite and that still exist. */
-async function earlierFiles(manifestPath: string, rewritten: Set<string>): Promise<ManifestFile[]> {
+/**
+ * The files the month's current manifest lists that this run did not rewrite and that still exist, put into
+ * the new set's folder (a hard link, else a copy) so that the swap keeps them; their manifest entries.
+ */
+async function carryEarlierFiles(finalDir: string, setDir: string, rewritten: Set<string>): Promise<ManifestFile[]> {
   let previous: { generated_at?: unknown; files?: unknown };
   try {
-    previous = JSON.parse(await readFile(manifestPath, 'utf8')) as typeof previous;
+    previous = JSON.parse(await readFile(join(finalDir, 'manifest.json'), 'utf8')) as typeof previous;
   } catch {
     return []; // no earlier manifest (or an unreadable one): nothing to carry over
   }
   const out: ManifestFile[] = [];
   for (const f of Array.isArray(previous.files) ? (previous.files as Partial<ManifestFile>[]) : []) {
     // Only plain names inside the folder: a manifest never points elsewhere.
-    if (typeof f.name !== 'string' || f.name === 'manifest.json' || rewritten.has(f.name) || f.name !== basename(f.name)) continue;
-    const path = join(dirname(manifestPath), f.name);
-    if (!existsSync(path)) continue;
+    if (typeof f.name !== 'string' || f.name === 'manifest.json' || rewritten.has(f.name) || f.name !== basename(f.name) || f.name.startsWith('.')) continue;
+    const from = join(finalDir, f.name);
+    if (!existsSync(from)) continue;
+    const to = join(setDir, f.name);
+    await link(from, to).catch(() => copyFile(from, to));
+    rewritten.add(f.name);
     out.push({
       name: f.name,
       rows: typeof f.rows === 'number' ? f.rows : 0,
-      sha256: await sha256File(path),
+      sha256: await sha256File(to),
       generated_at: typeof f.generated_at === 'string' ? f.generated_at : String(previous.generated_at ?? ''),
     });
   }

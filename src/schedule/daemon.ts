@@ -6,7 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Granularity } from '../domain/granularity.js';
-import { apiClient, commandContext, type CommonOptions } from '../app/context.js';
+import { clientSettings, commandContext, type CommonOptions } from '../app/context.js';
 import { UsageError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 import { dueExport, JOB_GRANULARITIES, previousMonth, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
@@ -46,6 +46,7 @@ export interface ScheduledJob {
 
 export interface SchedulerOptions extends CommonOptions {
   baseUrl?: string;
+  insecureHttp?: boolean;
   now?: () => number;
   /** Overrides of the config's cron expressions (6 fields, with seconds, are allowed). */
   cron?: { hourly?: string; daily?: string; monthly?: string };
@@ -82,7 +83,7 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
   const baseUrl = opts.baseUrl ?? ctx.env.USAGE_BASE_URL;
   checkTimeZone(tz);
   // Refuse a missing key or a bad base URL now, not an hour from now in the first job's log.
-  await apiClient(ctx, baseUrl).close();
+  clientSettings(ctx, baseUrl, opts.insecureHttp);
 
   const configured = new Set<Granularity>(ctx.config.collect.granularities);
   const granularities = (job: 'hourly' | 'daily') => JOB_GRANULARITIES[job].filter((g) => configured.has(g));
@@ -169,6 +170,7 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
       const env = {
         ctx,
         ...(baseUrl !== undefined ? { baseUrl } : {}),
+        ...(opts.insecureHttp ? { insecureHttp: true } : {}),
         now,
         log: jlog,
         signal: AbortSignal.any([stopController.signal, lock.signal]),

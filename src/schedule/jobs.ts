@@ -33,6 +33,7 @@ export interface JobEnv {
   ctx: CommandContext;
   /** The --base-url the daemon was started with. */
   baseUrl?: string;
+  insecureHttp?: boolean;
   now: () => number;
   log: Logger;
   signal: AbortSignal;
@@ -42,7 +43,13 @@ export interface JobEnv {
 export async function runCollectJob(env: JobEnv, granularities: readonly Granularity[]): Promise<JobResult> {
   const r = await collectOnce(
     { ...env.ctx, log: env.log },
-    { granularities, ...(env.baseUrl !== undefined ? { baseUrl: env.baseUrl } : {}), now: env.now, signal: env.signal },
+    {
+      granularities,
+      ...(env.baseUrl !== undefined ? { baseUrl: env.baseUrl } : {}),
+      ...(env.insecureHttp ? { insecureHttp: true } : {}),
+      now: env.now,
+      signal: env.signal,
+    },
   );
   // Stopped part-way: the batches committed before the stop are kept, the one in progress was rolled back.
   const outcome: JobResult['outcome'] = env.signal.aborted && r.status !== 'complete' ? 'interrupted' : r.status;

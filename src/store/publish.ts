@@ -9,10 +9,11 @@
 // process can write it, DuckDB holds its lock). The kernel copies the file (copy_file_range), which
 // measured far faster than rewriting it with ATTACH + COPY FROM DATABASE (that took 24-46 s for a
 // 0.5 GB database in the benchmark). The copy is fsynced and then renamed over the previous copy.
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
+import { pidAlive } from '../process.js';
 import { analystCopyName, type Store } from './store.js';
 
 /** The analyst copy of a database file: data/usage.duckdb -> data/usage.analyst.duckdb. */
@@ -34,13 +35,22 @@ function removeCopyFiles(path: string): void {
   rmSync(`${path}.wal`, { force: true });
 }
 
+/** Removes `<copy>.tmp-PID` files (and their WAL) of this process or of processes no longer running. */
+function removeStaleCopies(target: string): void {
+  const prefix = `${basename(target)}.tmp-`;
+  for (const name of readdirSync(dirname(target))) {
+    const pid = name.startsWith(prefix) ? Number(/^(\d+)(\.wal)?$/.exec(name.slice(prefix.length))?.[1]) : NaN;
+    if (Number.isInteger(pid) && (pid === process.pid || !pidAlive(pid))) rmSync(join(dirname(target), name), { force: true });
+  }
+}
+
 /** Publishes a read-only copy for analysts; returns its path. The store stays open throughout. */
 export async function publishAnalystCopy(store: Store, opts: { target?: string; log?: Logger } = {}): Promise<string> {
   const log = opts.log;
   const target = resolve(opts.target ?? analystCopyPath(store.path));
   if (target === resolve(store.path)) throw new Error('the analyst copy cannot replace the database itself');
   const tmp = `${target}.tmp-${process.pid}`;
-  removeCopyFiles(tmp); // left by a run that died while publishing
+  removeStaleCopies(target); // left by runs that died while publishing
 
   await store
     .exclusive(async () => {

@@ -31,7 +31,7 @@ import type {
 import { StagedUsageBatch } from './usageBatch.js';
 
 export * from './types.js';
-export { UsageBatchError } from './usageBatch.js';
+export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatch.js';
 export { SchemaTooNewError } from './migrations.js';
 
 /** How long openStore waits for another process to release the file, by default. */
@@ -53,6 +53,35 @@ export interface OpenOptions {
   migrations?: Migration[];
   /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
   memoryLimit?: string;
+  /** Ends the wait for a file held by another process (the run's stop signal). */
+  signal?: AbortSignal;
+  /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
+  create?: boolean;
+}
+
+/** The database file does not exist and the command only reads what collect wrote. */
+export class StoreMissingError extends Error {
+  constructor(readonly path: string) {
+    super(`The database ${path} does not exist yet: check --db (or store.db, USAGE_DB), or run \`usage-pipeline collect\` first.`);
+    this.name = 'StoreMissingError';
+  }
+}
+
+/** Whether an error is DuckDB failing to read the file itself (truncated, bad checksum), not a query's fault. */
+export function isStoreCorruption(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return err instanceof StoreCorruptError || /Could not read enough bytes|checksum|Corrupt database|not a valid DuckDB database/i.test(message);
+}
+
+/** The file is not a database DuckDB can open (truncated, corrupt, or another kind of file). */
+export class StoreCorruptError extends Error {
+  constructor(
+    readonly path: string,
+    cause: string,
+  ) {
+    super(`the database ${path} cannot be read: ${cause}. Restore it from a backup or move it aside and collect again; it was not changed.`);
+    this.name = 'StoreCorruptError';
+  }
 }
 
 /** The database file is held by another process (or, for a writer, by another store in this process). */
@@ -79,6 +108,8 @@ export function analystCopyName(dbPath: string): string {
 }
 
 const LOCK_CONFLICT = /Could not set lock on file|Conflicting lock/i;
+/** What DuckDB says of a file it cannot read as a database (truncated, bad checksum, not DuckDB). */
+const CORRUPT = /checksum|corrupt|not a valid DuckDB|IO Error|Serialization Error|database file .* is too small/i;
 
 // DuckDB's file lock is a POSIX lock, which does not exclude a second open in the same process; this
 // registry does, so that two stores in one process never write one file.
@@ -116,13 +147,13 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   const path = opts.path === IN_MEMORY ? IN_MEMORY : resolve(opts.path);
   const readOnly = opts.readOnly ?? false;
   const log = (opts.log ?? silentLogger).child({ db: path });
-  const sleep = opts.sleep ?? ((ms: number) => delay(ms));
+  const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, opts.signal ? { signal: opts.signal } : undefined));
   const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 
   if (path === IN_MEMORY) {
     if (readOnly) throw new Error('an in-memory database cannot be opened read-only: it would be empty');
-  } else if (readOnly) {
-    if (!existsSync(path)) throw new Error(`The database ${path} does not exist yet: run \`usage-pipeline collect\` first.`);
+  } else if (readOnly || opts.create === false) {
+    if (!existsSync(path)) throw new StoreMissingError(path);
   } else {
     mkdirSync(dirname(path), { recursive: true });
   }
@@ -143,15 +174,18 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
         });
       } catch (err) {
         releaseInProcess(path, readOnly);
+        const message = (err as Error).message ?? String(err);
+        if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
         throw err;
       }
       break;
     } catch (err) {
       const message = (err as Error).message ?? String(err);
-      if (!LOCK_CONFLICT.test(message)) throw err;
+      if (err instanceof StoreCorruptError || !LOCK_CONFLICT.test(message)) throw err;
       const holder = /\(PID (\d+)\)/.exec(message);
       const detail = err instanceof InProcessConflict ? 'open in this process' : holder ? `held by PID ${holder[1]}` : '';
       if (waited >= timeout) throw new StoreLockedError(path, waited, detail);
+      opts.signal?.throwIfAborted();
       if (waited === 0) {
         log.warn('database file is in use by another process; waiting for it', { holder: detail, timeout_ms: timeout });
       }
@@ -171,11 +205,18 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     // every connection of this instance (batches open their own) reads and writes UTC.
     await execSql(conn, "SET GLOBAL TimeZone = 'UTC'");
     const version = await migrate(conn, { path, readOnly, log, now: opts.now, migrations: opts.migrations });
+    if (!readOnly && opts.migrations === undefined) {
+      const n = await execSql(conn, readSql('src/store/sql/runs_mark_interrupted.sql'), { now: (opts.now ?? (() => new Date()))() });
+      if (n > 0) log.warn('runs left running by a process that ended were marked interrupted', { runs: n });
+    }
     return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version);
   } catch (err) {
     conn?.closeSync();
     instance.closeSync();
     releaseInProcess(path, readOnly);
+    // DuckDB reads the file's blocks lazily: a truncated file can open and then fail its first read.
+    const message = (err as Error).message ?? String(err);
+    if (!(err instanceof StoreCorruptError) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
     throw err;
   }
 }
@@ -389,7 +430,13 @@ export class Store {
       window_end: c.windowEnd,
     };
     await this.transaction(async () => {
-      await execSql(this.conn, readSql('src/store/sql/coverage_delete_same.sql'), key);
+      // A failure leaves the window's earlier complete row in place: its data is still there.
+      const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
+      await execSql(
+        this.conn,
+        readSql(unsuccessful ? 'src/store/sql/coverage_delete_same_failed.sql' : 'src/store/sql/coverage_delete_same.sql'),
+        key,
+      );
       await execSql(this.conn, readSql('src/store/sql/coverage_insert.sql'), {
         ...key,
         status: c.status,

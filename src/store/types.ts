@@ -22,7 +22,6 @@ export interface UsageRowIn {
   value: bigint;
 }
 
-
 export interface UsageBatchSpec {
   table: 'usage_program' | 'usage_framework';
   /** usage_program only; defaults to 'v2'. */
@@ -37,6 +36,9 @@ export interface UsageBatchSpec {
    */
   scope: { orgId?: string; programIds?: readonly string[] };
   coverage: { source: string; scope: string; status: 'complete' | 'partial' };
+  /** Page-loaded batches: the largest share (0..1) of the window's stored rows the answer may delete
+   *  outright; beyond it commit() refuses with DeletionHeldError. Omitted: no limit. */
+  maxDeletionShare?: number;
   runId: string;
   collectedAt: Date;
 }
@@ -133,7 +135,6 @@ export interface CoverageSummaryRow {
   lastDetail: string | null;
   lastRunId: string;
 }
-
 
 export interface RunRow {
   runId: string;

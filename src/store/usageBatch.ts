@@ -1,10 +1,10 @@
-// A usage batch of one window and scope, on its own connection. Two ways in:
-// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader, checked, and added to the
-//   scope's TEMP rows (spilled to disk by DuckDB beyond its memory limit). The collector uses this.
-// - append(): rows built in JavaScript, staged through the appender into a TEMP table (fixtures, tests).
-// Either way commit() replaces the whole window and scope in one transaction with the coverage row, so
-// a scope's pages become visible together or not at all: an interrupted or failed scope leaves the data
-// and the coverage it had before.
+// A usage batch of one window and scope (a source, granularity and organization), on its own
+// connection. Two ways in, one way out:
+// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader, checked strictly and staged
+//   in the batch's TEMP table (the collector uses this);
+// - append(): rows built in JavaScript, staged through the appender (fixtures and tests).
+// commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
+// in one transaction: a scope becomes visible whole or not at all.
 import {
   BIGINT,
   DuckDBDataChunk,
@@ -19,21 +19,36 @@ import {
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
+import { firstOffence, type Offence } from './pageCheck.js';
 import { timestampTZ } from './values.js';
 
 // Each table's and each source's statements, named literally so that a search for a file finds its caller.
 const TABLE_SQL = {
   usage_program: {
     deleteWindow: 'src/store/sql/usage_program_delete_window.sql',
+    windowDeletions: 'src/store/sql/usage_program_window_deletions.sql',
   },
   usage_framework: {
     deleteWindow: 'src/store/sql/usage_framework_delete_window.sql',
+    windowDeletions: 'src/store/sql/usage_framework_window_deletions.sql',
   },
 } as const;
 const PAGE_SQL = {
-  v1_programs: { parse: 'src/store/sql/page_v1_programs.sql', stage: 'src/store/sql/staging_insert_v1_page.sql' },
-  v2_programs: { parse: 'src/store/sql/page_v2_programs.sql', stage: 'src/store/sql/staging_insert_v2_programs_page.sql' },
-  v2_frameworks: { parse: 'src/store/sql/page_v2_frameworks.sql', stage: 'src/store/sql/staging_insert_v2_frameworks_page.sql' },
+  v1_programs: {
+    parse: 'src/store/sql/page_v1_programs.sql',
+    check: 'src/store/sql/page_v1_programs_check.sql',
+    stage: 'src/store/sql/staging_insert_v1_page.sql',
+  },
+  v2_programs: {
+    parse: 'src/store/sql/page_v2_programs.sql',
+    check: 'src/store/sql/page_v2_programs_check.sql',
+    stage: 'src/store/sql/staging_insert_v2_programs_page.sql',
+  },
+  v2_frameworks: {
+    parse: 'src/store/sql/page_v2_frameworks.sql',
+    check: 'src/store/sql/page_v2_frameworks_check.sql',
+    stage: 'src/store/sql/staging_insert_v2_frameworks_page.sql',
+  },
 } as const;
 
 /** What a batch needs from its store. */
@@ -54,6 +69,33 @@ export class UsageBatchError extends Error {
     this.name = 'UsageBatchError';
   }
 }
+
+/** A page's content is not what the API documents: the scope is refused, nothing of it written. */
+export class PageContentError extends UsageBatchError {
+  constructor(readonly offence: Offence) {
+    super(`${offence.path}: ${offence.problem}`);
+    this.name = 'PageContentError';
+  }
+}
+
+/** The answer would delete more of the window than allowed: held, nothing written. */
+export class DeletionHeldError extends UsageBatchError {
+  constructor(
+    readonly unseen: number,
+    readonly existing: number,
+    readonly share: number,
+  ) {
+    super(
+      `the answer would delete ${unseen} of the window's ${existing} stored rows (${Math.round((unseen / existing) * 100)}%, ` +
+        `more than the ${Math.round(share * 100)}% allowed by collect.max_deletion_share): held, nothing was changed. ` +
+        `If the usage really is gone, re-run with --accept-deletions.`,
+    );
+    this.name = 'DeletionHeldError';
+  }
+}
+
+/** What staging_insert_*_page.sql raises (DuckDB's error()) at a metric entry that is not documented. */
+const LEAF_REFUSED = 'PAGE_LEAF_REFUSED';
 
 // The columns of staging_usage_create.sql, in order.
 const STAGING_TYPES = [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, TIMESTAMPTZ, TIMESTAMPTZ, TIMESTAMPTZ, TIMESTAMPTZ, VARCHAR, BIGINT];
@@ -152,8 +194,9 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
-  /** 'rows': staged through append(); 'pages': parsed pages gathered in scope_usage. Both commit whole. */
+  /** 'rows': staged through append(); 'pages': raw pages through appendPage(). Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
+  private refused = false;
 
   constructor(
     private readonly host: BatchHost,
@@ -179,7 +222,8 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = await this.host.connect();
       try {
         await execSql(conn, readSql('src/store/sql/staging_usage_create.sql'));
-        await execSql(conn, readSql('src/store/sql/scope_usage_create.sql'));
+        await execSql(conn, readSql('src/store/sql/seen_ids_create.sql'));
+        await execSql(conn, readSql('src/store/sql/page_check_macros.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -201,7 +245,10 @@ export class StagedUsageBatch implements UsageBatch {
 
   async appendPage(source: PageSource, json: string): Promise<PageLoaded> {
     const run = this.pages.then(() => this.loadPage(source, json));
-    this.pages = run.catch(() => {});
+    // A refused page spoils the scope: commit() then refuses too, so it is never written in part.
+    this.pages = run.catch(() => {
+      this.refused = true;
+    });
     return run;
   }
 
@@ -211,9 +258,11 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /**
-   * One page: staged (and checked) alone, then added to the scope's rows, replacing what an earlier page
-   * of this batch said about the same programs or frameworks. Nothing reaches the fact table before
-   * commit(). The parsed page, the page's DuckDB working set, is dropped as the next one comes.
+   * One page: parsed with every leaf kept as raw JSON, checked strictly (page_*_check.sql: a value that
+   * is not a non-negative int64 integer, an id or time missing or malformed, refuses the page whole,
+   * naming the first offending path), then converted into the batch's staging table. Nothing is
+   * written to the usage tables until commit(): a scope's pages become visible together or not at all.
+   * The staging table is DuckDB's (spilling to disk beyond memory_limit), never the JavaScript heap.
    */
   private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
@@ -223,6 +272,11 @@ export class StagedUsageBatch implements UsageBatch {
     const conn = this.conn!;
     return this.host.pageSlot(async () => {
       await execSql(conn, readSql(PAGE_SQL[source].parse), { json });
+      const [check] = await queryRows<{ bad: bigint | number | null }>(conn, readSql(PAGE_SQL[source].check));
+      if (Number(check?.bad ?? 0) > 0) {
+        const found = firstOffence(source, json);
+        throw new PageContentError(found ?? { path: '$', problem: 'the page does not have the documented shape' });
+      }
       const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
         conn,
         readSql('src/store/sql/page_summary.sql'),
@@ -230,14 +284,38 @@ export class StagedUsageBatch implements UsageBatch {
       const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
       let rows = 0;
       if (items !== null && items > 0) {
-        rows = await execSql(conn, readSql(PAGE_SQL[source].stage), { org_id: this.spec.scope.orgId ?? null });
-        await this.check(conn);
+        rows = await execSql(conn, readSql(PAGE_SQL[source].stage), { org_id: this.spec.scope.orgId ?? null }).catch((err: unknown) => {
+          // The insert checks the metric entries as it converts them; the offending path is found here.
+          if (!String((err as Error).message).includes(LEAF_REFUSED)) throw err;
+          throw new PageContentError(firstOffence(source, json) ?? { path: '$', problem: 'a metric entry is not a name and a counter' });
+        });
         await execSql(conn, readSql(this.isFramework ? 'src/store/sql/page_framework_ids.sql' : 'src/store/sql/page_ids.sql'));
-        await execSql(conn, readSql(this.isFramework ? 'src/store/sql/scope_usage_add_framework_page.sql' : 'src/store/sql/scope_usage_add_program_page.sql'));
+        if (!this.isFramework && this.spec.scope.orgId !== undefined) await this.checkOrg(conn, this.spec.scope.orgId);
+        await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'));
       }
       this.staged += rows;
       return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
     });
+  }
+
+  /** A program the inventory places in another organization does not belong in this scope's answer. */
+  private async checkOrg(conn: DuckDBConnection, orgId: string): Promise<void> {
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, readSql('src/store/sql/page_ids_other_org.sql'), { org_id: orgId });
+    if (stray) {
+      throw new UsageBatchError(
+        `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
+          `refused, nothing of this scope was changed`,
+      );
+    }
+  }
+
+  /** Rows the window and scope hold now, and how many of them no page returned (the replacement deletes those). */
+  private async deletions(conn: DuckDBConnection, table: keyof typeof TABLE_SQL): Promise<{ existing: number; unseen: number }> {
+    const [r] = await queryRows<{ existing: bigint; unseen: bigint }>(conn, readSql(TABLE_SQL[table].windowDeletions), {
+      ...this.windowParams(),
+      ...this.scopeParams(),
+    });
+    return { existing: Number(r?.existing ?? 0), unseen: Number(r?.unseen ?? 0) };
   }
 
   /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
@@ -359,6 +437,18 @@ export class StagedUsageBatch implements UsageBatch {
     }
   }
 
+  /**
+   * An answer that would delete more than the allowed share of the window's rows (an empty list where
+   * there was data, say) is more likely a fault of the API than a fact: held, unless the spec allows it.
+   */
+  private async holdDeletions(conn: DuckDBConnection): Promise<void> {
+    const share = this.spec.maxDeletionShare;
+    if (share === undefined || share >= 1) return;
+    const { existing, unseen } = await this.deletions(conn, this.isFramework ? 'usage_framework' : 'usage_program');
+    if (existing === 0 || unseen / existing <= share) return;
+    throw new DeletionHeldError(unseen, existing, share);
+  }
+
   async commit(): Promise<{ rows: number }> {
     if (this.state !== 'open') throw new Error(`cannot commit a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     this.state = 'committing';
@@ -374,9 +464,10 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = this.conn!;
       this.appender?.closeSync();
       this.appender = undefined;
-      // The scope's gathered pages become the staging rows; a repeated id was already replaced.
-      if (this.mode === 'pages') await execSql(conn, readSql('src/store/sql/scope_usage_to_staging.sql'));
-      else await this.check(conn);
+      if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
+      if (this.mode === 'pages') await this.holdDeletions(conn);
+      await this.check(conn);
+      // One transaction for the whole scope: whatever its pages were, they replace the window together.
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, readSql(TABLE_SQL[table].deleteWindow), { ...this.windowParams(), ...this.scopeParams() });

@@ -160,6 +160,19 @@ describe('RateLimiter', () => {
     expect(time.t.now).toBeGreaterThanOrEqual(1_000);
   });
 
+  it('caps the pause of a Retry-After of a day at maxPauseMs (60 s by default)', async () => {
+    for (const [maxPauseMs, expected] of [[undefined, 60_000], [5_000, 5_000]] as const) {
+      const time = fakeTime();
+      const limiter = new RateLimiter({ perMinute: 6_000, perSecondPerRoute: 100, headroom: 0.05, clock: time.clock, sleep: time.sleep, ...(maxPauseMs ? { maxPauseMs } : {}) });
+      await limiter.acquire('/r');
+      limiter.onThrottled(86_400_000);
+      const before = time.t.now;
+      await limiter.acquire('/r');
+      expect(time.t.now - before).toBeGreaterThanOrEqual(expected);
+      expect(time.t.now - before).toBeLessThan(expected + 1_000);
+    }
+  });
+
   it('serves concurrent acquirers first come, first served, across routes', async () => {
     const time = fakeTime();
     // One per second per route: the second '/a' must wait a second, and '/b', asked after it, waits behind it.

@@ -78,7 +78,7 @@ describe('run lock', () => {
     await lock.release();
   });
 
-  it('takes over a lock left by a killed process once it is stale', async () => {
+  it('takes over at once a lock left by a killed process of this host', async () => {
     const db = join(dir, 'stale.duckdb');
     const staleMs = 2_000;
     const child = spawn(process.execPath, [join(FIXTURES, 'hold-lock.mjs'), distModule('src/app/lock.ts'), db, String(staleMs)], {
@@ -95,14 +95,8 @@ describe('run lock', () => {
     // SIGKILL runs no exit handler: the lock directory stays, as after a crash or power loss.
     expect(existsSync(lockPaths(db).lock)).toBe(true);
 
-    // Still fresh: refused, and the message says the holder is gone.
-    const refused = await acquireRunLock(db, { waitMs: 0, command: 'collect', staleMs }).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(RunLockBusyError);
-    expect((refused as Error).message).toContain(`pid ${childPid} is no longer running`);
-
-    const started = Date.now();
-    const lock = await acquireRunLock(db, { waitMs: staleMs + 3_000, command: 'collect', staleMs });
-    expect(Date.now() - started).toBeLessThan(staleMs + 2_000);
+    // Still fresh by its mtime, but its holder is gone: taken at once, without waiting for it to go stale.
+    const lock = await acquireRunLock(db, { waitMs: 0, command: 'collect', staleMs: 60_000 });
     expect(readLockHolder(db)?.pid).toBe(process.pid);
     await lock.release();
     expect(existsSync(lockPaths(db).lock)).toBe(false);

@@ -1,4 +1,5 @@
-// Raw consumption pages loaded by DuckDB's JSON reader, each page in its own transaction, then a sweep.
+// Raw consumption pages loaded by DuckDB's JSON reader, checked strictly, staged, and committed with
+// their scope in one transaction.
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
@@ -76,14 +77,12 @@ describe('page-loaded usage batches', () => {
     expect(cov).toEqual({ rows: 3n, n: 1n });
   });
 
-  it('never duplicates a program that comes again on a later page of the same fetch', async () => {
+  it('refuses a program that comes again on a later page of the same fetch, writing nothing', async () => {
     const b = store.beginUsageBatch(spec('r1'));
     await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }, 'b'));
     await b.appendPage('v2_programs', page({ b: [3, 5], c: [6, 7] }));
-    await b.commit();
-    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
-      ['a', 1n], ['a', 2n], ['b', 3n], ['b', 5n], ['c', 6n], ['c', 7n],
-    ]);
+    await expect(b.commit()).rejects.toThrow(/appears more than once/);
+    expect(await rows(store)).toEqual([]);
   });
 
   it('shows nothing of a scope before its commit: an aborted batch leaves the data and coverage it had', async () => {
@@ -101,25 +100,81 @@ describe('page-loaded usage batches', () => {
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
-  it('a program repeated on a later page (a listing that shifted) is taken from its latest page, once', async () => {
-    const b = store.beginUsageBatch(spec('r1'));
-    await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }, 'b'));
+  it('a program repeated on a later page (a listing that shifted) fails the scope: the data and coverage stay as they were', async () => {
+    const first = store.beginUsageBatch(spec('r1'));
+    await first.appendPage('v2_programs', page({ a: [1, 2] }));
+    await first.commit();
+    const b = store.beginUsageBatch(spec('r2'));
+    await b.appendPage('v2_programs', page({ a: [10, 20], b: [3, 4] }, 'b'));
     await b.appendPage('v2_programs', page({ b: [30, 40], c: [5, 6] }));
-    expect(await b.commit()).toEqual({ rows: 6 });
-    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
-      ['a', 1n], ['a', 2n], ['b', 30n], ['b', 40n], ['c', 5n], ['c', 6n],
-    ]);
+    await expect(b.commit()).rejects.toThrow(/appears more than once/);
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
+    const cov = await store.query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
+    expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
-  it('refuses a page that is not the documented shape and leaves the table as it was', async () => {
+  it('refuses a page that is not the documented shape, naming the first offending path, and leaves the table as it was', async () => {
     const ok = store.beginUsageBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2] }));
     await ok.commit();
+    const cases: [string, RegExp][] = [
+      [page({ a: [1, '"many"'] }), /consumption\[1\]\.metrics\[0\]\.value: expected a non-negative integer, got "many"/],
+      [page({ a: ['1.5', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 1\.5/],
+      [page({ a: ['9223372036854775808', 3] }), /\.value: 9223372036854775808 is beyond the int64 range/],
+      [page({ a: ['-4', 3] }), /\.value: expected a non-negative integer, got -4/],
+      [page({ a: ['true', 3] }), /\.value: expected a non-negative integer, got true/],
+      [page({ a: ['null', 3] }), /\.value: expected a non-negative integer, got null/],
+      [page({ a: [1, 2] }).replace('"2026-11-01T00:00:00Z"', '"yesterday"'), /timeframe_start: expected an ISO 8601 date-time/],
+      [page({ a: [1, 2] }).replace('"program_id":"a"', '"program_id":7'), /\$\.programs\[0\]\.program_id: expected a non-empty string id, got 7/],
+      [page({ a: [1, 2] }).replace('"periods":[', '"periodz":['), /\$\.programs\[0\]\.periods: expected an array/],
+    ];
+    for (const [body, message] of cases) {
+      const bad = store.beginUsageBatch(spec('r2'));
+      await expect(bad.appendPage('v2_programs', body), body).rejects.toThrow(message);
+      await bad.abort();
+    }
     const bad = store.beginUsageBatch(spec('r2'));
-    await expect(bad.appendPage('v2_programs', page({ a: ['"many"', 3] }))).rejects.toThrow(/NOT NULL constraint failed: staging_usage\.value/);
     await expect(bad.appendPage('v2_programs', '{"programs": [')).rejects.toThrow(/Malformed JSON|Invalid Input/);
     await bad.abort();
     expect((await rows(store)).map((r) => r.value)).toEqual([1n, 2n]);
+  });
+
+  it('makes a scope visible whole: pages staged before a refused one never reach the table', async () => {
+    const b = store.beginUsageBatch(spec('r1'));
+    await b.appendPage('v2_programs', page({ a: [1, 2] }, 'a'));
+    expect(await rows(store)).toEqual([]);
+    await expect(b.appendPage('v2_programs', page({ b: ['-1', 2] }))).rejects.toThrow(/non-negative/);
+    await expect(b.commit()).rejects.toThrow(/one of its pages was refused/);
+    expect(await rows(store)).toEqual([]);
+    expect(await store.query('SELECT * FROM coverage')).toEqual([]);
+  });
+
+  it('refuses a program the inventory places in another organization', async () => {
+    await store.upsertPrograms(
+      [{ program_id: 'b', org_id: 'org-z', name: null, region_id: null, created_at: null }],
+      { seenAt: new Date('2026-11-03T00:00:00Z') },
+    );
+    const b = store.beginUsageBatch(spec('r1'));
+    await expect(b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }))).rejects.toThrow(
+      /program b, which the inventory places in organization org-z, not org-a/,
+    );
+    await b.abort();
+    expect(await rows(store)).toEqual([]);
+  });
+
+  it('holds an answer that would delete more than the allowed share of the window, unless allowed', async () => {
+    const ok = store.beginUsageBatch(spec('r1'));
+    await ok.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4], c: [5, 6] }));
+    await ok.commit();
+    const held = store.beginUsageBatch({ ...spec('r2'), maxDeletionShare: 0.5 });
+    await held.appendPage('v2_programs', '{"programs": []}');
+    await expect(held.commit()).rejects.toThrow(/would delete 6 of the window's 6 stored rows .*--accept-deletions/);
+    expect(await rows(store)).toHaveLength(6);
+    // One program of three gone is within the share.
+    const fine = store.beginUsageBatch({ ...spec('r3'), maxDeletionShare: 0.5 });
+    await fine.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
+    await fine.commit();
+    expect((await rows(store)).map((r) => r.program_id)).toEqual(['a', 'a', 'b', 'b']);
   });
 
   it('reports a body without the items array as items: null', async () => {

@@ -3,5 +3,5 @@
 CREATE OR REPLACE TEMP TABLE page AS
 SELECT d.frameworks AS items, d.pagination.cursor AS cursor
 FROM (
-  SELECT json_transform($json::VARCHAR, '{"frameworks":[{"program_id":"VARCHAR","framework_id":"VARCHAR","periods":[{"period_id":"VARCHAR","period_plan":"VARCHAR","period_start":"TIMESTAMPTZ","period_end":"TIMESTAMPTZ","consumption":[{"timeframe_start":"TIMESTAMPTZ","timeframe_end":"TIMESTAMPTZ","metrics":[{"metric_name":"VARCHAR","value":"BIGINT"}]}]}]}],"pagination":{"cursor":"VARCHAR"}}') AS d
+  SELECT json_transform($json::VARCHAR, '{"frameworks":[{"program_id":"JSON","framework_id":"JSON","periods":[{"period_id":"JSON","period_plan":"JSON","period_start":"JSON","period_end":"JSON","consumption":[{"timeframe_start":"JSON","timeframe_end":"JSON","metrics":[{"metric_name":"VARCHAR","value":"JSON"}]}]}]}],"pagination":{"cursor":"VARCHAR"}}') AS d
 );

@@ -1,0 +1,89 @@
+// The daemon killed with SIGKILL in the middle of a job: its restart takes the dead holder's lock at
+// once, marks the run it left `running` as interrupted, and runs its start-up catch-up to the end.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lockPaths, readLockHolder } from '../../src/app/lock.js';
+import { openStore } from '../../src/store/store.js';
+import { distModule } from '../support/child.js';
+import { fixture, until, type Fixture } from '../support/fixture.js';
+
+const RARE = '0 0 0 1 1 *';
+// Each request takes this long, so that the first daemon is still collecting when it is killed.
+const LATENCY_MS = 150;
+const FIXTURES = join(import.meta.dirname, 'fixtures');
+
+let f: Fixture | undefined;
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await f?.cleanup();
+  f = undefined;
+});
+
+function consumptionRequests(fx: Fixture): number {
+  return Object.entries(fx.sb.stats().byRoute)
+    .filter(([route]) => route.startsWith('/consumption_history'))
+    .reduce((n, [, c]) => n + c, 0);
+}
+
+/** Starts the daemon (start-up catch-up on, cron slots far away) and collects its JSON log lines. */
+function daemon(fx: Fixture): { child: ChildProcess; logs: Record<string, unknown>[] } {
+  const options = { config: fx.configPath, cwd: fx.dir, cron: { hourly: RARE, daily: RARE, monthly: RARE } };
+  const child = spawn(process.execPath, [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)], {
+    cwd: fx.dir,
+    env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  const logs: Record<string, unknown>[] = [];
+  let rest = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    const lines = (rest + d.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    for (const l of lines) {
+      try {
+        logs.push(JSON.parse(l) as Record<string, unknown>);
+      } catch {
+        logs.push({ msg: l });
+      }
+    }
+  });
+  return { child, logs };
+}
+
+describe('the daemon after a crash', () => {
+  it('SIGKILLed mid-job, its restart runs the catch-up at once (well within a minute)', async () => {
+    f = await fixture({ latencyMs: LATENCY_MS, fast: true });
+    const fx = f;
+    const first = daemon(fx);
+    await until(() => first.logs.some((l) => l.msg === 'job started'), 20_000, 'the first daemon to start its catch-up');
+    await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
+    const killed = new Promise((r) => first.child.once('exit', r));
+    first.child.kill('SIGKILL');
+    await killed;
+    // As after a crash: the lock directory and its note naming the dead daemon stay behind.
+    expect(existsSync(lockPaths(fx.dbPath).lock)).toBe(true);
+    expect(readLockHolder(fx.dbPath)?.pid).toBe(first.child.pid);
+
+    const second = daemon(fx);
+    const finished = (l: Record<string, unknown>) => l.msg === 'job finished' && l.outcome === 'complete';
+    await until(() => second.logs.some(finished), 60_000, 'the restarted daemon to finish its catch-up');
+    expect(second.logs.some((l) => l.msg === 'run lock left by a process that is no longer running: taken over')).toBe(true);
+    expect(second.logs.some((l) => String(l.msg).startsWith('skipped'))).toBe(false);
+
+    const stopped = new Promise((r) => second.child.once('exit', r));
+    second.child.kill('SIGTERM');
+    await stopped;
+    const store = await openStore({ path: fx.dbPath, readOnly: true });
+    try {
+      const runs = await store.query<{ status: string }>('SELECT status FROM collection_runs ORDER BY started_at');
+      expect(runs[0]?.status).toBe('interrupted'); // the run the SIGKILL cut short
+      expect(runs.some((r) => r.status === 'complete')).toBe(true);
+      expect(runs.filter((r) => r.status === 'running')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+// The built command line as a user runs it, for tests: a real process (the built dist/, see child.ts),
+// its exit code and output; and a digest of the usage tables to show a command changed nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { openStore } from '../../src/store/store.js';
+import { distModule } from './child.js';
+
+export interface CliRun {
+  proc: ChildProcess;
+  /** Resolves when the process has exited; `killedAfterMs` is set when the guard had to SIGKILL it. */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; killedAfterMs?: number }>;
+}
+
+/**
+ * Starts the CLI. Asynchronous, so that a server in this process keeps answering while it runs.
+ * `guardMs`: a process still running after this long is killed and reported as such (a hang is a failure).
+ */
+export function startCli(args: string[], o: { env?: NodeJS.ProcessEnv; cwd?: string; guardMs?: number; nodeOptions?: string[] } = {}): CliRun {
+  const cwd = o.cwd ?? process.cwd();
+  const bin = distModule('src/cli/main.ts');
+  const proc = spawn(process.execPath, [...(o.nodeOptions ?? []), bin, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, TZ: 'UTC', ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d) => (stdout += d));
+  proc.stderr!.on('data', (d) => (stderr += d));
+  let killedAfterMs: number | undefined;
+  const guard = setTimeout(() => {
+    killedAfterMs = o.guardMs;
+    proc.kill('SIGKILL');
+  }, o.guardMs ?? 60_000);
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; killedAfterMs?: number }>((resolve) =>
+    proc.on('close', (code, signal) => {
+      clearTimeout(guard);
+      resolve({ code, signal, stdout, stderr, ...(killedAfterMs !== undefined ? { killedAfterMs } : {}) });
+    }),
+  );
+  return { proc, done };
+}
+
+export function cli(args: string[], o: Parameters<typeof startCli>[1] = {}) {
+  return startCli(args, o).done;
+}
+
+function jsonSafe(_k: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v instanceof Date) return v.toISOString();
+  return v;
+}
+
+/** A deterministic digest of every row and column of the usage tables (run ids and times included). */
+export async function usageTablesDigest(db: string): Promise<{ digest: string; rows: number }> {
+  const store = await openStore({ path: db, readOnly: true });
+  try {
+    const h = createHash('sha256');
+    let rows = 0;
+    for (const table of ['usage_program', 'usage_framework']) {
+      const all = await store.query(`SELECT * FROM ${table} ORDER BY ALL`);
+      rows += all.length;
+      h.update(`${table}\n`);
+      for (const r of all) h.update(JSON.stringify(r, jsonSafe) + '\n');
+    }
+    return { digest: h.digest('hex'), rows };
+  } finally {
+    await store.close();
+  }
+}
