@@ -39,6 +39,15 @@ export interface ClientOptions {
   random?: () => number;
   log?: Logger;
   userAgent?: string;
+  /** The run's stop: ends every wait (queue, limiter, back-off, request, body) and sends nothing more once aborted. */
+  signal?: AbortSignal;
+}
+
+/** Per call: `signal` adds to the client's stop; `inflight` (default: the stop) cancels a request already sent. */
+export interface CallOptions {
+  route?: string;
+  signal?: AbortSignal;
+  inflight?: AbortSignal;
 }
 
 export interface ClientStats {
@@ -85,6 +94,7 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly log: Logger;
   private readonly userAgent: string;
+  private readonly signal: AbortSignal | undefined;
   /** getJson calls not yet settled, so that close() does not pull the pool from under a pending retry. */
   private readonly active = new Set<Promise<unknown>>();
   private readonly counters: ClientStats = { requests: 0, retries: 0, throttled: 0, networkErrors: 0, bytes: 0 };
@@ -106,6 +116,7 @@ export class ApiClient {
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? silentLogger;
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+    this.signal = opts.signal;
     this.queue = new PQueue({ concurrency });
     this.pool = new Pool(this.origin, {
       connections: concurrency,
@@ -125,7 +136,7 @@ export class ApiClient {
    * per-route limit (e.g. '/programs/{id}/frameworks'); defaults to path. Array query values are sent
    * comma-separated; undefined values are left out. Retries what is safe to retry, then throws the last error.
    */
-  async getJson<T = unknown>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
+  async getJson<T = unknown>(path: string, query?: Query, opts?: CallOptions): Promise<JsonResponse<T>> {
     return this.get(path, query, opts, (text, requestId, status, target, headers) => {
       try {
         return { body: parseJson(text) as T, requestId, status };
@@ -145,11 +156,11 @@ export class ApiClient {
    * Like getJson, but hands back the 2xx body as text, unparsed: consumption pages go straight to
    * DuckDB's JSON reader, so their values are never materialised as JavaScript objects.
    */
-  async getText(path: string, query?: Query, opts?: { route?: string }): Promise<TextResponse> {
+  async getText(path: string, query?: Query, opts?: CallOptions): Promise<TextResponse> {
     return this.get(path, query, opts, (text, requestId, status, target) => ({ text, requestId, status, path: target }));
   }
 
-  private async get<R>(path: string, query: Query | undefined, opts: { route?: string } | undefined, decode: Decode<R>): Promise<R> {
+  private async get<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
     const call = this.getWithRetries(path, query, opts, decode);
     this.active.add(call);
     try {
@@ -159,14 +170,19 @@ export class ApiClient {
     }
   }
 
-  private async getWithRetries<R>(path: string, query: Query | undefined, opts: { route?: string } | undefined, decode: Decode<R>): Promise<R> {
+  private async getWithRetries<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
     const route = opts?.route ?? path;
     const qs = query ? buildQuery(query) : '';
     const target = qs ? `${path}?${qs}` : path;
+    const stops = [this.signal, opts?.signal].filter((s): s is AbortSignal => s !== undefined);
+    const stop = stops.length === 0 ? undefined : stops.length === 1 ? stops[0] : AbortSignal.any(stops);
+    const inflight = opts?.inflight ?? stop;
     for (let attempt = 0; ; attempt++) {
+      stop?.throwIfAborted();
       try {
-        return await this.queue.add(() => this.attempt(target, route, decode));
+        return await this.queue.add(() => this.attempt(target, route, decode, stop, inflight));
       } catch (err) {
+        stop?.throwIfAborted();
         if (!isRetryable(err) || attempt >= this.maxRetries) throw err;
         const retryAfterMs = err instanceof ApiError ? err.retryAfterMs : undefined;
         const delay = backoffDelay(attempt, { random: this.random, capMs: this.maxRetryDelayMs, retryAfterMs });
@@ -177,7 +193,7 @@ export class ApiClient {
           delay_ms: delay,
           error: (err as Error).message,
         });
-        await this.sleep(delay);
+        await abortable(this.sleep(delay), stop);
       }
     }
   }
@@ -190,8 +206,11 @@ export class ApiClient {
   }
 
   /** One attempt: waits for the limiter, sends, reads, classifies. */
-  private async attempt<R>(target: string, route: string, decode: Decode<R>): Promise<R> {
-    await this.limiter.acquire(route);
+  private async attempt<R>(target: string, route: string, decode: Decode<R>, stop?: AbortSignal, inflight?: AbortSignal): Promise<R> {
+    stop?.throwIfAborted();
+    await abortable(this.limiter.acquire(route), stop);
+    // Granted, but the run was stopped meanwhile: nothing new is sent.
+    stop?.throwIfAborted();
     const requestId = randomUUID();
     this.counters.requests++;
     let status: number;
@@ -207,7 +226,7 @@ export class ApiClient {
           'user-agent': this.userAgent,
           'x-request-id': requestId,
         },
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: inflight ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), inflight]) : AbortSignal.timeout(this.timeoutMs),
       });
       status = res.statusCode;
       headers = res.headers;
@@ -215,6 +234,8 @@ export class ApiClient {
     } catch (cause) {
       // A malformed request is our bug, not the network's: do not retry it.
       if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG') throw cause;
+      // Our own stop is not the network's fault either.
+      if (inflight?.aborted) throw inflight.reason;
       this.counters.networkErrors++;
       throw new NetworkError({ requestId, method: 'GET', path: target, cause });
     }
@@ -226,7 +247,8 @@ export class ApiClient {
     const retryAfterMs = parseRetryAfter(headers['retry-after']);
     if (status === 429) {
       this.counters.throttled++;
-      this.limiter.onThrottled(retryAfterMs);
+      // The limiter pauses every request: a Retry-After of a day must not stop the run for a day.
+      this.limiter.onThrottled(retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, this.maxRetryDelayMs));
     }
     const { code, message, bodyRequestId } = readErrorBody(text);
     throw new ApiError({
@@ -239,6 +261,26 @@ export class ApiClient {
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
   }
+}
+
+/** Settles with `p`, or rejects with the signal's reason as soon as it is aborted. */
+export function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e as Error);
+      },
+    );
+  });
 }
 
 /** Builds a query string; arrays become one comma-separated value (§4.3 accepts a comma list). */

@@ -18,6 +18,8 @@ export interface CursorPagingOptions {
   limit: number;
   /** What the request was, for error messages. */
   describe: string;
+  /** Resume from this cursor (a paging interrupted earlier) instead of the first page. */
+  start?: string;
 }
 
 /** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever. */
@@ -26,7 +28,7 @@ export async function* cursorPages<P extends PageInfo>(
   opts: CursorPagingOptions,
 ): AsyncGenerator<P> {
   const sent = new Set<string>();
-  let cursor: string | undefined;
+  let cursor: string | undefined = opts.start;
   for (;;) {
     const page = await fetchPage(cursor);
     if (page.items === null) {

@@ -3,6 +3,7 @@
 /** How much of a window one collection covered, per (source, scope, granularity). */
 export type CoverageStatus = 'complete' | 'partial' | 'not_eligible' | 'failed';
 /** A run's state in the run log. */
-export type RunStatus = 'running' | 'complete' | 'partial' | 'failed';
+/** interrupted: stopped by SIGINT/SIGTERM; what it committed before is kept. */
+export type RunStatus = 'running' | 'complete' | 'partial' | 'failed' | 'interrupted';
 /** How a finished collection ended. */
 export type CollectStatus = Exclude<RunStatus, 'running'>;
