@@ -43,28 +43,54 @@ function common(cmd: Command): Command {
     .option('--db <file>', 'DuckDB file (default: store.db from the config, or USAGE_DB)');
 }
 
+/** The first SIGINT or SIGTERM stopped the command: it exits 130 or 143 (128 + the signal's number). */
+export class Interrupted extends Error {
+  constructor(readonly signalName: 'SIGINT' | 'SIGTERM') {
+    super(`stopped by ${signalName}; what was committed is kept, the work in progress was rolled back`);
+  }
+  get exitCode(): number {
+    return this.signalName === 'SIGINT' ? 130 : 143;
+  }
+}
+
 /**
  * Runs a command that writes the database under the one cross-process run lock (shared with the
- * daemon), waiting up to store.lock_timeout_seconds for it. SIGINT/SIGTERM abort the run cleanly:
- * the batch in progress is rolled back and committed batches stay.
+ * daemon), waiting up to store.lock_timeout_seconds for it. The first SIGINT/SIGTERM ends every wait
+ * (lock, limiter, back-off, body): no new request, committed work stays, the lock is released and the
+ * command exits 130/143. A second signal exits at once (the lock is released first).
  */
-async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const [{ commandContext }, { withRunLock }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
+async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal, lock: { dbPath: string }) => Promise<T>): Promise<T> {
+  const [{ commandContext }, { withRunLock, releaseAllHeldLocks }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
   const ctx = commandContext(o);
   const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  let received: 'SIGINT' | 'SIGTERM' | undefined;
+  const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
+    if (received) {
+      releaseAllHeldLocks();
+      process.exit(name === 'SIGINT' ? 130 : 143);
+    }
+    received = name;
+    ctx.log.warn('stopping: no new request; committed work is kept (a second signal exits at once)', { signal: name });
+    interrupt.abort(new Interrupted(name));
+  };
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
   try {
-    return await withRunLock(
+    const out = await withRunLock(
       ctx.dbPath,
-      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd },
-      (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal])),
+      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd, signal: interrupt.signal },
+      (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal]), lock),
     );
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    if (received && command !== 'collect') throw new Interrupted(received);
+    if (received) return Object.assign(out as object, { interruptedBy: received }) as T;
+    return out;
+  } catch (err) {
+    if (received) throw new Interrupted(received);
+    throw err;
   }
+  // The handlers stay until the process exits: a signal after the lock is released still means "stopped".
 }
 
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -87,16 +113,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ collectCommand }, { terminalProgress }, { formatCollectSummary }] = await Promise.all([
+      const [{ collectCommand }, { collectProgress, runSummary }, { formatCollectSummary }] = await Promise.all([
         import('./collect.js'), import('./progress.js'), import('./format.js'),
       ]);
-      const progress = o.json ? undefined : terminalProgress();
-      const result = await underRunLock(o, 'collect', (signal) =>
-        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }),
-      ).finally(() => progress?.stop());
+      const progress = collectProgress({ json: !!o.json });
+      const result = await underRunLock(o, 'collect', (signal, lock) => {
+        progress.startFile(lock.dbPath);
+        return collectCommand({ ...o, signal, progress });
+      }).finally(() => progress.stop());
+      // One format per stream: off a terminal stderr carries JSON lines only, ending with the run's summary.
+      if (!process.stderr.isTTY) process.stderr.write(JSON.stringify(runSummary(result), bigintSafe) + '\n');
       if (o.json) printJson(result);
-      else process.stdout.write(formatCollectSummary(result, !!process.stdout.isTTY) + '\n');
-      setExit(result.exitCode);
+      else if (process.stdout.isTTY) process.stdout.write(formatCollectSummary(result, true) + '\n');
+      const by = (result as { interruptedBy?: 'SIGINT' | 'SIGTERM' }).interruptedBy;
+      setExit(by ? new Interrupted(by).exitCode : result.exitCode);
     });
 
   common(program.command('status'))
@@ -220,8 +250,11 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version are "errors" to commander; everything else is bad input.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const code = await exitCodeFor(err);
-    process.stderr.write(`usage-pipeline: ${err instanceof Error ? err.message : String(err)}\n`);
+    const code = err instanceof Interrupted ? err.exitCode : await exitCodeFor(err);
+    const message = err instanceof Error ? err.message : String(err);
+    // Off a terminal every stderr line is JSON, so `>> log 2>&1` stays parseable.
+    if (process.stderr.isTTY) process.stderr.write(`usage-pipeline: ${message}\n`);
+    else process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: message, exit_code: code }) + '\n');
     if (code === EXIT.failed && process.env.USAGE_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
     return code;
   }
