@@ -214,7 +214,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('start the simulated management API on 127.0.0.1 (prints one JSON line when ready)')
     .option('--port <n>', 'port (0 = any free port)', '4010')
     .option('--seed <n>', 'data seed', '1')
-    .option('--scenario <name>', 'small | large | bigint', 'small')
+    .option('--scenario <name>', 'small | medium | large | bigint', 'small')
     .option('--now <iso>', 'start the clock at this instant')
     .option('--latency-ms <n>', 'added latency per request')
     .option('--fault-rate <p>', 'probability of an injected fault (503, 423, 429, dropped connection)')
