@@ -13,6 +13,7 @@ export const INTEGRATION = [
   'test/cli/operate.test.ts',
   'test/collect/collect.test.ts',
   'test/collect/crash.test.ts',
+  'test/collect/firstRun.test.ts',
   'test/collect/nonsense.test.ts',
   'test/export/dataset.test.ts',
   'test/package/tarball.test.ts',
