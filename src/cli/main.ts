@@ -98,6 +98,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('Collects consumption history into DuckDB and writes spend reports as Parquet and Excel.')
     .version(version(), '-V, --version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
+    // One format per stream: off a terminal, commander's own complaints are JSON lines like every other.
+    .configureOutput({
+      writeErr: (str) =>
+        process.stderr.write(process.stderr.isTTY ? str : JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: str.trim() }) + '\n'),
+    })
     .addHelpText('after', EXAMPLES)
     .exitOverride();
 
