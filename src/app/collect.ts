@@ -2,6 +2,7 @@
 // daemon and the demo. Callers pass typed values; parsing flags is the CLI's job. prepareCollect() checks
 // everything a collection can refuse with no side effect, so the CLI runs it before taking the run lock.
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
@@ -26,6 +27,16 @@ export interface CollectOnceOptions {
   now?: () => number;
   progress?: CollectProgress;
   signal?: AbortSignal;
+}
+
+/**
+ * USAGE_HOLD_PHASE=publishing:MS pauses before that phase for MS milliseconds (ended early by a stop), so an
+ * operator can rehearse stopping a collection at that moment and see that it ends cleanly.
+ */
+async function holdPhase(phase: string, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<void> {
+  const m = /^(\w+):(\d+)$/.exec(env.USAGE_HOLD_PHASE ?? '');
+  if (!m || m[1] !== phase) return;
+  await delay(Number(m[2]), undefined, signal ? { signal } : undefined).catch(() => {});
 }
 
 export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null };
@@ -86,8 +97,11 @@ export async function collectOnce(
         ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
       });
       let analystCopy: string | null = null;
-      // A stopped run exits promptly; the next run refreshes and publishes.
-      if (!opts.signal?.aborted && (result.rows > 0 || result.status !== 'failed')) {
+      // An interrupted run publishes too when it committed anything: analysts see what is there. A stop
+      // arriving now does not cut the publishing short: it is quick and leaves a whole copy.
+      if (result.status === 'interrupted' ? result.rows > 0 || result.inventoryRequests > 0 : result.rows > 0 || result.status !== 'failed') {
+        opts.progress?.onPhase?.('publishing');
+        await holdPhase('publishing', ctx.env, opts.signal);
         // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
         await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
         analystCopy = await publishAnalystCopy(store);
