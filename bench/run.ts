@@ -8,7 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
+import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
 import { collectCommand } from '../src/cli/collect.js';
 import { createLogger } from '../src/log.js';
 import { runReport } from '../src/report/run.js';
@@ -176,18 +176,37 @@ async function main(): Promise<void> {
     });
     const firstPrograms = first.scopes.length; // keeps the result referenced for the log line below
     const inventoryPlanned = planned - consumptionRequests;
-    // A steady-state run (nothing new) spends on the inventory at most the programs listing, when it is due.
-    const firstStore = await openStore({ path: firstDb, readOnly: true });
-    const [{ n: listedPrograms } = { n: 0 }] = await firstStore.query<{ n: number }>('SELECT count(*)::INTEGER AS n FROM programs');
-    await firstStore.close();
-    const listingPages = Math.ceil(listedPrograms / 400);
+    // The steady state, measured rather than projected: the first run's inventory is finished with the sandbox
+    // unthrottled (set-up, not measured: ~20,000 listings would take half an hour at 700/min), then a real
+    // incremental daily run a day later on that database, paced like a real account, inventory 'auto'.
+    const fillConfig = join(dir, 'fill.toml');
+    writeFileSync(fillConfig, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n\n[inventory]\nmax_request_share = 1\n');
+    await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
+    const fillT0 = performance.now();
+    const fill = await collectCommand({
+      db: firstDb, config: fillConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+      now: () => fixedNow, granularity: plan.daily.granularity, from: plan.daily.from, to: plan.daily.to, inventory: 'auto', log,
+    });
+    const fillS = (performance.now() - fillT0) / 1000;
+    await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+    const steadyNow = fixedNow + 86_400_000;
+    await sandbox.setClock(new Date(steadyNow).toISOString());
+    await sandbox.resetStats();
+    const steady = await collectCommand({
+      db: firstDb, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+      now: () => steadyNow, granularity: 'daily', inventory: 'auto', log,
+    });
+    await sandbox.setClock(new Date(fixedNow).toISOString());
+    say(`steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`);
     const firstRun = {
       consumptionRequests,
       consumptionCommittedS: (consumptionAt - t0) / 1000,
       consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
       inventoryRequestsPlanned: inventoryPlanned,
       inventoryRequestsSent: first.inventoryRequests,
-      steadyInventoryRequests: listingPages,
+      steadyInventoryRequests: steady.inventoryRequests,
+      steadyRequests: steady.requests,
+      steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
       projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
     };
     say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);

@@ -313,6 +313,8 @@ async function maybeRefreshInventory(
       log: opts.log,
       maxAgeHours: opts.config.inventory.max_age_hours,
       budget,
+      // Refreshing what is known takes a small share of this run's own consumption requests (at least one).
+      refreshBudget: Math.min(budget, Math.max(1, Math.floor(opts.config.inventory.refresh_share * consumptionRequests))),
       force: mode === 'always',
       ...(opts.signal ? { stop: opts.signal } : {}),
       ...(grace ? { inflight: grace.signal } : {}),
