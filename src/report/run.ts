@@ -118,11 +118,17 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
   let unpricedLines = 0;
+  // The detail of program_spend's lines (each line's rounded cost over its days and frameworks): the
+  // base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
+  await store.run(
+    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
+    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
+  );
   for (const def of REPORTS) {
     const table = reportTable(def.name);
     const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
     const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
-    await store.run(sql, def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
+    await store.run(sql, def.fromDetail ? undefined : def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
     const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
       .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     const [t] = await store.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
@@ -137,11 +143,6 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   }
   const runIds = (await store.query<{ run_id: string }>(readSql('src/report/sql/run_ids.sql'), params)).map((r) => r.run_id);
 
-  // Each line's cost spread over its days: the base of the FOCUS rows, the charts and the forecast.
-  await store.run(
-    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
-    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
-  );
   const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/chart_daily_spend.sql'));
   let forecast: Forecast | null = null;
   if (period.month !== null) {
