@@ -46,6 +46,14 @@ function scenarioOrgs(scenario: Scenario): OrgSpec[] {
       outsider,
     ];
   }
+  if (scenario === 'medium') {
+    return [
+      { billing: 'current', programs: 160, member: true, frameworks: [2, 10], snapshotsPerProgram: 2 },
+      { billing: 'current', programs: 160, member: true, frameworks: [2, 10], snapshotsPerProgram: 2 },
+      { billing: 'legacy', programs: 60, member: true, frameworks: [1, 4], snapshotsPerProgram: 2 },
+      outsider,
+    ];
+  }
   return [
     { billing: 'current', programs: 12, member: true, frameworks: [2, 6], snapshotsPerProgram: 3 },
     { billing: 'legacy', programs: 8, member: true, frameworks: [1, 4], snapshotsPerProgram: 3 },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Granularity, Source } from '../../src/domain/granularity.js';
 import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
 import { generateWorld, type World } from '../../src/sandbox/world.js';
+import type { Scenario } from '../../src/sandbox/model.js';
 import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';
 
 export const DAY = 86_400_000;
@@ -56,12 +57,12 @@ function toRow(world: World, r: TruthRow): UsageRowIn {
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
  * `until` loads only the buckets before it (a month in progress) and `now` sets the clock.
  */
-export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; skipOrg?: boolean; dir?: string; until?: number; now?: number }): Promise<Loaded> {
+export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; scenario?: Scenario; skipOrg?: boolean; dir?: string; until?: number; now?: number }): Promise<Loaded> {
   const g = o.granularity ?? 'daily';
   const { from, to: monthEnd } = monthRange(o.month);
   const to = o.until ?? monthEnd;
   const now = o.now ?? monthEnd + 3 * DAY;
-  const world = generateWorld({ seed: o.seed ?? 7, scenario: 'small', now });
+  const world = generateWorld({ seed: o.seed ?? 7, scenario: o.scenario ?? 'small', now });
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'report-test-'));
   const store = await openStore({ path: join(dir, 'usage.duckdb') });
   const runId = 'run-test-1';
