@@ -276,3 +276,48 @@ COMMENT ON VIEW spend_month_framework IS 'Month totals by framework (line_type f
 COMMENT ON COLUMN spend_daily.line_type IS 'framework, unattributed (a framework metric''s usage no current framework accounts for) or no_framework (metrics frameworks do not report, and v1)';
 COMMENT ON COLUMN spend_daily.cost IS 'currency, DECIMAL(18,2): the line''s rounded cost allocated by largest remainder, so a line''s rows sum to it; NULL = unpriced';
 COMMENT ON COLUMN spend_lines.note IS 'why a line is unpriced';
+
+-- The finalised FOCUS rows gain the FOCUS 1.2 columns the export now writes, and unpriced rows keep
+-- their prices and costs NULL (never 0).
+ALTER TABLE report_focus_finalized ADD COLUMN "InvoiceId" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "PricingCategory" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "RegionId" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "RegionName" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "ServiceSubcategory" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "SkuMeter" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "SkuPriceDetails" VARCHAR;
+ALTER TABLE report_focus_finalized ADD COLUMN "x_CoverageStatus" VARCHAR;
+ALTER TABLE report_focus_finalized ALTER COLUMN "BilledCost" DROP NOT NULL;
+ALTER TABLE report_focus_finalized ALTER COLUMN "EffectiveCost" DROP NOT NULL;
+ALTER TABLE report_focus_finalized ALTER COLUMN "ListCost" DROP NOT NULL;
+ALTER TABLE report_focus_finalized ALTER COLUMN "ContractedCost" DROP NOT NULL;
+
+-- Every file of a finalised month, as finalised: the manifest's files (name, rows, sha256) and the
+-- rows of each report table, so that a later export writes the same content and lists the changes
+-- since finalisation in a corrections section. Written by src/report/finalize.ts.
+CREATE TABLE report_finalized_files (
+  finalization_id VARCHAR NOT NULL,
+  month           VARCHAR NOT NULL,
+  name            VARCHAR NOT NULL,
+  n_rows          BIGINT  NOT NULL,
+  sha256          VARCHAR NOT NULL,
+  PRIMARY KEY (finalization_id, name)
+);
+-- program_spend's lines as finalised: the basis of the corrections section.
+CREATE TABLE report_finalized_lines (
+  finalization_id VARCHAR NOT NULL,
+  month           VARCHAR NOT NULL,
+  line_key        VARCHAR NOT NULL,
+  org_id          VARCHAR,
+  program_id      VARCHAR NOT NULL,
+  program_name    VARCHAR,
+  period_plan     VARCHAR,
+  metric          VARCHAR NOT NULL,
+  rate_id         VARCHAR,
+  quantity_raw    DECIMAL(38,0) NOT NULL,
+  billable_quantity DECIMAL(38,6),
+  cost            DECIMAL(18,2),
+  PRIMARY KEY (finalization_id, line_key)
+);
+COMMENT ON TABLE report_finalized_files IS 'The files of each finalised month as finalised (name, rows, sha256): later exports keep their content and add a corrections section.';
+COMMENT ON TABLE report_finalized_lines IS 'program_spend lines of each finalised month as finalised: later exports list what changed since (corrections).';

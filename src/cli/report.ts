@@ -39,5 +39,5 @@ export async function reportCommand(opts: ReportCommandOptions): Promise<ReportR
     ...(opts.finalize ? { finalize: true } : {}),
     ...(opts.now ? { now: new Date(opts.now()) } : {}),
   });
-  return { ...result, exitCode: result.partial ? 2 : 0 };
+  return { ...result, exitCode: result.partial || result.warnings.length > 0 ? 2 : 0 };
 }

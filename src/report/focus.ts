@@ -19,6 +19,8 @@ export interface FocusIdentity {
   serviceName: string;
   /** One of FOCUS's allowed ServiceCategory values. */
   serviceCategory: string;
+  /** One of FOCUS's allowed ServiceSubcategory values, whose parent is serviceCategory. */
+  serviceSubcategory: string;
   /** BillingAccountId (and name) when usage names no organization (legacy personal accounts). */
   unknownBillingAccount: string;
 }
@@ -28,12 +30,28 @@ export const DEFAULT_FOCUS_IDENTITY: FocusIdentity = {
   publisherName: 'Compliance Evidence Management',
   invoiceIssuerName: 'Compliance Evidence Management',
   serviceName: 'Compliance Evidence Management',
-  // "Security monitoring and compliance services" in FOCUS's list.
-  serviceCategory: 'Security',
+  // FOCUS 1.2 ServiceSubcategory "Compliance: adherence to regulatory standards" under its parent.
+  serviceCategory: 'Management and Governance',
+  serviceSubcategory: 'Compliance',
   unknownBillingAccount: 'unknown-organization',
 };
 
 /** The TEMP tables of a run: the rows computed from current data, and the rows written. */
+/** RegionName of the region ids the API uses (its public region list); another id is its own name. */
+export const REGION_NAMES: Record<string, string> = {
+  'aws-us-east-1': 'AWS US East (N. Virginia)',
+  'aws-us-east-2': 'AWS US East (Ohio)',
+  'aws-us-west-2': 'AWS US West (Oregon)',
+  'aws-eu-central-1': 'AWS Europe (Frankfurt)',
+  'aws-eu-west-2': 'AWS Europe (London)',
+  'aws-ap-southeast-1': 'AWS Asia Pacific (Singapore)',
+  'aws-ap-southeast-2': 'AWS Asia Pacific (Sydney)',
+  'aws-sa-east-1': 'AWS South America (Sao Paulo)',
+  'azure-eastus2': 'Azure East US 2',
+  'azure-westus3': 'Azure West US 3',
+  'azure-gwc': 'Azure Germany West Central',
+};
+
 export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
 export const FOCUS_TABLE = 'rpt_focus';
 
@@ -109,6 +127,8 @@ export async function buildFocus(store: Store, o: {
   period: ReportPeriod;
   granularity: Granularity;
   book: PriceBook;
+  /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
+  coverageStatus: 'COMPLETE' | 'PARTIAL';
   identity?: Partial<FocusIdentity>;
 }): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
@@ -120,8 +140,9 @@ export async function buildFocus(store: Store, o: {
     {
       granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
       provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
-      service_name: id.serviceName, service_category: id.serviceCategory, unknown_account: id.unknownBillingAccount,
-      unit_from: units, unit_to: units.map(focusUnit),
+      service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
+      unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
+      region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
     },
   );
 

@@ -11,7 +11,7 @@ import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
-import { REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
+import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
 import { sha256File, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
@@ -19,6 +19,22 @@ import { renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
 import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
+import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
+
+/**
+ * With monthly data only, a rate that changes inside the period cannot be applied (each bucket is the
+ * whole month): one warning line per such rate. Collect daily data for the month to price it exactly.
+ */
+async function monthlyRateChangeWarnings(store: Store, params: Record<string, unknown>): Promise<string[]> {
+  const rows = await store.query<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }>(
+    readSql('src/report/sql/rate_changes_inside.sql'), params as never,
+  );
+  return rows.map((r) =>
+    `WARNING: rate ${r.rate_id} (${r.plan}, ${r.metric}) starts or ends inside the period ` +
+    `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
+    'but only monthly data is complete: each month is priced at the rate in force at its start. ' +
+    'Collect daily data for the period (usage-pipeline collect --granularity daily) to price the change.');
+}
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
@@ -76,8 +92,12 @@ export interface ReportResult {
   unpricedLines: number;
   /** Month-to-date and projection (for a month period); forecast.current says whether the month is in progress. */
   forecast: Forecast | null;
-  /** The FOCUS rows (when 'focus' was asked or finalize). */
+  /** The FOCUS rows (when 'focus' was asked). */
   focus: FocusBuild | null;
+  /** Warning lines (a rate change monthly data cannot price): the command exits 2. */
+  warnings: string[];
+  /** For a finalised month: the changes since finalisation (rows and net amount). */
+  corrections: { rows: number; amount: string } | null;
 }
 
 /** requireComplete was asked and the period is not completely collected; nothing was written. */
@@ -129,6 +149,24 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
     const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
     await store.run(sql, def.fromDetail ? undefined : def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
+  }
+  const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
+  for (const w of warnings) log.warn(w);
+
+  // FOCUS is built from the current lines (its own finalisation adds Correction rows); only when the
+  // FOCUS file is written, so a finalisation records exactly what the files contain.
+  const focus = formats.includes('focus')
+    ? await buildFocus(store, {
+      period, granularity: g, book, coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
+      ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}),
+    })
+    : null;
+  // A finalised month: every writer writes the finalised content, and the changes since are listed.
+  const finalized = await finalizedState(store, period.month);
+  const corrections = finalized ? await applyFinalized(store, finalized) : null;
+
+  for (const def of REPORTS) {
+    const table = reportTable(def.name);
     const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
       .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     const [t] = await store.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
@@ -149,10 +187,6 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     const [end] = await store.query<{ data_end: Date | null }>(readSql('src/report/sql/data_end.sql'), params);
     forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null, currency: book.currency, daily });
   }
-  const focus = formats.includes('focus') || opts.finalize
-    ? await buildFocus(store, { period, granularity: g, book, ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}) })
-    : null;
-
   const dir = join(opts.outDir, period.label);
   await mkdir(dir, { recursive: true });
   const files: ReportFile[] = [];
@@ -163,6 +197,23 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       const path = join(dir, `${s.def.name}.parquet`);
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
       files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+    }
+  }
+
+  // The corrections section of a finalised month, as its own file beside the finalised ones.
+  let correctionsSheet: SheetSource | null = null;
+  if (corrections) {
+    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table: CORRECTIONS_TABLE }))
+      .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    correctionsSheet = {
+      def: { name: 'corrections', sqlPath: 'src/report/sql/corrections.sql', title: 'Changes since finalisation' },
+      table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
+    };
+    if (formats.includes('parquet')) {
+      const path = join(dir, 'corrections.parquet');
+      const copy = readSql('src/report/sql/copy_parquet.sql');
+      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{path}}', () => quoteLiteral(tmp))));
+      files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
     }
   }
 
@@ -230,6 +281,11 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
           ['Price book file', `${book.path} (sha256 ${book.sha256})`],
           ['Currency', book.currency],
           ['Rounding rule', ROUNDING_RULE],
+          ['Allowance rule', ALLOWANCE_RULE],
+          ['Peak-billed metrics', GAUGE_RULE],
+          ...warnings.map((w): [string, string] => ['Warning', w]),
+          ...(finalized ? [['Finalised', `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
+            `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`] as [string, string]] : []),
           ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
           ['Run ids', runIds.join(', ') || 'none'],
           ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
@@ -239,6 +295,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
           effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
         })),
         sheets,
+        ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
         ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
         ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
         ...(forecast?.current ? { forecast } : {}),
@@ -247,8 +304,19 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     files.push({ path, rows: written, sha256: await sha256File(path) });
   }
 
-  // Finalise only once every file is in place, so a failed run records nothing.
-  if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
+  // Finalise only once every file is in place, so a failed run records nothing; what is recorded is
+  // what the files written contain (FOCUS rows only when the FOCUS file was written).
+  let finalizedNow: string | null = null;
+  if (opts.finalize && period.month !== null) {
+    if (focus) await recordFinalization(store, focus, { book, now });
+    if (!finalized) {
+      finalizedNow = `${period.month}#files`;
+      await recordFinalizedFiles(store, {
+        finalizationId: finalizedNow, month: period.month,
+        files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
+      });
+    }
+  }
 
   const manifestPath = join(dir, 'manifest.json');
   const manifest = {
@@ -268,6 +336,15 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     },
     price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
     rounding: ROUNDING_RULE,
+    allowance_rule: ALLOWANCE_RULE,
+    warnings,
+    finalized: finalized !== null || finalizedNow !== null,
+    corrected: (corrections?.rows ?? 0) > 0,
+    ...(finalized ? {
+      finalization: { id: finalized.finalizationId, files: finalized.files },
+      corrections: { rows: corrections!.rows, net_amount: corrections!.amount, file: formats.includes('parquet') ? 'corrections.parquet' : null,
+        sheet: formats.includes('xlsx') ? 'corrections' : null },
+    } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
     total: total,
     unpriced_lines: unpricedLines,
     run_ids: runIds,
@@ -306,5 +383,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     unpricedLines,
     forecast,
     focus,
+    warnings,
+    corrections,
   };
 }

@@ -19,7 +19,9 @@ export interface ColumnInfo {
 }
 
 export interface SheetSource {
-  def: ReportDefinition;
+  def: Pick<ReportDefinition, 'title' | 'sqlPath'> & { name: string };
+  /** The money column the totals row sums (default 'cost'). */
+  costColumn?: string;
   table: string;
   columns: ColumnInfo[];
   rows: number;
@@ -37,6 +39,8 @@ export interface WorkbookContent {
   about: [string, string][];
   rates: { rate_id: string; plan: string; metric: string; rate: string; effective_from: string; effective_to: string; source: string }[];
   sheets: SheetSource[];
+  /** A finalised month's changes since finalisation, written after the report sheets. */
+  corrections?: SheetSource;
   /** Data rows per sheet before a report continues on another sheet; default leaves room for header and totals. */
   maxRowsPerSheet?: number;
   /** Relative link from the Summary sheet to the charts report (report.html), when one is written. */
@@ -117,7 +121,7 @@ async function writeReportSheets(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: 
   const perSheet = c.maxRowsPerSheet ?? EXCEL_MAX_ROWS - 2;
   const parts = Math.max(1, Math.ceil(src.rows / perSheet));
   const pageSql = readSql('src/report/sql/page.sql').replace('{{table}}', quoteIdent(src.table));
-  const costCol = src.columns.findIndex((col) => col.name === 'cost');
+  const costCol = src.columns.findIndex((col) => col.name === (src.costColumn ?? 'cost'));
   let written = 0;
   for (let part = 1; part <= parts; part++) {
     const ws = wb.addWorksheet(sheetName(src.def.name, part), { views: [{ state: 'frozen', ySplit: 1 }] });
@@ -254,6 +258,7 @@ export async function writeWorkbook(store: Store, path: string, c: WorkbookConte
   if (c.forecast) await writeForecast(wb, c, c.forecast);
   let rows = 0;
   for (const s of c.sheets) rows += await writeReportSheets(wb, store, s, c);
+  if (c.corrections) await writeReportSheets(wb, store, c.corrections, c);
   await writeAbout(wb, c);
   await wb.commit();
   return rows;
