@@ -54,6 +54,7 @@ export const REGION_NAMES: Record<string, string> = {
 
 export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
 export const FOCUS_TABLE = 'rpt_focus';
+const FOCUS_STAGING_TABLE = 'rpt_focus_staging';
 
 const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
 const TIME_UNITS: Record<string, string> = {
@@ -157,8 +158,13 @@ export async function buildFocus(store: Store, o: {
   const source = finalizations.length > 0
     ? strip('src/report/sql/focus_corrected.sql')
     : `SELECT * FROM ${quoteIdent(FOCUS_CURRENT_TABLE)} ORDER BY line_no`;
-  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_TABLE)).replace('{{report}}', () => source),
+  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => source),
     finalizations.length > 0 ? { month } : undefined);
+  // The columns in the order of the current rows, whatever order the finalised table holds them in,
+  // so the file of a finalised month has the same schema as before.
+  const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
+    .map((c) => quoteIdent(c.column_name));
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)} ORDER BY line_no`);
 
   const digestSql = readSql('src/report/sql/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
