@@ -124,7 +124,11 @@ async function writeReportSheets(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: 
   const costCol = src.columns.findIndex((col) => col.name === (src.costColumn ?? 'cost'));
   let written = 0;
   for (let part = 1; part <= parts; part++) {
-    const ws = wb.addWorksheet(sheetName(src.def.name, part), { views: [{ state: 'frozen', ySplit: 1 }] });
+    // For print: landscape, fit to one page wide, the header row repeated on every page.
+    const ws = wb.addWorksheet(sheetName(src.def.name, part), {
+      views: [{ state: 'frozen', ySplit: 1 }],
+      pageSetup: { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, printTitlesRow: '1:1' },
+    });
     ws.columns = src.columns.map((col, i) => {
       const kind = kinds[i]!;
       const numFmt = kind === 'money' ? moneyFormat(c.currency) : FORMATS[kind];
