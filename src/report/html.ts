@@ -3,6 +3,7 @@
 // needs no library and shows the same picture with scripts off; the inline script only publishes a
 // summary of what was drawn (window.__charts) for automated checks.
 import type { Forecast } from './forecast.js';
+import type { AssumedSummary } from './workbook.js';
 
 export interface HtmlReportInput {
   title: string;
@@ -17,6 +18,8 @@ export interface HtmlReportInput {
   granularity: string;
   priceBookRevision: string;
   unpricedLines: number;
+  /** The rates the price book marks assumed and what of the total rests on them. */
+  assumed: AssumedSummary;
   dailySpend: { program_id: string; program_name: string; day: Date; cost: string }[];
   topPrograms: { program_id: string; name: string; cost: string }[];
   topFrameworks: { framework_id: string; name: string; program_name: string; cost: string }[];
@@ -340,7 +343,8 @@ export function renderReportHtml(r: HtmlReportInput): string {
 <h1>${escapeHtml(r.title)}</h1>
 <p class="meta">Period ${escapeHtml(r.rangeStart.toISOString())} to ${escapeHtml(r.rangeEnd.toISOString())} (UTC, end exclusive) · generated ${escapeHtml(r.generatedAt.toISOString())} · data granularity ${escapeHtml(r.granularity)} · price book ${escapeHtml(r.priceBookRevision)} · ${escapeHtml(cur)}</p>
 ${r.partial ? '<p class="banner">PARTIAL: the period is not completely collected; figures cover what was collected.</p>' : ''}
-${r.unpricedLines > 0 ? `<p class="banner">${r.unpricedLines} unpriced line(s): usage without a rate is shown at 0 here and flagged in the workbook.</p>` : ''}
+${r.unpricedLines > 0 ? `<p class="banner" id="unpriced">UNPRICED: ${r.unpricedLines} line(s) have no rate in the price book. Their cost is blank (not 0): it is in no total or chart here; the workbook's Summary lists them.</p>` : ''}
+${r.assumed.used.length > 0 ? `<p class="banner" id="assumed">ASSUMED RATES: ${escapeHtml(formatMoney(r.assumed.amount, cur))} of the total (${escapeHtml(r.assumed.share)}%) rests on ${r.assumed.used.length} rate(s) the price book marks assumed (${escapeHtml(r.assumed.used.map((x) => x.rate_id).join(', '))}).</p>` : ''}
 ${f ? `<p class="projection"><b>Projection.</b> ${escapeHtml(f.method)}</p>` : ''}
 <div class="kpis">${kpis.map(([k, v]) => `<div class="kpi">${escapeHtml(k!)}<b>${escapeHtml(v!)}</b></div>`).join('')}</div>
 </header>

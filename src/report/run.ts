@@ -18,7 +18,7 @@ import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type 
 import { renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
-import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
+import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
 
 /**
@@ -34,6 +34,19 @@ async function monthlyRateChangeWarnings(store: Store, params: Record<string, un
     `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
     'but only monthly data is complete: each month is priced at the rate in force at its start. ' +
     'Collect daily data for the period (usage-pipeline collect --granularity daily) to price the change.');
+}
+
+/** What of the total rests on the rates the price book marks assumed: amount and share (percent, 2 decimals, exact). */
+async function assumedRates(store: Store, ids: string[], total: string): Promise<AssumedSummary> {
+  const used = ids.length === 0 ? [] : (await store.query<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }>(
+    readSql('src/report/sql/assumed_rates.sql'), { rate_ids: ids })).map((r) => ({ ...r, lines: Number(r.lines) }));
+  const cents = (v: string) => BigInt(v.replace('.', ''));
+  const amountCents = used.reduce((a, r) => a + cents(r.cost), 0n);
+  const totalCents = cents(total);
+  // Share in hundredths of a percent, rounded half-up.
+  const bp = totalCents === 0n ? 0n : (amountCents * 20000n + totalCents) / (2n * totalCents);
+  const amount = `${amountCents < 0n ? '-' : ''}${(amountCents < 0n ? -amountCents : amountCents) / 100n}.${String((amountCents < 0n ? -amountCents : amountCents) % 100n).padStart(2, '0')}`;
+  return { marked: ids.length, used, amount, share: `${bp / 100n}.${String(bp % 100n).padStart(2, '0')}` };
 }
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
@@ -57,8 +70,8 @@ export interface RunReportOptions {
   requireComplete?: boolean;
   now?: Date;
   log?: Logger;
-  /** For tests of sheet splitting: data rows per worksheet. */
-  maxRowsPerSheet?: number;
+  /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
+  rowBudget?: number;
   /**
    * Record the month's FOCUS rows as finalised (after the files are written): later exports of the
    * month keep them and add ChargeClass 'Correction' rows. Only a complete month after its end.
@@ -90,6 +103,10 @@ export interface ReportResult {
   /** Rows per report. */
   rows: Record<ReportName, number>;
   unpricedLines: number;
+  /** The rates the price book marks assumed and how much of the total rests on them. */
+  assumed: AssumedSummary;
+  /** Reports the workbook carries as summaries (beyond the row budget). */
+  summarised: SummarisedReport[];
   /** Month-to-date and projection (for a month period); forecast.current says whether the month is in progress. */
   forecast: Forecast | null;
   /** The FOCUS rows (when 'focus' was asked). */
@@ -180,6 +197,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     sheets.push({ def, table, columns, rows: Number(t!.n_rows), totalCost: t!.cost });
   }
   const runIds = (await store.query<{ run_id: string }>(readSql('src/report/sql/run_ids.sql'), params)).map((r) => r.run_id);
+  const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
 
   const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/chart_daily_spend.sql'));
   let forecast: Forecast | null = null;
@@ -239,7 +257,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     const path = join(dir, HTML_REPORT_NAME);
     const html = renderReportHtml({
       title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
-      currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
+      currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
       dailySpend: daily,
       topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
       topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
@@ -256,19 +274,25 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
       `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
   );
+  let summarised: SummarisedReport[] = [];
   if (formats.includes('xlsx')) {
     const path = join(dir, `usage-${period.label}.xlsx`);
     const summaryByProgram = await store.query(readSql('src/report/sql/summary_by_program.sql'));
     const summaryByMetric = await store.query(readSql('src/report/sql/summary_by_metric.sql'));
+    const programLabels = new Map((await store.query<{ program_id: string; label: string }>(readSql('src/report/sql/program_labels.sql'),
+      { range_end: period.rangeEnd })).map((r) => [r.program_id, r.label]));
     let written = 0;
     await writeAtomically(path, async (tmp) => {
-      written = await writeWorkbook(store, tmp, {
+      const w = await writeWorkbook(store, tmp, {
         title,
         partial,
         currency: book.currency,
         summaryByProgram,
         summaryByMetric,
         total,
+        unpricedLines,
+        assumed,
+        programLabels,
         about: [
           ['Period', period.month ?? period.label],
           ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
@@ -286,20 +310,24 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
           ...warnings.map((w): [string, string] => ['Warning', w]),
           ...(finalized ? [['Finalised', `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
             `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`] as [string, string]] : []),
-          ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
+          ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`],
+          ['Assumed rates', `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
+            `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`],
           ['Run ids', runIds.join(', ') || 'none'],
           ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
         ],
         rates: book.rates.map((r) => ({
           rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
-          effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
+          effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source, assumed: r.assumed,
         })),
         sheets,
         ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
-        ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
+        ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}),
         ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
         ...(forecast?.current ? { forecast } : {}),
       });
+      written = w.rows;
+      summarised = w.summarised;
     });
     files.push({ path, rows: written, sha256: await sha256File(path) });
   }
@@ -347,6 +375,13 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
     total: total,
     unpriced_lines: unpricedLines,
+    assumed_rates: {
+      marked: assumed.marked, amount: assumed.amount, share_percent: assumed.share,
+      used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
+    },
+    ...(formats.includes('xlsx') ? {
+      workbook: { row_budget: opts.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
+    } : {}),
     run_ids: runIds,
     ...(forecast ? {
       forecast: {
@@ -381,6 +416,8 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     runIds,
     rows,
     unpricedLines,
+    assumed,
+    summarised,
     forecast,
     focus,
     warnings,

@@ -30,7 +30,7 @@ describe('spend views in the analyst copy', () => {
 
   it('holds the price book and the metric catalogue as tables', async () => {
     const [book] = await store.query<{ revision: string; n: bigint }>('SELECT revision, (SELECT count(*) FROM price_rates) AS n FROM price_book');
-    expect(book!.revision).toBe('2025-10-01.2');
+    expect(book!.revision).toBe('2025-10-01.3');
     expect(Number(book!.n)).toBeGreaterThan(10);
     const m = await store.query<{ metric: string; divisor: bigint; display_name: string; aggregation: string }>(
       "SELECT metric, divisor, display_name, aggregation FROM price_metrics WHERE metric IN ('compute_unit_seconds', 'synthetic_storage_size_bytes') ORDER BY metric",

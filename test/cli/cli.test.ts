@@ -36,7 +36,7 @@ describe('usage-pipeline sandbox', () => {
   it('refuses an unknown scenario with exit 64', async () => {
     const r = await cli(['sandbox', '--scenario', 'huge']);
     expect(r.code).toBe(64);
-    expect(r.stderr).toMatch(/--scenario "huge" is unknown; choose one of small, large, bigint/);
+    expect(r.stderr).toMatch(/--scenario "huge" is unknown; choose one of small, medium, large, bigint/);
   });
 });
 

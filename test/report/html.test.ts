@@ -34,6 +34,10 @@ describe('report.html for a month in progress', () => {
     expect(html).not.toMatch(/@import|url\(|<link\b|<iframe\b/i);
     expect(html).toContain('=1+1'); // the program named like a formula, as text
     expect(html).toMatch(/Month-end forecast \(PROJECTION\)/);
+    // Unpriced usage and assumed rates are stated, with the count and the amount and share.
+    expect(r.unpricedLines).toBeGreaterThan(0);
+    expect(html).toContain(`UNPRICED: ${r.unpricedLines} line(s) have no rate in the price book. Their cost is blank (not 0)`);
+    expect(html).toContain(`of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} rate(s) the price book marks assumed`);
     const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8'));
     const entry = manifest.files.find((f: { name: string }) => f.name === 'report.html');
     expect(entry.sha256).toMatch(/^[0-9a-f]{64}$/);
