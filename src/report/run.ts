@@ -15,7 +15,7 @@ import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type R
 import { sha256File, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
-import { renderReportHtml } from './html.js';
+import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
@@ -53,7 +53,7 @@ export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } 
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
 /** The TEMP table of each line's cost spread over its days (src/report/sql/daily_lines.sql). */
 const DAILY_TABLE = 'rpt_daily';
-/** Bars in the top-programs and top-frameworks charts. */
+/** Bars in the top-frameworks chart. */
 const CHART_TOP_N = 10;
 /** The charts file, beside the workbook that links to it. */
 export const HTML_REPORT_NAME = 'report.html';
@@ -259,7 +259,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
       currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
       dailySpend: daily,
-      topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
+      topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(TOP_PROGRAMS) }),
       topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
       storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
       snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
