@@ -165,6 +165,27 @@ describe('the FOCUS 1.2 file of a complete month', () => {
       UNION ALL
       SELECT 'BillingAccountId ' || "BillingAccountId" FROM ${rp(path)} GROUP BY "BillingAccountId" HAVING count(DISTINCT "BillingAccountName") > 1`);
     expect(perKey).toEqual([]);
+    // SkuPriceDetails and ListUnitPrice exist exactly when a SkuPriceId does; SkuMeter names its SkuId alone.
+    const [sku] = await L.store.query<Record<string, bigint>>(`
+      SELECT
+        count(*) FILTER (WHERE ("SkuPriceDetails" IS NULL) <> ("SkuPriceId" IS NULL)) AS details_iff_price,
+        count(*) FILTER (WHERE ("ListUnitPrice" IS NULL) <> ("SkuPriceId" IS NULL)) AS list_price_iff_price,
+        count(*) FILTER (WHERE ("ContractedUnitPrice" IS NULL) <> ("SkuPriceId" IS NULL)) AS contracted_price_iff_price,
+        count(*) FILTER (WHERE "SkuMeter" IS NOT NULL AND "SkuId" IS NULL) AS meter_without_sku,
+        count(*) FILTER (WHERE "ContractedUnitPrice" > "ListUnitPrice") AS contracted_above_list,
+        count(*) FILTER (WHERE "PricingQuantity" < 0 OR "ConsumedQuantity" < 0) AS negative_quantity
+      FROM ${rp(path)}`);
+    expect(sku).toEqual({ details_iff_price: 0n, list_price_iff_price: 0n, contracted_price_iff_price: 0n, meter_without_sku: 0n,
+      contracted_above_list: 0n, negative_quantity: 0n });
+    const meters = await L.store.query(`SELECT "SkuId" FROM ${rp(path)} WHERE "SkuId" IS NOT NULL GROUP BY 1 HAVING count(DISTINCT "SkuMeter") > 1`);
+    expect(meters).toEqual([]);
+    // BillingAccountName is the organization's name from the API's organization listing.
+    const names = await L.store.query<{ id: string; name: string; expected: string | null }>(`
+      SELECT DISTINCT f."BillingAccountId" AS id, f."BillingAccountName" AS name, o.name AS expected
+      FROM ${rp(path)} f LEFT JOIN organizations o ON o.org_id = f."BillingAccountId"`);
+    expect(names.filter((x) => x.expected !== null).length).toBeGreaterThan(0);
+    for (const x of names) if (x.expected !== null) expect(x.name, x.id).toBe(x.expected);
+    expect(new Set(names.map((x) => x.name)).size).toBe(names.length);
     const subs = await L.store.query<{ c: string; s: string }>(`SELECT DISTINCT "ServiceCategory" AS c, "ServiceSubcategory" AS s FROM ${rp(path)}`);
     for (const x of subs) expect(SUBCATEGORY_PARENT[x.s], `${x.s} under ${x.c}`).toBe(x.c);
     const [regions] = await L.store.query<{ n: bigint }>(`SELECT count(DISTINCT "RegionId") AS n FROM ${rp(path)}`);

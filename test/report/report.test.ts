@@ -243,6 +243,7 @@ describe('a partial month', () => {
     expect(assumed).toBe(23);
     // Deleted programs are named and flagged on the Summary.
     const deleted = await L.store.query<{ name: string }>('SELECT name FROM programs WHERE deleted_at IS NOT NULL AND program_id IN (SELECT program_id FROM usage_program)');
+    expect(deleted.length).toBeGreaterThan(0);
     const summaryText: string[] = [];
     wb.getWorksheet('Summary')!.eachRow((row) => row.eachCell((c) => summaryText.push(String(c.value))));
     for (const d of deleted) expect(summaryText).toContain(`${d.name} (deleted)`);

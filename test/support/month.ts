@@ -1,5 +1,6 @@
 // Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
 // the store (usage batches with their coverage rows, and the inventory), as the collector would.
+import { readSql } from '../../src/store/sql.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,11 +118,17 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
   const seen1 = new Date(from - DAY);
   const seen2 = new Date(to - 6 * 3_600_000);
-  await store.upsertPrograms(
-    world.programs.map((p) => ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) })),
-    { seenAt: seen2 },
-  );
   const alive = (t: number) => (f: { created_at: number; deleted_at?: number }) => f.created_at <= t && (f.deleted_at === undefined || f.deleted_at > t);
+  // Programs: an earlier listing saw every program created by then; the last one, complete for every
+  // organisation, no longer lists the deleted ones (so they are marked deleted, names kept).
+  const programRow = (p: World['programs'][number]) =>
+    ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) });
+  await store.upsertPrograms(world.programs.filter((p) => p.created_at <= seen1.getTime()).map(programRow), { seenAt: seen1 });
+  await store.upsertPrograms(world.programs.filter(alive(seen2.getTime())).map(programRow), {
+    seenAt: seen2, completeForOrgs: world.orgs.map((o) => o.id),
+  });
+  // The organization listing, as a collection records it (their names are the billing account names).
+  for (const o of world.orgs) await store.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.id, name: o.name, seen_at: seen2 });
   const fwRow = (f: World['frameworks'][number]) => ({ framework_id: f.id, program_id: f.program_id, name: f.name, current_state: 'ready', created_at: new Date(f.created_at) });
   await store.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
   await store.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {

@@ -16,7 +16,8 @@
 -- exact products (FOCUS requires the product), so they may differ from BilledCost below a cent.
 -- PricingQuantity is the billable quantity (after the included allowance), ConsumedQuantity the usage.
 -- SkuPriceId is the price book's rate id: one rate (one ListUnitPrice), so a rate change mid-month
--- gives a second SkuPriceId. An unpriced row carries no price and no cost (NULL, never 0),
+-- gives a second SkuPriceId. BillingAccountName is the organization's name from the API's organization
+-- listing (table organizations), else 'Organization <id>' when no listing named it. An unpriced row carries no price and no cost (NULL, never 0),
 -- x_Unpriced true and the reason in x_UnpricedReason and ChargeDescription.
 SELECT
   row_number() OVER (ORDER BY d.charge_from, d.org_id NULLS FIRST, d.program_id, d.line_type, d.framework_id NULLS FIRST,
@@ -24,7 +25,7 @@ SELECT
   CAST(d.cost AS DECIMAL(18,2)) AS "BilledCost",
   coalesce(d.org_id, p.org_id, $unknown_account) AS "BillingAccountId",
   CASE WHEN coalesce(d.org_id, p.org_id) IS NULL THEN 'Personal account (no organization)'
-       ELSE 'Organization ' || coalesce(d.org_id, p.org_id) END AS "BillingAccountName",
+       ELSE coalesce(o.name, 'Organization ' || coalesce(d.org_id, p.org_id)) END AS "BillingAccountName",
   CAST($currency AS VARCHAR) AS "BillingCurrency",
   timezone('UTC', CAST(d.billing_month AS TIMESTAMP) + INTERVAL 1 MONTH) AS "BillingPeriodEnd",
   timezone('UTC', CAST(d.billing_month AS TIMESTAMP)) AS "BillingPeriodStart",
@@ -86,6 +87,7 @@ SELECT
   CAST(NULL AS VARCHAR) AS "x_CorrectsFinalization"
 FROM rpt_daily d
 LEFT JOIN programs p ON p.program_id = d.program_id
+LEFT JOIN organizations o ON o.org_id = coalesce(d.org_id, p.org_id)
 LEFT JOIN price_metrics m ON m.metric = d.metric
 WHERE d.quantity_raw > 0
 ORDER BY line_no
