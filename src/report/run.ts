@@ -132,7 +132,43 @@ export class ReportIncompleteError extends Error {
   }
 }
 
+/**
+ * DuckDB's limits while a report runs: the report's tables (millions of detail rows at 10,000
+ * programs) spill to the database's temp directory beyond this, so that DuckDB, Node and the
+ * workbook writer together stay under the 512 MB the collector is held to. Restored afterwards.
+ */
+const REPORT_DUCKDB = { memory_limit: '256MB', threads: 2 } as const;
+const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
+  "current_setting('preserve_insertion_order') AS preserve_insertion_order";
+
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
+  const [before] = await opts.store.query<{ memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean }>(SETTINGS_NOW);
+  // Report tables are created in line order and copied to files in insertion order (no second sort
+  // of millions of rows): insertion order must be kept, whatever the store was opened with.
+  await opts.store.run('SET preserve_insertion_order = true');
+  // Only ever lowered: a store opened with a smaller limit keeps it.
+  if (sizeBytes(before!.memory_limit) > sizeBytes(REPORT_DUCKDB.memory_limit)) await opts.store.run(`SET memory_limit = '${REPORT_DUCKDB.memory_limit}'`);
+  if (Number(before!.threads) > REPORT_DUCKDB.threads) await opts.store.run(`SET threads = ${REPORT_DUCKDB.threads}`);
+  try {
+    return await runReportBounded(opts);
+  } finally {
+    // The caller's store may serve other work (the daemon): give its limits back.
+    await opts.store.run(`SET memory_limit = ${quoteLiteral(before!.memory_limit.replace(/\s+/g, ''))}`);
+    await opts.store.run(`SET threads = ${Number(before!.threads)}`);
+    await opts.store.run(`SET preserve_insertion_order = ${before!.preserve_insertion_order ? 'true' : 'false'}`);
+  }
+}
+
+/** '953.6 MiB', '256MB', '1GB' in bytes (DuckDB's size settings); unknown text counts as unlimited. */
+function sizeBytes(text: string): number {
+  const m = /^\s*([\d.]+)\s*(bytes|[KMGT]i?B)?\s*$/i.exec(text);
+  if (!m) return Infinity;
+  const unit = (m[2] ?? 'bytes').toUpperCase();
+  const pow = { BYTES: 0, KB: 1, KIB: 1, MB: 2, MIB: 2, GB: 3, GIB: 3, TB: 4, TIB: 4 }[unit] ?? 0;
+  return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
+}
+
+async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? new Date();
   const period = resolvePeriod(opts);
