@@ -43,6 +43,7 @@ export async function writeReport(ctx: CommandContext, opts: WriteReportOptions)
       ...(opts.requireComplete ? { requireComplete: true } : {}),
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: opts.now } : {}),
+      memoryLimit: ctx.config.report.memory_limit,
       log: ctx.log,
     });
   } finally {

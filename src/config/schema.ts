@@ -61,6 +61,12 @@ export const configSchema = z
         out_dir: z.string().min(1).default('reports'),
         formats: z.array(z.enum(OUTPUT_FORMATS)).min(1).default(['parquet', 'xlsx', 'html']),
         prices: z.string().min(1).default('config/prices.toml'),
+        // DuckDB's working memory while a report runs (never above store.memory_limit): the report's
+        // tables spill to <db>.tmp/ beyond it, so the whole process stays near the 512 MB goal.
+        memory_limit: z
+          .string()
+          .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
+          .default('256MB'),
       })
       .strict()
       .prefault({}),

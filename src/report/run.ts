@@ -70,6 +70,8 @@ export interface RunReportOptions {
   requireComplete?: boolean;
   now?: Date;
   log?: Logger;
+  /** DuckDB's memory limit while the report runs (default 256MB; config report.memory_limit); only ever lowers the store's. */
+  memoryLimit?: string;
   /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
   rowBudget?: number;
   /**
@@ -138,6 +140,7 @@ export class ReportIncompleteError extends Error {
  * workbook writer together stay under the 512 MB the collector is held to. Restored afterwards.
  */
 const REPORT_DUCKDB = { memory_limit: '256MB', threads: 2 } as const;
+export const REPORT_MEMORY_LIMIT_DEFAULT = REPORT_DUCKDB.memory_limit;
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order";
 
@@ -147,7 +150,9 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
   await opts.store.run('SET preserve_insertion_order = true');
   // Only ever lowered: a store opened with a smaller limit keeps it.
-  if (sizeBytes(before!.memory_limit) > sizeBytes(REPORT_DUCKDB.memory_limit)) await opts.store.run(`SET memory_limit = '${REPORT_DUCKDB.memory_limit}'`);
+  const limit = opts.memoryLimit ?? REPORT_DUCKDB.memory_limit;
+  if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
+  if (sizeBytes(before!.memory_limit) > sizeBytes(limit)) await opts.store.run(`SET memory_limit = ${quoteLiteral(limit.replace(/\s+/g, ''))}`);
   if (Number(before!.threads) > REPORT_DUCKDB.threads) await opts.store.run(`SET threads = ${REPORT_DUCKDB.threads}`);
   try {
     return await runReportBounded(opts);
