@@ -3,7 +3,7 @@
 // one table (and with --json one JSON object on the last line). The full mode also writes BENCHMARKS.md's
 // generated section. Benchmarks never run inside `npm test`.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,7 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     'startup-only': { type: 'boolean', default: false },
+    'report-only': { type: 'boolean', default: false },
   },
 });
 
@@ -73,6 +74,7 @@ const say = (msg: string) => (flags.json ? process.stderr : process.stdout).writ
 const log = createLogger({ level: 'warn' });
 
 async function main(): Promise<void> {
+  if (flags['report-only']) return reportLarge();
   // First, on a quiet machine: the command line's start-up (--help, --version).
   const startup = await measureStartup(ROOT);
   say(startupLine(startup));
@@ -330,6 +332,76 @@ async function stopProfiler(session: InspectorSession, file: string): Promise<vo
   writeFileSync(file, JSON.stringify(profile));
   say(`CPU profile of the phase: ${file}`);
   say(profileTable(summariseProfile(profile, 15)));
+}
+
+/** Peak RSS the report of the `large` month must stay under, the collector's goal too. */
+const REPORT_RSS_GOAL_MB = 512;
+/** Goal for the workbook's size: a file a person can open. */
+const WORKBOOK_GOAL_MB = 50;
+
+/**
+ * `npm run bench -- --report-only`: the `large` month in every format. Collects the month's daily data
+ * into .bench/report/usage.duckdb (incremental: a second run reuses what is there), then runs the
+ * product's own `report` command in a child process, as an operator would, and samples its RSS.
+ */
+async function reportLarge(): Promise<void> {
+  const dir = join(BENCH_DIR, 'report');
+  mkdirSync(dir, { recursive: true });
+  const dbPath = join(dir, 'usage.duckdb');
+  const plan = benchPlan(fixedNow, 1, 1);
+  const monthStart = `${plan.month}-01T00:00:00Z`;
+  const next = new Date(Date.parse(monthStart));
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  const monthEnd = next.toISOString().replace('.000Z', 'Z');
+  say(`bench report-only: scenario large, month ${plan.month} (daily data), latency ${latencyMs} ms, now ${flags.now}`);
+  const sandbox = await startSandboxProcess({ scenario: 'large', latencyMs, now: flags.now });
+  try {
+    const { result, m } = await measure(() =>
+      collectCommand({
+        db: dbPath, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl, now: () => fixedNow,
+        granularity: 'daily', from: monthStart, to: monthEnd, log,
+      }),
+    );
+    say(`collect ${plan.month} daily: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s, exit ${result.exitCode}`);
+  } finally {
+    await sandbox.stop();
+  }
+  const outDir = join(dir, 'reports');
+  rmSync(outDir, { recursive: true, force: true });
+  const formats = 'parquet,xlsx,html,focus';
+  const args = [fileURLToPath(new URL('../src/cli/main.js', import.meta.url)), 'report', '--db', dbPath, '--month', plan.month,
+    '--format', formats, '--out', outDir];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rss = childRssSampler(child.pid as number);
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  const wallS = (performance.now() - t0) / 1000;
+  const peak = rss.stop();
+  say(out.trim());
+  const monthDir = join(outDir, plan.month);
+  const files = existsSync(monthDir)
+    ? readdirSync(monthDir).sort().map((name) => ({ name, bytes: statSync(join(monthDir, name)).size }))
+    : [];
+  const xlsx = files.find((f) => f.name.endsWith('.xlsx'));
+  const summary = {
+    phase: 'report_large', month: plan.month, formats, command: `node ${args.map((a) => a.replace(ROOT, '')).join(' ')}`,
+    exit_code: code, wall_s: Number(wallS.toFixed(1)), peak_rss_mb: peak === null ? null : Math.round(peak),
+    rss_goal_mb: REPORT_RSS_GOAL_MB, files: files.map((f) => ({ name: f.name, mb: Number((f.bytes / 2 ** 20).toFixed(2)) })),
+    xlsx_mb: xlsx ? Number((xlsx.bytes / 2 ** 20).toFixed(2)) : null, xlsx_goal_mb: WORKBOOK_GOAL_MB,
+  };
+  say('');
+  say(`report ${plan.month}, ${formats}: exit ${code}, ${summary.wall_s} s wall, peak RSS ${summary.peak_rss_mb} MB (goal < ${REPORT_RSS_GOAL_MB})`);
+  for (const f of summary.files) say(`  ${f.name}  ${f.mb} MB`);
+  writeFileSync(join(dir, 'result.json'), JSON.stringify(summary, null, 2) + '\n');
+  if (flags.json) process.stdout.write(JSON.stringify(summary) + '\n');
+  if (code !== 0 && code !== 2) process.exitCode = 1;
+  else if ((peak ?? 0) >= REPORT_RSS_GOAL_MB || (xlsx?.bytes ?? 0) >= WORKBOOK_GOAL_MB * 2 ** 20) {
+    say('over a goal (see above)');
+    process.exitCode = 1;
+  }
 }
 
 const BEGIN = '<!-- bench:begin (generated by `npm run bench`; edit outside these markers) -->';

@@ -114,7 +114,11 @@ export function formatReportSummary(r: ReportResult): string {
   const lines = [
     `report ${r.period.label}${r.partial ? ' PARTIAL (not every scope is completely collected for the period)' : ''}: total ${r.currency} ${r.total} (${r.granularity} data, price book ${r.priceBookRevision})`,
   ];
-  if (r.unpricedLines > 0) lines.push(`  ${r.unpricedLines} unpriced line(s): their plan or metric has no rate in the price book`);
+  if (r.unpricedLines > 0) lines.push(`  UNPRICED: ${n(r.unpricedLines)} line(s) have no rate in the price book (plan or metric without a rate): their cost is blank, not 0, and in no total`);
+  if (r.assumed.used.length > 0) {
+    lines.push(`  ASSUMED RATES: ${r.currency} ${r.assumed.amount} of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} of the ${r.assumed.marked} rate(s) the price book marks assumed`);
+  }
+  for (const s of r.summarised) lines.push(`  workbook: ${s.name} has ${n(s.rows)} lines, summarised on ${s.sheets.length} sheets; every line is in ${s.name}.parquet`);
   if (r.forecast?.current && r.forecast.totals.projection !== null) {
     lines.push(`  month to date ${r.currency} ${r.forecast.totals.monthToDate}; projected month end ${r.currency} ${r.forecast.totals.projection} (a projection from the last ${r.forecast.windowDays} complete days; the method is on the workbook's Forecast sheet)`);
   }

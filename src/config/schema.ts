@@ -83,6 +83,12 @@ export const configSchema = z
         prices: z.string().min(1).default('config/prices.toml'),
         /** An operator's own partial price book laid over `prices` (rates replaced or added by key). */
         price_overlay: z.string().min(1).optional(),
+        // DuckDB's working memory while a report runs (never above store.memory_limit): the report's
+        // tables spill to <db>.tmp/ beyond it, so the whole process stays near the 512 MB goal.
+        memory_limit: z
+          .string()
+          .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
+          .default('1GB'),
       })
       .strict()
       .prefault({}),

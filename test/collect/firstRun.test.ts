@@ -172,7 +172,7 @@ describe('first collection of many programs', () => {
     f.sb.resetStats();
     expect(await start(f, db).done).toBe(0);
     const run = await lastRun(db);
-    // 200 programs: one page of the listing, within max(1, 4% of the run's consumption requests).
+    // 380 programs: one page of the listing (400 a page), within max(1, 4% of the run's consumption requests).
     expect(f.sb.stats().byRoute['/programs']).toBe(1);
     expect(run.inventoryRequests).toBe(1);
     expect(run.inventoryRequests).toBeLessThanOrEqual(Math.max(1, Math.floor(0.04 * (run.requests - run.inventoryRequests))));
