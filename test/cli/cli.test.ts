@@ -1,43 +1,29 @@
 // The command line as a user runs it: the built binary, real processes, exit codes.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { cli as runCli, startCli, stderrLines } from '../support/cli.js';
+import { tempDir } from '../support/store.js';
 
-const BIN = 'dist/src/cli/main.js';
-
-/** Asynchronous, so that the sandbox in this process keeps answering while the child runs. */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => (stdout += d));
-  proc.stderr.on('data', (d) => (stderr += d));
-  // Off a terminal every stderr line is JSON: the messages are what the assertions read.
-  const messages = (text: string) =>
-    text
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => (JSON.parse(l) as { msg: string }).msg)
-      .join('\n');
-  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr: messages(stderr) })));
+/** The built CLI's exit code, stdout, and its stderr as the messages of its JSON lines (what the assertions read). */
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const r = await runCli(args, { env });
+  return { code: r.code, stdout: r.stdout, stderr: stderrLines(r.stderr).map((l) => l.msg).join('\n') };
 }
 
 describe('usage-pipeline sandbox', () => {
   it('prints one JSON line with base_url and api_key when ready, serves, and stops cleanly on SIGTERM', async () => {
-    const proc = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--now', '2026-11-21T10:00:00Z'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { proc, done } = startCli(['sandbox', '--port', '0', '--now', '2026-11-21T10:00:00Z']);
     const line = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once('line', resolve));
     const ready = JSON.parse(line) as { base_url: string; api_key: string };
     expect(ready.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     const res = await fetch(`${ready.base_url}/programs?limit=5`, { headers: { authorization: `Bearer ${ready.api_key}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { programs: unknown[] }).programs.length).toBe(5);
-    const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     proc.kill('SIGTERM');
-    expect(await exit).toBe(0);
+    expect((await done).code).toBe(0);
   });
 
   it('refuses an unknown scenario with exit 64', async () => {
@@ -49,12 +35,15 @@ describe('usage-pipeline sandbox', () => {
 
 describe('usage-pipeline collect and report exit codes', () => {
   let sb: Sandbox;
-  const dir = mkdtempSync(join(tmpdir(), 'usage-cli-'));
+  const { dir, cleanup } = tempDir('usage-cli-');
   const db = join(dir, 'usage.duckdb');
   beforeAll(async () => {
     sb = await startSandbox({ scenario: 'small', advance: true });
   });
-  afterAll(async () => sb?.close());
+  afterAll(async () => {
+    await sb?.close();
+    cleanup();
+  });
 
   it.each([
     [['collect', '--granularity', 'weekly'], /unknown value "weekly"/],

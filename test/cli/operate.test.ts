@@ -1,33 +1,26 @@
 // Operating the installed command: a config found elsewhere (its relative paths beside it), report and
 // status from another working directory, `status --check` for monitors, and `query` on the analyst copy.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
-import { distModule } from '../support/child.js';
+import { cli as runCli } from '../support/cli.js';
+import { tempDir } from '../support/store.js';
 
-const BIN = distModule('src/cli/main.ts');
 /** The shipped price book's revision with the test's overlay laid over it. */
 const OVERLAID = `${loadPriceBook('config/prices.toml').revision}+ours-1`;
 
-function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const home = join(opts.cwd, 'home'); // no operator's ~/.config is read by accident
-  const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), ...opts.env };
-  const proc = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => (stdout += d));
-  proc.stderr.on('data', (d) => (stderr += d));
-  return new Promise((r) => proc.on('close', (code) => r({ code, stdout, stderr })));
+/** The built CLI with HOME inside the test's folder, so no operator's ~/.config is read by accident. */
+function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }) {
+  const home = join(opts.cwd, 'home');
+  return runCli(args, { cwd: opts.cwd, env: { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), ...opts.env } });
 }
 
 describe('a config elsewhere, commands from another directory', () => {
   let sb: Sandbox;
-  const root = mkdtempSync(join(tmpdir(), 'usage-operate-'));
+  const { dir: root, cleanup } = tempDir('usage-operate-');
   const etc = join(root, 'etc', 'usage-pipeline');
   const elsewhere = join(root, 'somewhere', 'else');
   const config = join(etc, 'usage.toml');
@@ -55,7 +48,10 @@ describe('a config elsewhere, commands from another directory', () => {
     const r = await cli(['collect', '--config', config], { cwd: elsewhere, env: { USAGE_API_KEY: key } });
     expect(r.code, r.stderr).toBe(0);
   });
-  afterAll(async () => sb?.close());
+  afterAll(async () => {
+    await sb?.close();
+    cleanup();
+  });
 
   it('collects into the database the config names, relative to the config file, its price tables overlaid', async () => {
     expect(existsSync(db)).toBe(true);
@@ -123,14 +119,17 @@ describe('a config elsewhere, commands from another directory', () => {
 
 describe('usage-pipeline query', () => {
   let sb: Sandbox;
-  const dir = mkdtempSync(join(tmpdir(), 'usage-query-'));
+  const { dir, cleanup } = tempDir('usage-query-');
   const db = join(dir, 'usage.duckdb');
   beforeAll(async () => {
     sb = await startSandbox({ scenario: 'bigint', advance: true });
     const r = await cli(['collect', '--db', db, '--granularity', 'daily'], { cwd: dir, env: { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl } });
     expect([0, 2], r.stderr).toContain(r.code);
   });
-  afterAll(async () => sb?.close());
+  afterAll(async () => {
+    await sb?.close();
+    cleanup();
+  });
 
   it('prints a table, or JSON with integers beyond 2^53 exact, from the analyst copy', async () => {
     const sql = 'SELECT metric, max(value) AS top FROM usage_program GROUP BY metric ORDER BY top DESC LIMIT 1';

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectCommand } from '../../src/cli/collect.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
+import { tempDir } from '../support/store.js';
 import { usageFingerprint } from '../support/usage.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -23,7 +22,7 @@ describe('a collection killed with SIGKILL', () => {
 
   beforeAll(async () => {
     sb = await startSandbox({ scenario: 'small', now: NOW, advance: false, latencyMs: 20 });
-    const db = join(mkdtempSync(join(tmpdir(), 'usage-ref-')), 'usage.duckdb');
+    const db = join(tempDir('usage-ref-').dir, 'usage.duckdb');
     const r = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: silentLogger });
     expect(r.exitCode).toBe(0);
     reference = await fingerprint(db);
@@ -32,7 +31,7 @@ describe('a collection killed with SIGKILL', () => {
 
   // Kill points spread over the run: during the inventory, and while consumption batches are committing.
   it.each([1200, 4300, 5000])('at %i ms, then re-run, ends with the same database as an uninterrupted run', async (killAfterMs) => {
-    const db = join(mkdtempSync(join(tmpdir(), 'usage-kill-')), 'usage.duckdb');
+    const db = join(tempDir('usage-kill-').dir, 'usage.duckdb');
     const proc = spawn(process.execPath, [child, db, sb.baseUrl, String(NOW)], {
       env: { ...process.env, USAGE_API_KEY: sb.apiKey },
       stdio: ['ignore', 'pipe', 'pipe'],

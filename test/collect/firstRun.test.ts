@@ -2,63 +2,33 @@
 // line runs it: consumption is committed before the inventory's per-program listings start; the first
 // SIGINT/SIGTERM at any moment (consumption, inventory, publishing) exits 130/143 leaving no lock, and a
 // re-run finishes the job without re-sending what was committed; `status` answers while a collect runs.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { lockPaths } from '../../src/app/lock.js';
 import { analystCopyPath } from '../../src/store/publish.js';
-import { distModule } from '../support/child.js';
+import { cli as runCli, startCli, type CliRun } from '../support/cli.js';
 import { fixture, until, type Fixture } from '../support/fixture.js';
 import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
 
-const BIN = distModule('src/cli/main.ts');
+/** A run still going after this long is killed and fails its test: a hang, not a slow run. */
+const GUARD_MS = 300_000;
 const NOW = Date.parse('2026-11-21T10:30:00Z');
 const RANGE = ['--from', '2026-11-18', '--to', '2026-11-21', '--granularity', 'daily'];
 const LISTINGS = ['/programs/{id}/frameworks', '/programs/{id}/snapshots'];
 const CONSUMPTION = ['/consumption_history/programs', '/consumption_history/v2/programs', '/consumption_history/v2/frameworks'];
 
-interface Running {
-  proc: ChildProcess;
-  lines: Record<string, unknown>[];
-  stdout: () => string;
-  done: Promise<number | null>;
+/** A collect of RANGE into `db`, run as the command line runs it, with the fixture's config and key. */
+function start(f: Fixture, db: string, env: NodeJS.ProcessEnv = {}): CliRun {
+  return startCli(['collect', '--config', f.configPath, '--db', db, ...RANGE], { cwd: f.dir, env: { HOME: f.dir, ...f.env, ...env }, guardMs: GUARD_MS });
 }
 
-function start(f: Fixture, db: string, env: NodeJS.ProcessEnv = {}): Running {
-  const proc = spawn(process.execPath, [BIN, 'collect', '--config', f.configPath, '--db', db, ...RANGE], {
-    cwd: f.dir,
-    env: { PATH: process.env.PATH, HOME: f.dir, ...f.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: Record<string, unknown>[] = [];
-  let out = '';
-  let buf = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      // Off a terminal every stderr line is JSON: a line that is not fails the parse, and the test.
-      lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  });
-  return { proc, lines, stdout: () => out, done: new Promise((r) => proc.on('close', (code) => r(code))) };
+function cli(f: Fixture, args: string[]) {
+  return runCli(args, { cwd: f.dir, env: { HOME: f.dir, ...f.env }, guardMs: GUARD_MS });
 }
 
-function cli(f: Fixture, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [BIN, ...args], { cwd: f.dir, env: { PATH: process.env.PATH, HOME: f.dir, ...f.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => (stdout += d));
-  proc.stderr.on('data', (d) => (stderr += d));
-  return new Promise((r) => proc.on('close', (code) => r({ code, stdout, stderr })));
-}
-
-const phaseSeen = (r: Running, phase: string) => () => r.lines.some((l) => l.msg === 'phase' && l.phase === phase);
+const phaseSeen = (r: CliRun, phase: string) => () => r.lines().some((l) => l.msg === 'phase' && l.phase === phase);
 
 async function lastRun(db: string) {
   const store = await openStore({ path: db, readOnly: true });
@@ -94,7 +64,7 @@ describe('first collection of many programs', () => {
     const db = join(f.dir, 'reference.duckdb');
     f.sb.resetStats();
     const r = start(f, db);
-    expect(await r.done).toBe(0);
+    expect((await r.done).code).toBe(0);
     const stats = f.sb.stats();
     // Every consumption request was sent before the first per-program listing.
     const lastConsumption = Math.max(...CONSUMPTION.map((c) => stats.lastSeq[c] ?? 0));
@@ -108,9 +78,9 @@ describe('first collection of many programs', () => {
     expect(run.inventoryRequests).toBe((stats.byRoute['/programs'] ?? 0) + LISTINGS.reduce((n, l) => n + (stats.byRoute[l] ?? 0), 0));
     expect(run.inventoryRequests).toBeGreaterThan(run.requests - run.inventoryRequests);
     // The last stderr line is the run's summary, with the fields of `status --json`'s last run.
-    const summary = r.lines.at(-1)!;
+    const summary = r.lines().at(-1)!;
     expect(summary).toMatchObject({ msg: 'run finished', runId: run.runId, status: 'complete', requests: run.requests, inventoryRequests: run.inventoryRequests });
-    expect(r.stdout()).toBe(''); // no human summary off a terminal
+    expect(r.output().stdout).toBe(''); // no human summary off a terminal
     reference = { inventoryRequests: run.inventoryRequests, contents: await contents(db) };
   });
   afterAll(async () => f?.cleanup());
@@ -138,8 +108,8 @@ describe('first collection of many programs', () => {
 
   it('a re-run right after spends no request on the inventory', async () => {
     const db = join(f.dir, 'steady.duckdb');
-    expect(await start(f, db).done).toBe(0);
-    expect(await start(f, db).done).toBe(0);
+    expect((await start(f, db).done).code).toBe(0);
+    expect((await start(f, db).done).code).toBe(0);
     expect((await lastRun(db)).inventoryRequests).toBe(0);
   });
 
@@ -155,7 +125,7 @@ describe('first collection of many programs', () => {
     await store.run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, { id: gone!.program_id });
     await store.close();
     f.sb.resetStats();
-    expect(await start(f, db).done).toBe(0);
+    expect((await start(f, db).done).code).toBe(0);
     const stats = f.sb.stats();
     expect(stats.byRoute['/programs/{id}']).toBe(1);
     expect(stats.byRoute['/programs'] ?? 0).toBe(0);
@@ -170,7 +140,7 @@ describe('first collection of many programs', () => {
     await store.run("UPDATE inventory_state SET value = '2026-11-01T00:00:00.000Z' WHERE key = 'programs_listed_at'");
     await store.close();
     f.sb.resetStats();
-    expect(await start(f, db).done).toBe(0);
+    expect((await start(f, db).done).code).toBe(0);
     const run = await lastRun(db);
     // 380 programs: one page of the listing (400 a page), within max(1, 4% of the run's consumption requests).
     expect(f.sb.stats().byRoute['/programs']).toBe(1);
@@ -205,7 +175,7 @@ describe('first collection of many programs', () => {
         const sent = Date.now();
         r.proc.kill(signal);
         const exit = await r.done;
-        expect(exit).toBe(code);
+        expect(exit.code).toBe(code);
         expect(Date.now() - sent).toBeLessThan(5_000);
         const paths = lockPaths(db);
         expect(existsSync(paths.lock) || existsSync(paths.note) || existsSync(paths.progress)).toBe(false);
@@ -219,7 +189,7 @@ describe('first collection of many programs', () => {
         if (moment === 'publishing') {
           await until(phaseSeen(again, 'consumption'), 60_000, 'the re-run under way');
         }
-        expect(await again.done).toBe(0);
+        expect((await again.done).code).toBe(0);
         const rerun = await lastRun(db);
         expect(rerun.status).toBe('complete');
         expect(interrupted.inventoryRequests + rerun.inventoryRequests).toBe(reference.inventoryRequests);
@@ -237,6 +207,6 @@ describe('first collection of many programs', () => {
     expect(s.stdout).toContain(`collection running: pid ${r.proc.pid}`);
     expect(s.stdout).toMatch(/usage rows: [1-9]/);
     r.proc.kill('SIGINT');
-    expect(await r.done).toBe(130);
+    expect((await r.done).code).toBe(130);
   });
 });

@@ -1,19 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { packageRoot } from '../../src/store/sql.js';
 import { openStore } from '../../src/store/store.js';
-import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
+import { at, hourlyRows, load, spec, useTempDbPath } from '../support/store.js';
 
-let path: string;
-let cleanup: () => void;
-
-beforeEach(() => {
-  const t = tempDir();
-  cleanup = t.cleanup;
-  path = join(t.dir, 'usage.duckdb');
-});
-afterEach(() => cleanup());
+const dbPath = useTempDbPath();
 
 const PROGRAMS = 500; // x 24 hours x 10 metrics = 120,000 rows in the killed batch
 
@@ -22,7 +13,7 @@ function commitAndKill(delayMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['test/store/fixtures/commit-child.mjs', path, String(PROGRAMS), '2'],
+      ['test/store/fixtures/commit-child.mjs', dbPath(), String(PROGRAMS), '2'],
       { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -42,7 +33,7 @@ function commitAndKill(delayMs: number): Promise<string> {
 describe('a process killed during a batch commit', () => {
   it('leaves either all or none of the batch, never part of it', async () => {
     // The window holds an earlier collection (value 1, fewer programs) that the killed batch replaces.
-    const seed = await openStore({ path });
+    const seed = await openStore({ path: dbPath() });
     const seedRows = hourlyRows({ programs: ['p0', 'p1', 'p2'], fromHour: 0, toHour: 24, metrics: ['m0', 'm1'], value: () => 1n });
     await load(seed, spec({ windowStart: at(0), windowEnd: at(24), runId: 'seed' }), seedRows);
     await seed.close();
@@ -51,7 +42,7 @@ describe('a process killed during a batch commit', () => {
     // Killed as the commit starts, and a little later (the commit of 120,000 rows takes a few hundred ms).
     for (const delayMs of [0, 150]) {
       const printed = await commitAndKill(delayMs);
-      const store = await openStore({ path });
+      const store = await openStore({ path: dbPath() });
       const [state] = await store.query<{ n: bigint; total: bigint; runs: string; coverage: string }>(
         `SELECT count(*) AS n, sum(value)::BIGINT AS total, string_agg(DISTINCT run_id, ',') AS runs,
                 (SELECT string_agg(run_id || ':' || rows, ',') FROM coverage) AS coverage

@@ -7,6 +7,10 @@ import { distModule } from './child.js';
 
 export interface CliRun {
   proc: ChildProcess;
+  /** What it has written so far. */
+  output(): { stdout: string; stderr: string };
+  /** The stderr lines complete so far, parsed (off a terminal every one is JSON; one that is not fails the parse, and the test). */
+  lines(): Record<string, unknown>[];
   /** Resolves when the process has exited; `killedAfterMs` is set when the guard had to SIGKILL it. */
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; killedAfterMs?: number }>;
 }
@@ -28,17 +32,20 @@ export function startCli(args: string[], o: { env?: NodeJS.ProcessEnv; cwd?: str
   proc.stdout!.on('data', (d) => (stdout += d));
   proc.stderr!.on('data', (d) => (stderr += d));
   let killedAfterMs: number | undefined;
+  const guardMs = o.guardMs ?? 60_000;
   const guard = setTimeout(() => {
-    killedAfterMs = o.guardMs;
+    killedAfterMs = guardMs;
     proc.kill('SIGKILL');
-  }, o.guardMs ?? 60_000);
+  }, guardMs);
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; killedAfterMs?: number }>((resolve) =>
     proc.on('close', (code, signal) => {
       clearTimeout(guard);
       resolve({ code, signal, stdout, stderr, ...(killedAfterMs !== undefined ? { killedAfterMs } : {}) });
     }),
   );
-  return { proc, done };
+  const output = () => ({ stdout, stderr });
+  const lines = () => stderrLines(stderr.slice(0, stderr.lastIndexOf('\n') + 1));
+  return { proc, output, lines, done };
 }
 
 export function cli(args: string[], o: Parameters<typeof startCli>[1] = {}) {

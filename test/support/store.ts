@@ -11,6 +11,19 @@ export function tempDir(prefix = 'store-test-'): { dir: string; cleanup: () => v
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A fresh folder per test: returns a getter for the path of a database file in it (not created; the folder is removed after each test). */
+export function useTempDbPath(): () => string {
+  let path: string | undefined;
+  let cleanup: (() => void) | undefined;
+  beforeEach(() => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    path = join(t.dir, 'usage.duckdb');
+  });
+  afterEach(() => cleanup?.());
+  return () => path!;
+}
+
 /** A fresh database file per test: returns a getter for the open store (closed and removed after each test). */
 export function useTempStore(): () => Store {
   let store: Store | undefined;
