@@ -11,7 +11,8 @@ import { SandboxClock } from './clock.js';
 import { FaultInjector, resolveFaultRates, type FaultRates } from './faults.js';
 import { BufferPool, isoSeconds, RawJson, serialise } from './json.js';
 import { RateLimits } from './limits.js';
-import { ApiError, matchRoute } from './routes.js';
+import { ApiError } from './route.js';
+import { matchRoute } from './routes.js';
 import { copyStats, emptyStats, type SandboxStats } from './stats.js';
 import { generateWorld, type SandboxKeys, type Scenario, type World } from './world.js';
 
