@@ -1,0 +1,124 @@
+// The three consumption fetchers: v1 programs, and v2 programs with the frameworks of each programs page
+// pipelined behind it.
+import { ResponseFormatError } from '../api/errors.js';
+import { CONSUMPTION_PATHS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import type { UsageBatch } from '../store/store.js';
+import { CollectInterrupted } from './errors.js';
+import { cursorPages } from './pagers.js';
+import type { Window } from './planner.js';
+import { baseQuery, beginBatch, describe, ORG_PROGRAMS_COUNT, pageBound, PROGRAMS_FRAMEWORKS_COUNT, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
+import { stagePage } from './stagePage.js';
+import type { ScopeResult } from './types.js';
+
+export const fetchV1: Fetcher = async (ctx, w, batch) => {
+  const limit = PAGE_SIZE.v1_programs.max;
+  const what = describe('v1_programs', ctx);
+  const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
+  const pages = cursorPages(
+    (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
+    { itemsKey: 'programs', limit, describe: what, maxPages },
+  );
+  for await (const _ of pages) ctx.checkAbort();
+};
+
+/**
+ * v2 programs for one organization, and, pipelined behind each programs page, the frameworks of the
+ * programs on that page (a page holds at most 100 programs: exactly one frameworks batch). Deleted
+ * programs are on the programs pages too, so their frameworks are asked about as well.
+ */
+export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolean, out: ScopeResult[]): Promise<void> {
+  if (!w) {
+    out.push({ source: 'v2_programs', granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0 });
+    return;
+  }
+  const programs = beginBatch(ctx, 'v2_programs', w);
+  const frameworks = withFrameworks ? beginBatch(ctx, 'v2_frameworks', w) : null;
+  const limit = PAGE_SIZE.v2_programs.max;
+  const what = describe('v2_programs', ctx);
+  const frameworkFetches: Promise<void>[] = [];
+  let programsError: unknown;
+  try {
+    const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
+    for await (const page of cursorPages(
+      (cursor) =>
+        stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
+      { itemsKey: 'programs', limit, describe: what, maxPages },
+    )) {
+      ctx.checkAbort();
+      if (frameworks) {
+        const f = fetchFrameworks(ctx, w, page.programIds, frameworks);
+        f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
+        frameworkFetches.push(f);
+      }
+    }
+  } catch (err) {
+    programsError = err;
+  }
+  const fw = await Promise.allSettled(frameworkFetches);
+  const fwError = fw.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
+  if (ctx.signal?.aborted) {
+    // Stopped: both batches are rolled back (nothing of this scope changes), committed scopes stay.
+    await programs.abort().catch(() => {});
+    await frameworks?.abort().catch(() => {});
+    throw new CollectInterrupted();
+  }
+
+  if (!programsError) {
+    try {
+      const { rows } = await programs.commit();
+      out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
+    } catch (err) {
+      programsError = err; // refused at commit (duplicates, rows outside, deletions held): nothing written
+    }
+  }
+  if (programsError) {
+    await programs.abort().catch(() => {});
+    out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
+  }
+  if (frameworks) {
+    // Without the full list of programs the frameworks batch cannot be complete either.
+    let err = programsError ?? fwError;
+    if (!err) {
+      try {
+        const { rows } = await frameworks.commit();
+        out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
+      } catch (e) {
+        err = e;
+      }
+    }
+    if (err) {
+      await frameworks.abort().catch(() => {});
+      out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
+    }
+  }
+}
+
+async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[], batch: UsageBatch) {
+  if (!programIds.length) return;
+  const limit = PAGE_SIZE.v2_frameworks.max;
+  const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
+  const maxPages = await pageBound(ctx, PROGRAMS_FRAMEWORKS_COUNT, { program_ids: programIds }, limit, 'frameworks of these programs');
+  const asked = new Set(programIds);
+  const pages = cursorPages(
+    (cursor) =>
+      stagePage(ctx, batch, 'v2_frameworks', what, {
+        ...baseQuery(ctx, w),
+        program_ids: programIds,
+        metrics: V2_FRAMEWORK_METRICS,
+        limit,
+        cursor,
+      }),
+    { itemsKey: 'frameworks', limit, describe: what, maxPages },
+  );
+  for await (const page of pages) {
+    ctx.checkAbort();
+    const stray = page.programIds.find((id) => !asked.has(id));
+    if (stray !== undefined) {
+      throw new ResponseFormatError(
+        `${what}: the answer holds program ${stray}, which was not asked for (request id ${page.requestId}); nothing of this scope was changed.`,
+        page.requestId,
+        what,
+      );
+    }
+  }
+}
