@@ -1,0 +1,49 @@
+// What opening or reading the database can fail with, each saying what is wrong and what to do.
+
+/** The database file does not exist and the command only reads what collect wrote. */
+export class StoreMissingError extends Error {
+  constructor(readonly path: string) {
+    super(`The database ${path} does not exist yet: check --db (or store.db, USAGE_DB), or run \`usage-pipeline collect\` first.`);
+    this.name = 'StoreMissingError';
+  }
+}
+
+/** Whether an error is DuckDB failing to read the file itself (truncated, bad checksum), not a query's fault. */
+export function isStoreCorruption(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return err instanceof StoreCorruptError || /Could not read enough bytes|checksum|Corrupt database|not a valid DuckDB database/i.test(message);
+}
+
+/** The file is not a database DuckDB can open (truncated, corrupt, or another kind of file). */
+export class StoreCorruptError extends Error {
+  constructor(
+    readonly path: string,
+    cause: string,
+  ) {
+    super(`the database ${path} cannot be read: ${cause}. Restore it from a backup or move it aside and collect again; it was not changed.`);
+    this.name = 'StoreCorruptError';
+  }
+}
+
+/** The database file is held by another process (or, for a writer, by another store in this process). */
+export class StoreLockedError extends Error {
+  constructor(
+    readonly path: string,
+    readonly waitedMs: number,
+    detail: string,
+  ) {
+    super(
+      `The database ${path} is in use by another process${detail ? ` (${detail})` : ''}; waited ${Math.round(waitedMs / 1000)} s. ` +
+        `Wait for that process to finish (a running collect or report) and try again, or close the analyst session ` +
+        `that has this file open: analysts should open the published copy ${analystCopyName(path)} instead, which ` +
+        `never blocks collection.`,
+    );
+    this.name = 'StoreLockedError';
+  }
+}
+
+// Kept here (and re-exported by publish.ts) so that the lock message can name the analyst copy.
+export function analystCopyName(dbPath: string): string {
+  const m = /^(.*?)(\.duckdb|\.ddb|\.db)?$/i.exec(dbPath);
+  return `${m?.[1] ?? dbPath}.analyst.duckdb`;
+}

@@ -1,0 +1,120 @@
+// Opening the database file: waiting politely (backoff with jitter) for a lock another process holds,
+// telling a corrupt file from a held one, migrating, and marking runs a dead process left running.
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { silentLogger, type Logger } from '../log.js';
+import { execSql } from './connection.js';
+import { StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
+import { IN_MEMORY, InProcessConflict, releaseInProcess, takeInProcess } from './inProcessLock.js';
+import { migrate, type Migration } from './migrations.js';
+import { readSql } from './sql.js';
+import { Store } from './facade.js';
+
+/** How long openStore waits for another process to release the file, by default. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
+/** Backoff between attempts to take a held file: first and largest wait. */
+const LOCK_RETRY_FIRST_MS = 100;
+const LOCK_RETRY_MAX_MS = 2_000;
+
+export interface OpenOptions {
+  path: string;
+  readOnly?: boolean;
+  /** How long to wait for a file held by another process before StoreLockedError. Default 120000. */
+  lockTimeoutMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  log?: Logger;
+  /** Clock for run and migration times; tests inject one. */
+  now?: () => Date;
+  /** For tests: the migrations to apply instead of queries/schema. */
+  migrations?: Migration[];
+  /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
+  memoryLimit?: string;
+  /** Ends the wait for a file held by another process (the run's stop signal). */
+  signal?: AbortSignal;
+  /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
+  create?: boolean;
+}
+
+const LOCK_CONFLICT = /Could not set lock on file|Conflicting lock/i;
+/** What DuckDB says of a file it cannot read as a database (truncated, bad checksum, not DuckDB). */
+const CORRUPT = /checksum|corrupt|not a valid DuckDB|IO Error|Serialization Error|database file .* is too small/i;
+
+export async function openStore(opts: OpenOptions): Promise<Store> {
+  const path = opts.path === IN_MEMORY ? IN_MEMORY : resolve(opts.path);
+  const readOnly = opts.readOnly ?? false;
+  const log = (opts.log ?? silentLogger).child({ db: path });
+  const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, opts.signal ? { signal: opts.signal } : undefined));
+  const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+
+  if (path === IN_MEMORY) {
+    if (readOnly) throw new Error('an in-memory database cannot be opened read-only: it would be empty');
+  } else if (readOnly || opts.create === false) {
+    if (!existsSync(path)) throw new StoreMissingError(path);
+  } else {
+    mkdirSync(dirname(path), { recursive: true });
+  }
+
+  let waited = 0;
+  let wait = LOCK_RETRY_FIRST_MS;
+  let instance: DuckDBInstance;
+  for (;;) {
+    try {
+      if (!takeInProcess(path, readOnly)) throw new InProcessConflict();
+      try {
+        instance = await DuckDBInstance.create(path, {
+          access_mode: readOnly ? 'READ_ONLY' : 'READ_WRITE',
+          // Extensions beyond the built-in ones cannot be downloaded where this runs.
+          autoinstall_known_extensions: 'false',
+          autoload_known_extensions: 'true',
+          ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
+        });
+      } catch (err) {
+        releaseInProcess(path, readOnly);
+        const message = (err as Error).message ?? String(err);
+        if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
+        throw err;
+      }
+      break;
+    } catch (err) {
+      const message = (err as Error).message ?? String(err);
+      if (err instanceof StoreCorruptError || !LOCK_CONFLICT.test(message)) throw err;
+      const holder = /\(PID (\d+)\)/.exec(message);
+      const detail = err instanceof InProcessConflict ? 'open in this process' : holder ? `held by PID ${holder[1]}` : '';
+      if (waited >= timeout) throw new StoreLockedError(path, waited, detail);
+      opts.signal?.throwIfAborted();
+      if (waited === 0) {
+        log.warn('database file is in use by another process; waiting for it', { holder: detail, timeout_ms: timeout });
+      }
+      // Jitter keeps two waiting writers from retrying in step.
+      const ms = Math.min(Math.round(wait * (0.8 + Math.random() * 0.4)), timeout - waited);
+      await sleep(ms);
+      waited += ms;
+      wait = Math.min(wait * 2, LOCK_RETRY_MAX_MS);
+    }
+  }
+  if (waited > 0) log.info('database file released; continuing', { waited_ms: waited });
+
+  let conn: DuckDBConnection | undefined;
+  try {
+    conn = await instance.connect();
+    // ICU is built in but loads after the instance's config, so TimeZone is set here, globally, so that
+    // every connection of this instance (batches open their own) reads and writes UTC.
+    await execSql(conn, "SET GLOBAL TimeZone = 'UTC'");
+    const version = await migrate(conn, { path, readOnly, log, now: opts.now, migrations: opts.migrations });
+    if (!readOnly && opts.migrations === undefined) {
+      const n = await execSql(conn, readSql('src/store/sql/runs_mark_interrupted.sql'), { now: (opts.now ?? (() => new Date()))() });
+      if (n > 0) log.warn('runs left running by a process that ended were marked interrupted', { runs: n });
+    }
+    return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version);
+  } catch (err) {
+    conn?.closeSync();
+    instance.closeSync();
+    releaseInProcess(path, readOnly);
+    // DuckDB reads the file's blocks lazily: a truncated file can open and then fail its first read.
+    const message = (err as Error).message ?? String(err);
+    if (!(err instanceof StoreCorruptError) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
+    throw err;
+  }
+}
