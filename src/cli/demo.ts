@@ -4,7 +4,8 @@ import { readSql } from '../store/sql.js';
 import type { ReportResult } from '../report/run.js';
 import { startSandbox } from '../sandbox/server.js';
 import { collectOnce, type CollectOnceResult } from '../app/collect.js';
-import { commandContext, openCommandStore, type CommonOptions } from '../app/context.js';
+import { commandContext, type CommonOptions } from '../app/context.js';
+import { queryAnalystCopy } from '../app/query.js';
 import { writeReport } from '../app/report.js';
 import { GRANULARITIES } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
@@ -54,32 +55,28 @@ export async function demoCommand(
     );
     const month = previousMonth(clock());
     const report = await writeReport(ctx, { month, ...(opts.outDir !== undefined ? { outDir: opts.outDir } : {}), now: new Date(clock()) });
-    const store = await openCommandStore(ctx);
-    try {
-      const query = readSql(DEMO_QUERY_FILE);
-      const queryResult = await store.query(query);
-      const cli = cliInvocation(ctx.cwd);
-      // --db only when the demo did not use the default database, so the hint finds the same data.
-      const db = ctx.dbPath === ctx.config.store.db ? '' : ` --db ${shellArg(ctx.dbPath)}`;
-      const hints = {
-        query: `${cli} query --file ${shellArg(packageFile(DEMO_QUERY_FILE, ctx.cwd))}${db}`,
-        status: `${cli} status${db}`,
-        report: `${cli} report --month ${month}${db}`,
-      };
-      return {
-        baseUrl: sandbox.baseUrl,
-        dbPath: collected.dbPath,
-        analystCopy: collected.analystCopy,
-        collect: collected,
-        report,
-        month,
-        query: query.split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(),
-        queryResult,
-        hints,
-      };
-    } finally {
-      await store.close();
-    }
+    // The example query as the `query` command runs it (on the analyst copy), so the hint shows the same rows.
+    const query = readSql(DEMO_QUERY_FILE);
+    const queryResult = (await queryAnalystCopy(ctx, query)).rows;
+    const cli = cliInvocation(ctx.cwd);
+    // --db only when the demo did not use the default database, so the hint finds the same data.
+    const db = ctx.dbPath === ctx.config.store.db ? '' : ` --db ${shellArg(ctx.dbPath)}`;
+    const hints = {
+      query: `${cli} query --file ${shellArg(packageFile(DEMO_QUERY_FILE, ctx.cwd))}${db}`,
+      status: `${cli} status${db}`,
+      report: `${cli} report --month ${month}${db}`,
+    };
+    return {
+      baseUrl: sandbox.baseUrl,
+      dbPath: collected.dbPath,
+      analystCopy: collected.analystCopy,
+      collect: collected,
+      report,
+      month,
+      query: query.split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(),
+      queryResult,
+      hints,
+    };
   } finally {
     await sandbox.close();
   }

@@ -2,7 +2,6 @@
 import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
-import { readSql } from '../store/sql.js';
 import { readLockHolder, readRunProgress } from '../app/lock.js';
 import { pidAlive } from '../process.js';
 import { checkStatus, type StatusCheck } from './statusCheck.js';
@@ -86,9 +85,8 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
   }
   try {
     const usage = await store.usageSummary();
-    const [dims] = await store.query<Record<string, bigint | number>>(readSql('src/store/sql/dimension_counts.sql'));
+    const dims = await store.dimensionCounts();
     const total = (table: string) => usage.filter((u) => u.table === table).reduce((sum, u) => sum + u.rows, 0);
-    const n = (k: string) => Number(dims?.[k] ?? 0);
     const coverage = await store.coverageSummary();
     const runs = await store.lastRuns(opts.runs ?? 5);
     const holder = readLockHolder(ctx.dbPath);
@@ -102,7 +100,7 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
       runs,
       check,
       ...(running ? { running } : {}),
-      rows: { usage_program: total('usage_program'), usage_framework: total('usage_framework'), programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') },
+      rows: { usage_program: total('usage_program'), usage_framework: total('usage_framework'), programs: dims.programs, frameworks: dims.frameworks, snapshots: dims.snapshots },
     };
   } finally {
     await store.close();

@@ -6,14 +6,14 @@ import type { UsageBatch } from '../store/store.js';
 import { CollectInterrupted } from './errors.js';
 import { cursorPages } from './pagers.js';
 import type { Window } from './planner.js';
-import { baseQuery, beginBatch, describe, ORG_PROGRAMS_COUNT, pageBound, PROGRAMS_FRAMEWORKS_COUNT, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
+import { baseQuery, beginBatch, describe, pageBound, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
 import { stagePage } from './stagePage.js';
 import type { ScopeResult } from './types.js';
 
 export const fetchV1: Fetcher = async (ctx, w, batch) => {
   const limit = PAGE_SIZE.v1_programs.max;
   const what = describe('v1_programs', ctx);
-  const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
+  const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
   const pages = cursorPages(
     (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
     { itemsKey: 'programs', limit, describe: what, maxPages },
@@ -38,7 +38,7 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   const frameworkFetches: Promise<void>[] = [];
   let programsError: unknown;
   try {
-    const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
+    const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
     for await (const page of cursorPages(
       (cursor) =>
         stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
@@ -97,7 +97,7 @@ async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[
   if (!programIds.length) return;
   const limit = PAGE_SIZE.v2_frameworks.max;
   const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
-  const maxPages = await pageBound(ctx, PROGRAMS_FRAMEWORKS_COUNT, { program_ids: programIds }, limit, 'frameworks of these programs');
+  const maxPages = pageBound(ctx, await ctx.store.inventoryFrameworkCount(programIds), limit, 'frameworks of these programs');
   const asked = new Set(programIds);
   const pages = cursorPages(
     (cursor) =>

@@ -1,7 +1,6 @@
 // Which organizations a collection covers: those configured or passed, else the ones the key reaches
 // (GET /users/me/organizations), whose names are kept for the reports.
 import { ApiError } from '../api/errors.js';
-import { readSql } from '../store/sql.js';
 import { fatal401, FatalCollectError } from './errors.js';
 import type { CollectOptions } from './types.js';
 
@@ -15,7 +14,7 @@ export async function resolveOrgs(opts: CollectOptions): Promise<string[]> {
     // Their names name the billing accounts of the reports (FOCUS BillingAccountName).
     const seenAt = new Date((opts.now ?? Date.now)());
     for (const o of orgs) {
-      await opts.store.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.id, name: typeof o.name === 'string' && o.name !== '' ? o.name : null, seen_at: seenAt });
+      await opts.store.upsertOrganization({ orgId: o.id, name: typeof o.name === 'string' && o.name !== '' ? o.name : null, seenAt });
     }
     return orgs.map((o) => o.id).sort();
   } catch (err) {

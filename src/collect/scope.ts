@@ -4,7 +4,6 @@ import { ApiError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { isStoreCorruption, StoreCorruptError, type UsageBatch } from '../store/store.js';
-import { readSql } from '../store/sql.js';
 import { CollectInterrupted, fatal401, FatalCollectError } from './errors.js';
 import type { Window } from './planner.js';
 import type { CollectOptions, ScopeResult, ScopeStatus } from './types.js';
@@ -44,12 +43,7 @@ export type Fetcher = (ctx: ScopeContext, w: Window, batch: UsageBatch) => Promi
 
 // How many pages a scope can justify: twice what the inventory counts (programs appear between
 // refreshes), plus two (a last empty page); without an inventory, collect.max_pages.
-export const ORG_PROGRAMS_COUNT = 'src/store/sql/inventory_org_program_count.sql';
-export const PROGRAMS_FRAMEWORKS_COUNT = 'src/store/sql/inventory_framework_count.sql';
-
-export async function pageBound(ctx: ScopeContext, sqlFile: string, params: Record<string, unknown>, limit: number, what: string) {
-  const [row] = await ctx.store.query<{ n: bigint }>(readSql(sqlFile), params);
-  const known = Number(row?.n ?? 0);
+export function pageBound(ctx: ScopeContext, known: number, limit: number, what: string) {
   if (known > 0) return { pages: Math.ceil((known * 2) / limit) + 2, why: `the ${known} ${what} the inventory knows` };
   return { pages: ctx.config.collect.max_pages, why: `collect.max_pages (no inventory of ${what} yet)` };
 }

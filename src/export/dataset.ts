@@ -113,10 +113,7 @@ export async function exportDataset(opts: {
   const dir = resolve(opts.dir);
   await mkdir(dir, { recursive: true });
 
-  const previous = new Map(
-    (await store.query<{ partition: string; fingerprint: string }>(readSql('src/export/sql/exported_list.sql'), { dir }))
-      .map((r) => [r.partition, r.fingerprint]),
-  );
+  const previous = await store.exportedPartitions(dir);
   const partitions = await listPartitions(store);
   const result: ExportResult = { dir, partitions: partitions.length, written: [], unchanged: 0, removed: [], rows: 0 };
   const stage = readSql('src/export/sql/partition_stage.sql');
@@ -148,9 +145,7 @@ export async function exportDataset(opts: {
       manifest.arrow = { file: `${ARROW_ROOT}/${p.path}/${PART}.arrow`, sha256: await sha256File(arrowPath) };
     }
     await writeAtomically(f.manifest, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
-    await store.run(readSql('src/export/sql/exported_record.sql'), {
-      dir, partition: p.path, fingerprint: p.fingerprint, n_rows: BigInt(p.rows), sha256, exported_at: now,
-    });
+    await store.recordExportedPartition({ dir, partition: p.path, fingerprint: p.fingerprint, rows: p.rows, sha256, exportedAt: now });
     result.written.push(p.path);
   }
   await store.run(readSql('src/export/sql/partition_drop.sql'));
@@ -162,7 +157,7 @@ export async function exportDataset(opts: {
     if (current.has(path)) continue;
     await rm(join(dir, path), { recursive: true, force: true });
     await rm(join(dir, ARROW_ROOT, path), { recursive: true, force: true });
-    await store.run(readSql('src/export/sql/exported_forget.sql'), { dir, partition: path });
+    await store.forgetExportedPartition(dir, path);
     result.removed.push(path);
   }
   log.info('dataset exported', { dir, written: result.written.length, unchanged: result.unchanged, removed: result.removed.length });

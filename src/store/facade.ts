@@ -24,6 +24,11 @@ import type {
 } from './types.js';
 import { StagedUsageBatch } from './usageBatch.js';
 
+// The dataset export's record of what it wrote (table export_partitions), per dataset folder.
+const EXPORTED_LIST = 'SELECT partition, fingerprint FROM export_partitions WHERE dataset_dir = $dir';
+const EXPORTED_RECORD = 'INSERT OR REPLACE INTO export_partitions VALUES ($dir, $partition, $fingerprint, $n_rows, $sha256, $exported_at)';
+const EXPORTED_FORGET = 'DELETE FROM export_partitions WHERE dataset_dir = $dir AND partition = $partition';
+
 interface SectionContext {
   inTransaction: boolean;
 }
@@ -239,6 +244,23 @@ export class Store {
     return Number(row?.n ?? 0);
   }
 
+  /** Programs the inventory knows in one organization (the collector bounds a scope's pages by it). */
+  async inventoryProgramCount(orgId: string): Promise<number> {
+    const [row] = await this.query<{ n: bigint | number }>(readSql('src/store/sql/inventory_org_program_count.sql'), { org_id: orgId });
+    return Number(row?.n ?? 0);
+  }
+
+  /** Frameworks the inventory knows of these programs (the collector bounds a frameworks request's pages by it). */
+  async inventoryFrameworkCount(programIds: string[]): Promise<number> {
+    const [row] = await this.query<{ n: bigint | number }>(readSql('src/store/sql/inventory_framework_count.sql'), { program_ids: programIds });
+    return Number(row?.n ?? 0);
+  }
+
+  /** An organization from the organization listing; a null name keeps the one already known. */
+  async upsertOrganization(o: { orgId: string; name: string | null; seenAt: Date }): Promise<void> {
+    await this.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.orgId, name: o.name, seen_at: o.seenAt });
+  }
+
   async unknownProgramsInRun(runId: string): Promise<string[]> {
     const rows = await this.query<{ program_id: string }>(readSql('src/store/sql/inventory_unknown_programs.sql'), { run_id: runId });
     return rows.map((r) => r.program_id);
@@ -365,6 +387,30 @@ export class Store {
       options: (r.options as string | null) ?? null,
       inventoryRequests: num(r.inventory_requests ?? 0),
     }));
+  }
+
+  // ---- the dataset export's record
+
+  /** The partitions the last exports wrote into the dataset at `dir` (absolute), with their fingerprints. */
+  async exportedPartitions(dir: string): Promise<Map<string, string>> {
+    const rows = await this.query<{ partition: string; fingerprint: string }>(EXPORTED_LIST, { dir });
+    return new Map(rows.map((r) => [r.partition, r.fingerprint]));
+  }
+
+  async recordExportedPartition(r: { dir: string; partition: string; fingerprint: string; rows: number; sha256: string; exportedAt: Date }): Promise<void> {
+    await this.run(EXPORTED_RECORD, { dir: r.dir, partition: r.partition, fingerprint: r.fingerprint, n_rows: BigInt(r.rows), sha256: r.sha256, exported_at: r.exportedAt });
+  }
+
+  /** A partition that no longer has rows. */
+  async forgetExportedPartition(dir: string, partition: string): Promise<void> {
+    await this.run(EXPORTED_FORGET, { dir, partition });
+  }
+
+  /** Rows in the dimension tables, for `status`. */
+  async dimensionCounts(): Promise<{ programs: number; frameworks: number; snapshots: number }> {
+    const [row] = await this.query<Record<string, bigint | number>>(readSql('src/store/sql/dimension_counts.sql'));
+    const n = (k: string) => Number(row?.[k] ?? 0);
+    return { programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') };
   }
 
   /** Row counts and time span of the fact tables, per table, api version and granularity. */
