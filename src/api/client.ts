@@ -1,21 +1,22 @@
 // HTTP client of the management API: keep-alive connection pool, bearer key, a fresh X-Request-ID per
 // attempt, bounded concurrency, every attempt (retries included) through the rate limiter, bounded retries
-// of what the spec calls safe to retry (§7), and lossless JSON. Headers are never logged or quoted.
+// of what the API reference calls safe to retry (§7), and lossless JSON. Headers are never logged or quoted.
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import { Pool } from 'undici';
+import { CONFIG_DEFAULTS } from '../config/schema.js';
 import { silentLogger, type Logger } from '../log.js';
 import { ApiError, isRetryable, NetworkError, ResponseFormatError, ResponseTooLargeError, shortPath } from './errors.js';
 import { parseJson } from './json.js';
 import type { RateLimiter } from './limiter.js';
 import { backoffDelay, DEFAULT_MAX_RETRY_DELAY_MS, parseRetryAfter } from './retry.js';
 
-export const DEFAULT_CONCURRENCY = 8;
-export const DEFAULT_TIMEOUT_MS = 30_000;
-export const DEFAULT_MAX_RETRIES = 6;
+export const DEFAULT_CONCURRENCY = CONFIG_DEFAULTS.api.concurrency;
+export const DEFAULT_TIMEOUT_MS = CONFIG_DEFAULTS.api.timeout_ms;
+export const DEFAULT_MAX_RETRIES = CONFIG_DEFAULTS.api.max_retries;
 /** A response body beyond this is refused rather than buffered (an endless body must not fill memory). */
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = CONFIG_DEFAULTS.api.max_body_mb * 1024 * 1024;
 /** Connecting should be quick; a longer wait means the host is unreachable. */
 const MAX_CONNECT_TIMEOUT_MS = 10_000;
 /** Idle pooled connections are kept this long between pages. */
@@ -340,7 +341,7 @@ function isStringArray(v: QueryValue): v is readonly string[] {
   return Array.isArray(v);
 }
 
-/** The spec's error body is {request_id, code, message}; anything else is described, not trusted. */
+/** The API reference's error body is {request_id, code, message}; anything else is described, not trusted. */
 function readErrorBody(text: string): { code: string; message: string; bodyRequestId?: string } {
   let parsed: unknown;
   try {

@@ -1,7 +1,7 @@
 // Typed failures of the management API client. Every message names the request (method, path, request id)
 // so an operator can quote it to the API's support; none ever carries a header or the key.
 
-/** Statuses the spec (§7) calls safe to retry: 423 (operation in progress), 429 (rate limit), 503. */
+/** Statuses the API reference (§7) calls safe to retry: 423 (operation in progress), 429 (rate limit), 503. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([423, 429, 503]);
 /** §7.3: methods that are idempotent, so a network error or timeout may be retried. */
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);

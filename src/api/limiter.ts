@@ -1,4 +1,4 @@
-// Client-side rate limiter holding both limits of spec §8 at once: requests per rolling minute for the key
+// Client-side rate limiter holding both limits of the API reference (§8) at once: requests per rolling minute for the key
 // and requests per rolling second per route.
 //
 // Why this shape (ARCHITECTURE.md, "API facts": limits): a fixed-window counter lets twice the cap through
@@ -6,6 +6,8 @@
 // sliding windows (logs of send times) in one synchronous step, and requests are paced evenly at the
 // target rate rather than sent in bursts. A few percent of headroom absorbs clock and latency jitter
 // between us and the server. After a 429 the rate drops and then climbs back gradually.
+
+import { CONFIG_DEFAULTS } from '../config/schema.js';
 
 /** Length of the per-key window (§8: requests per minute). */
 export const MINUTE_WINDOW_MS = 60_000;
@@ -16,7 +18,7 @@ export const THROTTLE_FACTOR = 0.7;
 /** 429s within this long of a rate cut were caused by requests already in flight: they do not cut again. */
 export const THROTTLE_COOLDOWN_MS = 2_000;
 /** The longest pause a 429 may impose, whatever its Retry-After says (config api.max_retry_after_seconds). */
-export const DEFAULT_MAX_PAUSE_MS = 60_000;
+export const DEFAULT_MAX_PAUSE_MS = CONFIG_DEFAULTS.api.max_retry_after_seconds * 1000;
 /** Pause after a 429 that carried no Retry-After. */
 export const DEFAULT_THROTTLE_PAUSE_MS = 1_000;
 /** Recovery: each clean interval of this length restores a step of the configured rate. */

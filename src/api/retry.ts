@@ -1,8 +1,10 @@
 // Retry timing: exponential backoff with full jitter (so that many clients, or many requests of one client,
 // do not retry in lockstep), with the server's Retry-After as a floor and a cap on any single wait.
 
+import { CONFIG_DEFAULTS } from '../config/schema.js';
+
 export const BACKOFF_BASE_MS = 500;
-export const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
+export const DEFAULT_MAX_RETRY_DELAY_MS = CONFIG_DEFAULTS.api.max_retry_after_seconds * 1000;
 
 /**
  * Delay before retry number `attempt` (0 for the first retry): uniform in [0, min(cap, base·2^attempt)),

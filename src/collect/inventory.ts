@@ -19,7 +19,7 @@ import type { FrameworkRow, SnapshotRow } from '../store/types.js';
 import type { Logger } from '../log.js';
 import { cursorPages, jsonPage } from './pagers.js';
 
-/** GET /programs page size: the spec leaves it unstated; the sandbox and the real API accept 400. */
+/** GET /programs page size: the API reference leaves it unstated; the sandbox and the real API accept 400. */
 export const PROGRAMS_LIST_LIMIT = 400;
 /** Listings committed together: small enough that a stop loses little, large enough to be cheap to commit. */
 export const LISTING_BATCH = 100;

@@ -6,7 +6,7 @@ import { refreshInventory } from './inventory.js';
 import type { CollectOptions, ScopeResult } from './types.js';
 
 /** After a stop, requests already sent get this long to answer, so that what arrived is committed. */
-export const INVENTORY_GRACE_MS = 2_000;
+const INVENTORY_GRACE_MS = 2_000;
 
 export async function maybeRefreshInventory(
   opts: CollectOptions,

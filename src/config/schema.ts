@@ -124,3 +124,6 @@ export const configSchema = z
   .strict();
 
 export type Config = z.infer<typeof configSchema>;
+
+/** Every default, from the schema: the one source that code outside the configuration (the client, the store) reads its defaults from. */
+export const CONFIG_DEFAULTS: Config = configSchema.parse({});

@@ -4,5 +4,3 @@
 export type CoverageStatus = 'complete' | 'partial' | 'not_eligible' | 'failed';
 /** A run's state in the run log: `interrupted` ends a run stopped by a signal, or one its process never finished (marked at the next writer's open). */
 export type RunStatus = 'running' | 'complete' | 'partial' | 'failed' | 'interrupted';
-/** How a finished collection ended. */
-export type CollectStatus = Exclude<RunStatus, 'running'>;

@@ -1,4 +1,4 @@
-// Bearer keys and their reach (spec §5): the key type, not the endpoint, decides what a key sees,
+// Bearer keys and their reach (API reference §5): the key type, not the endpoint, decides what a key sees,
 // and anything outside it is 404, never 403.
 
 import type { Program, World } from './world.js';

@@ -1,4 +1,4 @@
-// Rate limits enforced exactly (spec §8), each as a sliding-window log of accepted requests:
+// Rate limits enforced exactly (API reference §8), each as a sliding-window log of accepted requests:
 // a fixed window would let twice the cap through at its boundary, a log never does.
 
 /** Accepted-request timestamps within the last `windowMs`, oldest first. */

@@ -36,7 +36,7 @@ export function boolParam(q: URLSearchParams, name: string): boolean {
   throw bad(`${name} must be true or false`);
 }
 
-export function dateParam(q: URLSearchParams, name: string): number {
+function dateParam(q: URLSearchParams, name: string): number {
   const v = q.get(name);
   if (v === null || v === '') throw bad(`${name} is required (an ISO 8601 date-time)`);
   const t = DATE_TIME.test(v) ? Date.parse(v) : NaN;
@@ -94,7 +94,7 @@ export function paginate<T>(ctx: RouteContext, items: readonly T[], idOf: (t: T)
   return { page };
 }
 
-export function trailingCursor(ctx: RouteContext): boolean {
+function trailingCursor(ctx: RouteContext): boolean {
   // The query as meant, not as spelled: repeated and comma-separated lists are the same query.
   const names = [...new Set(ctx.query.keys())].filter((k) => k !== 'cursor').sort();
   const parts = names.map((k) => `${k}=${ctx.query.getAll(k).flatMap((v) => v.split(',')).join(',')}`);

@@ -7,7 +7,7 @@ import { LISTING_ROUTES } from './listingRoutes.js';
 import { ORGANIZATION_ROUTES } from './organizationRoutes.js';
 import type { Route } from './route.js';
 
-export const ROUTES: readonly Route[] = [...LISTING_ROUTES, ...ORGANIZATION_ROUTES, ...CONSUMPTION_ROUTES];
+const ROUTES: readonly Route[] = [...LISTING_ROUTES, ...ORGANIZATION_ROUTES, ...CONSUMPTION_ROUTES];
 
 export function matchRoute(path: string): { route: Route; params: string[] } | undefined {
   for (const route of ROUTES) {

@@ -9,7 +9,6 @@ import { writeReport } from '../app/report.js';
 import type { Logger } from '../log.js';
 
 export type JobName = 'hourly' | 'daily' | 'monthly';
-export const JOB_NAMES: readonly JobName[] = ['hourly', 'daily', 'monthly'];
 
 /** What each collection job asks for; the config's collect.granularities narrows it. */
 export const JOB_GRANULARITIES: Record<'hourly' | 'daily', readonly Granularity[]> = {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { CONFIG_DEFAULTS } from '../config/schema.js';
 import { silentLogger, type Logger } from '../log.js';
 import { execSql } from './connection.js';
 import { StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
@@ -13,7 +14,7 @@ import { readSql } from './sql.js';
 import { Store } from './facade.js';
 
 /** How long openStore waits for another process to release the file, by default. */
-export const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = CONFIG_DEFAULTS.store.lock_timeout_seconds * 1000;
 /** Backoff between attempts to take a held file: first and largest wait. */
 const LOCK_RETRY_FIRST_MS = 100;
 const LOCK_RETRY_MAX_MS = 2_000;

@@ -119,13 +119,3 @@ export async function runCounts(dbPath: string, runId: string): Promise<{ covera
     await store.close();
   }
 }
-
-export async function usageRowCount(dbPath: string): Promise<number> {
-  const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 10_000 });
-  try {
-    const [row] = await store.query<{ n: unknown }>('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM usage_framework) AS n');
-    return Number(row?.n ?? 0);
-  } finally {
-    await store.close();
-  }
-}
