@@ -18,27 +18,17 @@ import type { ExportFormat } from '../domain/formats.js';
 import { silentLogger, type Logger } from '../log.js';
 import { writeArrowFile } from '../report/arrow.js';
 import { sha256File, writeAtomically } from '../report/files.js';
-import type { Store } from '../store/store.js';
-import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
+import { STAGED_PARTITION, type DatasetPartitionKey, type DatasetStream, type Store } from '../store/store.js';
 
 export const MANIFEST_NAME = '_manifest.json';
 export const ARROW_ROOT = '_arrow';
 const PART = 'part-0';
 
-interface PartitionRow {
-  granularity?: string;
-  month?: string;
-  n_rows: bigint;
-  digest: string | null;
-  run_ids: string[] | null;
-}
-
 interface Partition {
-  dataset: string;
+  key: DatasetPartitionKey;
+  dataset: DatasetStream;
   /** Path below DIR, e.g. usage_program/granularity=daily/month=2026-10. */
   path: string;
-  rowsSql: string;
-  params: Record<string, unknown>;
   rows: number;
   fingerprint: string;
   runIds: string[];
@@ -53,38 +43,19 @@ export interface ExportResult {
   rows: number;
 }
 
-/** The UTC month 'YYYY-MM' as [first instant, first instant of the next month). */
-function monthRange(month: string): { from: Date; to: Date } {
-  const [y, m] = month.split('-').map(Number) as [number, number];
-  return { from: new Date(Date.UTC(y, m - 1, 1)), to: new Date(Date.UTC(y, m, 1)) };
-}
-
+/** Where each partition the store lists goes below DIR; an empty dimension writes no file. */
 async function listPartitions(store: Store): Promise<Partition[]> {
   const out: Partition[] = [];
-  const add = (dataset: string, path: string, r: PartitionRow, rowsSql: string, params: Record<string, unknown>) =>
+  for (const p of await store.datasetPartitions()) {
+    const usage = p.stream === 'usage_program' || p.stream === 'usage_framework';
+    const path = usage ? `${p.stream}/granularity=${p.granularity}/month=${p.month}` : p.stream === 'spend_daily' ? `spend_daily/month=${p.month}` : p.stream;
+    if (path === p.stream && p.rows === 0n) continue; // a dimension with no rows
     out.push({
-      dataset, path, rowsSql, params, rows: Number(r.n_rows),
+      key: p, dataset: p.stream, path, rows: Number(p.rows),
       // The format version is part of the fingerprint, so a change of layout rewrites everything once.
-      fingerprint: `v1:${r.n_rows}:${r.digest ?? ''}`,
-      runIds: r.run_ids ?? [],
+      fingerprint: `v1:${p.rows}:${p.digest ?? ''}`,
+      runIds: p.runIds,
     });
-  // SQL file names are literal (one pair per usage table), so a search for a file finds its caller.
-  const usage = [
-    { t: 'usage_program', partitions: readSql('src/export/sql/partitions_usage_program.sql'), rows: readSql('src/export/sql/rows_usage_program.sql') },
-    { t: 'usage_framework', partitions: readSql('src/export/sql/partitions_usage_framework.sql'), rows: readSql('src/export/sql/rows_usage_framework.sql') },
-  ] as const;
-  for (const { t, partitions, rows } of usage) {
-    for (const r of await store.query<PartitionRow>(partitions)) {
-      const { from, to } = monthRange(r.month!);
-      add(t, `${t}/granularity=${r.granularity}/month=${r.month}`, r, rows, { granularity: r.granularity, from, to });
-    }
-  }
-  for (const r of await store.query<PartitionRow>(readSql('src/export/sql/partitions_spend_daily.sql'))) {
-    add('spend_daily', `spend_daily/month=${r.month}`, r, readSql('src/export/sql/rows_spend_daily.sql'), { from: monthRange(r.month!).from });
-  }
-  for (const t of ['programs', 'frameworks', 'snapshots']) {
-    const [r] = await store.query<PartitionRow>(readSql('src/export/sql/partitions_dimension.sql').replaceAll('{{table}}', quoteIdent(t)));
-    if (r && Number(r.n_rows) > 0) add(t, t, r, readSql('src/export/sql/rows_dimension.sql').replaceAll('{{table}}', quoteIdent(t)), {});
   }
   return out;
 }
@@ -116,8 +87,6 @@ export async function exportDataset(opts: {
   const previous = await store.exportedPartitions(dir);
   const partitions = await listPartitions(store);
   const result: ExportResult = { dir, partitions: partitions.length, written: [], unchanged: 0, removed: [], rows: 0 };
-  const stage = readSql('src/export/sql/partition_stage.sql');
-  const copy = readSql('src/export/sql/partition_copy.sql');
 
   for (const p of partitions) {
     opts.signal?.throwIfAborted();
@@ -129,8 +98,8 @@ export async function exportDataset(opts: {
       continue;
     }
     await mkdir(join(dir, p.path), { recursive: true });
-    await store.run(stage.replaceAll('{{rows}}', () => p.rowsSql), p.params);
-    await writeAtomically(f.parquet, (tmp) => store.run(copy.replaceAll('{{path}}', () => quoteLiteral(tmp))));
+    await store.stageDatasetPartition(p.key);
+    await writeAtomically(f.parquet, (tmp) => store.copyStagedPartition(tmp));
     const sha256 = await sha256File(f.parquet);
     const manifest: Record<string, unknown> = {
       dataset: p.dataset, partition: p.path, file: `${PART}.parquet`, rows: p.rows, sha256, run_ids: p.runIds,
@@ -140,7 +109,7 @@ export async function exportDataset(opts: {
       const arrowPath = f.arrow;
       await mkdir(join(dir, ARROW_ROOT, p.path), { recursive: true });
       await writeAtomically(arrowPath, async (tmp) => {
-        await writeArrowFile(store, 'export_partition', tmp);
+        await writeArrowFile(store, STAGED_PARTITION, tmp);
       });
       manifest.arrow = { file: `${ARROW_ROOT}/${p.path}/${PART}.arrow`, sha256: await sha256File(arrowPath) };
     }
@@ -148,7 +117,7 @@ export async function exportDataset(opts: {
     await store.recordExportedPartition({ dir, partition: p.path, fingerprint: p.fingerprint, rows: p.rows, sha256, exportedAt: now });
     result.written.push(p.path);
   }
-  await store.run(readSql('src/export/sql/partition_drop.sql'));
+  await store.dropStagedPartition();
   opts.signal?.throwIfAborted();
 
   // Partitions whose rows are all gone (a re-collect emptied a month, say) leave the dataset.

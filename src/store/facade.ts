@@ -7,6 +7,17 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
 import type { CoverageStatus, RunStatus } from '../domain/status.js';
 import { execSql, queryRows, queryTable, type SqlParams } from './connection.js';
+import {
+  copyPartitionSql,
+  DIMENSION_PARTITION_SQL,
+  DROP_STAGED_PARTITION,
+  PARTITIONS_SQL_FILE,
+  partitionParams,
+  stagePartitionSql,
+  type DatasetPartition,
+  type DatasetPartitionKey,
+  type DimensionStream,
+} from './dataset.js';
 import { releaseInProcess } from './inProcessLock.js';
 import { FRAMEWORKS, PROGRAMS, SNAPSHOTS, upsertInventory } from './inventory.js';
 import { Slots } from './slots.js';
@@ -404,6 +415,40 @@ export class Store {
   /** A partition that no longer has rows. */
   async forgetExportedPartition(dir: string, partition: string): Promise<void> {
     await this.run(EXPORTED_FORGET, { dir, partition });
+  }
+
+  /** Every partition of the dataset (see dataset.ts), usage streams first; a dimension is listed even when empty. */
+  async datasetPartitions(): Promise<DatasetPartition[]> {
+    type Row = { granularity?: string; month?: string; n_rows: bigint; digest: string | null; run_ids: string[] | null };
+    const out: DatasetPartition[] = [];
+    const add = (stream: DatasetPartition['stream'], r: Row) =>
+      out.push({
+        stream,
+        ...(r.granularity !== undefined ? { granularity: r.granularity } : {}),
+        ...(r.month !== undefined ? { month: r.month } : {}),
+        rows: r.n_rows, digest: r.digest, runIds: r.run_ids ?? [],
+      });
+    for (const stream of ['usage_program', 'usage_framework', 'spend_daily'] as const) {
+      for (const r of await this.query<Row>(readSql(PARTITIONS_SQL_FILE[stream]))) add(stream, r);
+    }
+    for (const stream of Object.keys(DIMENSION_PARTITION_SQL) as DimensionStream[]) {
+      for (const r of await this.query<Row>(DIMENSION_PARTITION_SQL[stream])) add(stream, r);
+    }
+    return out;
+  }
+
+  /** Stages one partition's rows in the TEMP table STAGED_PARTITION (replacing the previous one). */
+  async stageDatasetPartition(p: DatasetPartitionKey): Promise<void> {
+    await this.run(stagePartitionSql(p.stream), partitionParams(p));
+  }
+
+  /** The staged partition as a Parquet file at `path`. */
+  async copyStagedPartition(path: string): Promise<void> {
+    await this.run(copyPartitionSql(path));
+  }
+
+  async dropStagedPartition(): Promise<void> {
+    await this.run(DROP_STAGED_PARTITION);
   }
 
   /** Rows in the dimension tables, for `status`. */

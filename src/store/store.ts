@@ -16,3 +16,4 @@ export { analystCopyName, isStoreCorruption, StoreCorruptError, StoreLockedError
 export { IN_MEMORY } from './inProcessLock.js';
 export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js';
 export { PAGE_SLOTS, Store } from './facade.js';
+export { DATASET_STREAMS, STAGED_PARTITION, type DatasetPartition, type DatasetPartitionKey, type DatasetStream } from './dataset.js';

@@ -1,4 +1,4 @@
--- Query: partitions_usage_program (export --dataset)
+-- Query: partitions_usage_program (export --dataset; run by src/store/dataset.ts)
 -- Parameters: none. One row per partition of usage_program in the dataset (granularity x UTC month
 -- of timeframe_start): its rows, an order-independent fingerprint of every column of every row
 -- (count, xor and sum of row hashes), and the runs that wrote them.

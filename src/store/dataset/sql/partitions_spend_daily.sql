@@ -1,4 +1,4 @@
--- Query: partitions_spend_daily (export --dataset)
+-- Query: partitions_spend_daily (export --dataset; run by src/store/dataset.ts)
 -- Parameters: none. One partition per billing month of the priced daily lines (view spend_daily);
 -- the fingerprint covers the prices too, so a new price book rewrites the months it changes. The
 -- runs are those that wrote the month's usage rows.

@@ -1,4 +1,4 @@
--- Query: partitions_usage_framework (export --dataset)
+-- Query: partitions_usage_framework (export --dataset; run by src/store/dataset.ts)
 -- Parameters: none. As partitions_usage_program.sql, for usage_framework.
 SELECT granularity, strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month,
        count(*) AS n_rows,
