@@ -288,11 +288,3 @@ function overlayByKey(base: unknown, over: unknown, key: (e: Record<string, unkn
   return out;
 }
 
-/** The rate in force for a plan and metric at an instant, if the book has one. */
-export function rateAt(book: PriceBook, plan: string, metric: string, at: Date): Rate | undefined {
-  const day = at.toISOString().slice(0, 10);
-  return book.rates.find(
-    (r) => r.plan === plan && r.metric === metric && r.effectiveFrom <= day && (r.effectiveTo === null || day < r.effectiveTo),
-  );
-}
-
