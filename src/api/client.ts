@@ -37,7 +37,7 @@ export interface ClientOptions {
   /** Per attempt: connect, first byte and whole body. */
   timeoutMs?: number;
   maxRetries?: number;
-  /** Longest single wait between attempts and longest limiter pause, Retry-After included; default and at most 60 s. */
+  /** Longest single wait between attempts, Retry-After included (config api.max_retry_after_seconds; default 60 s). */
   maxRetryDelayMs?: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -118,7 +118,8 @@ export class ApiClient {
     const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
-    this.maxRetryDelayMs = Math.min(opts.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS, DEFAULT_MAX_RETRY_DELAY_MS);
+    // The configured cap wins (api.max_retry_after_seconds, up to an hour): a server asking for 5 minutes gets them.
+    this.maxRetryDelayMs = opts.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
     this.sleep = opts.sleep ?? defaultSleep;
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? silentLogger;

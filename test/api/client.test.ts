@@ -177,6 +177,17 @@ describe('ApiClient', () => {
     expect(delays).toEqual([1_500]);
   });
 
+  it('honours Retry-After beyond the 60 s default up to a configured cap (api.max_retry_after_seconds allows 3600)', async () => {
+    const { client, delays } = makeClient({ maxRetryDelayMs: 600_000 });
+    steps = [
+      apiError(429, 'RATE_LIMITED', 'slow down', { 'retry-after': '120' }),
+      apiError(503, 'UNAVAILABLE', 'maintenance', { 'retry-after': '900' }),
+    ];
+    await client.getJson('/x');
+    await client.close();
+    expect(delays).toEqual([120_000, 600_000]);
+  });
+
   it('gives up after maxRetries with an ApiError carrying status, code, message and request id', async () => {
     const { client, delays } = makeClient({ maxRetries: 2 });
     fallback = apiError(503, 'UNAVAILABLE', 'the service is down');
