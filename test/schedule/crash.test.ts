@@ -3,30 +3,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lockPaths, readLockHolder } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
 import { distModule } from '../support/child.js';
-import { fixture, until, type Fixture } from '../support/fixture.js';
+import { consumptionRequests, fixture, jsonLines, useTeardown, until, type Fixture } from '../support/fixture.js';
 
 const RARE = '0 0 0 1 1 *';
 // Each request takes this long, so that the first daemon is still collecting when it is killed.
 const LATENCY_MS = 150;
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 
-let f: Fixture | undefined;
-const children: ChildProcess[] = [];
-afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await f?.cleanup();
-  f = undefined;
-});
-
-function consumptionRequests(fx: Fixture): number {
-  return Object.entries(fx.sb.stats().byRoute)
-    .filter(([route]) => route.startsWith('/consumption_history'))
-    .reduce((n, [, c]) => n + c, 0);
-}
+const own = useTeardown();
 
 /** Starts the daemon (start-up catch-up on, cron slots far away) and collects its JSON log lines. */
 function daemon(fx: Fixture): { child: ChildProcess; logs: Record<string, unknown>[] } {
@@ -36,26 +24,14 @@ function daemon(fx: Fixture): { child: ChildProcess; logs: Record<string, unknow
     env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  children.push(child);
-  const logs: Record<string, unknown>[] = [];
-  let rest = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    const lines = (rest + d.toString()).split('\n');
-    rest = lines.pop() ?? '';
-    for (const l of lines) {
-      try {
-        logs.push(JSON.parse(l) as Record<string, unknown>);
-      } catch {
-        logs.push({ msg: l });
-      }
-    }
-  });
+  own(child);
+  const logs = jsonLines(child.stderr!);
   return { child, logs };
 }
 
 describe('the daemon after a crash', () => {
   it('SIGKILLed mid-job, its restart runs the catch-up at once (well within a minute)', async () => {
-    f = await fixture({ latencyMs: LATENCY_MS, fast: true });
+    const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
     const fx = f;
     const first = daemon(fx);
     await until(() => first.logs.some((l) => l.msg === 'job started'), 20_000, 'the first daemon to start its catch-up');

@@ -1,24 +1,17 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
-import { startScheduler, type JobRun, type Scheduler } from '../../src/schedule/daemon.js';
+import { startScheduler, type JobRun } from '../../src/schedule/daemon.js';
 import { manifestPath } from '../../src/schedule/jobs.js';
 import { lockPaths } from '../../src/app/lock.js';
-import { fixture, unaccountedRows, until, type Fixture } from '../support/fixture.js';
+import { fixture, useTeardown, unaccountedRows, until } from '../support/fixture.js';
 
 // Cron expressions with seconds, so that slots come round during a test. RARE never fires in one.
 const EVERY_2S = '*/2 * * * * *';
 const EVERY_3S = '1-59/3 * * * * *';
 const RARE = '0 0 0 1 1 *';
 
-let f: Fixture | undefined;
-let scheduler: Scheduler | undefined;
-afterEach(async () => {
-  await scheduler?.stop();
-  scheduler = undefined;
-  await f?.cleanup();
-  f = undefined;
-});
+const own = useTeardown();
 
 const finished = (runs: JobRun[], job: string, trigger?: string) =>
   runs.filter((r) => r.job === job && r.finished_at !== null && r.outcome !== 'skipped' && (trigger === undefined || r.trigger === trigger));
@@ -37,8 +30,8 @@ describe('scheduler', () => {
     const t0 = Date.parse('2025-03-05T10:20:00Z');
     const real0 = Date.now();
     const now = () => t0 + (Date.now() - real0);
-    f = await fixture({ now: t0, fast: true });
-    scheduler = await startScheduler({ ...f.common, now, cron: { hourly: EVERY_2S, daily: EVERY_3S, monthly: RARE } });
+    const f = own(await fixture({ now: t0, fast: true }));
+    const scheduler = own(await startScheduler({ ...f.common, now, cron: { hourly: EVERY_2S, daily: EVERY_3S, monthly: RARE } }));
     expect(scheduler.jobs.map((j) => j.name)).toEqual(['hourly', 'daily', 'monthly']);
     expect(scheduler.jobs.every((j) => j.nextRun() instanceof Date)).toBe(true);
 
@@ -87,10 +80,10 @@ describe('scheduler', () => {
   });
 
   it('a failing job is logged and retried at its next slot; the daemon keeps running', async () => {
-    f = await fixture();
+    const f = own(await fixture());
     // A key the API does not know: every collection fails at once with 401.
     const env = { USAGE_API_KEY: 'not-a-valid-key' };
-    scheduler = await startScheduler({ ...f.common, env, catchUp: false, cron: { hourly: EVERY_2S, daily: RARE, monthly: RARE } });
+    const scheduler = own(await startScheduler({ ...f.common, env, catchUp: false, cron: { hourly: EVERY_2S, daily: RARE, monthly: RARE } }));
     const s = scheduler;
     await until(() => finished(s.runs, 'hourly').length >= 2, 15_000, 'two failed hourly runs');
     const [a, b] = finished(s.runs, 'hourly');
@@ -103,8 +96,8 @@ describe('scheduler', () => {
   });
 
   it('a slot missed while the process was frozen (the machine slept) is run on waking', async () => {
-    f = await fixture({ fast: true });
-    scheduler = await startScheduler({ ...f.common, catchUp: false, cron: { hourly: '*/3 * * * * *', daily: RARE, monthly: RARE } });
+    const f = own(await fixture({ fast: true }));
+    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: '*/3 * * * * *', daily: RARE, monthly: RARE } }));
     const next = scheduler.jobs.find((j) => j.name === 'hourly')!.nextRun()!.getTime();
     // Freeze the event loop past the slot by more than cron's tolerance (1 s, counted in whole seconds), as a
     // suspended machine would.
@@ -119,7 +112,7 @@ describe('scheduler', () => {
   });
 
   it('refuses a bad cron expression or time zone before starting', async () => {
-    f = await fixture();
+    const f = own(await fixture());
     await expect(startScheduler({ ...f.common, cron: { hourly: 'every hour' } })).rejects.toThrow(/schedule\.hourly_collect "every hour" is not a cron expression/);
     await expect(startScheduler({ ...f.common, env: {} })).rejects.toThrow(/No API key/);
     const g = await fixture({}, '[schedule]\ntimezone = "Mars/Olympus_Mons"');

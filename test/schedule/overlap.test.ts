@@ -1,27 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collectCommand } from '../../src/cli/collect.js';
-import { startScheduler, type JobRun, type Scheduler } from '../../src/schedule/daemon.js';
+import { startScheduler, type JobRun } from '../../src/schedule/daemon.js';
 import { acquireRunLock, readLockHolder, RunLockBusyError, withRunLock } from '../../src/app/lock.js';
-import { fixture, unaccountedRows, until, type Fixture } from '../support/fixture.js';
+import { fixture, useTeardown, unaccountedRows, until } from '../support/fixture.js';
 
 const EVERY_SECOND = '* * * * * *';
 const RARE = '0 0 0 1 1 *';
 // Slow enough that a first collection spans several cron slots.
 const LATENCY_MS = 120;
 
-let f: Fixture | undefined;
-let scheduler: Scheduler | undefined;
-afterEach(async () => {
-  await scheduler?.stop();
-  scheduler = undefined;
-  await f?.cleanup();
-  f = undefined;
-});
+const own = useTeardown();
 
 describe('no overlap', () => {
   it('a job whose previous run is still going is skipped, and runs never overlap', async () => {
-    f = await fixture({ latencyMs: LATENCY_MS });
-    scheduler = await startScheduler({ ...f.common, catchUp: false, cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE } });
+    const f = own(await fixture({ latencyMs: LATENCY_MS }));
+    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE } }));
     const s = scheduler;
     await until(() => s.runs.filter((r) => r.outcome === 'skipped').length >= 2, 30_000, 'two skipped slots');
     await scheduler.stop();
@@ -40,8 +33,8 @@ describe('no overlap', () => {
   });
 
   it('a job finding the lock held by another process skips to its next slot, naming the holder', async () => {
-    f = await fixture({ fast: true });
-    scheduler = await startScheduler({ ...f.common, catchUp: false, lockWaitMs: 300, cron: { hourly: RARE, daily: RARE, monthly: RARE } });
+    const f = own(await fixture({ fast: true }));
+    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, lockWaitMs: 300, cron: { hourly: RARE, daily: RARE, monthly: RARE } }));
     const held = await acquireRunLock(f.dbPath, { waitMs: 0, command: 'collect' });
     try {
       const run = await scheduler.trigger('hourly');
@@ -57,8 +50,8 @@ describe('no overlap', () => {
   });
 
   it('a collect started while the daemon holds the lock waits and then runs, or gives up with a clear message', async () => {
-    f = await fixture({ latencyMs: 2 * LATENCY_MS, fast: true });
-    scheduler = await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } });
+    const f = own(await fixture({ latencyMs: 2 * LATENCY_MS, fast: true }));
+    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } }));
     const daemonRun = scheduler.trigger('hourly');
     const db = f.dbPath;
     await until(() => readLockHolder(db)?.command === 'schedule hourly', 10_000, 'the daemon to take the lock');

@@ -1,34 +1,19 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startScheduler, type Scheduler } from '../../src/schedule/daemon.js';
+import { describe, expect, it } from 'vitest';
+import { startScheduler } from '../../src/schedule/daemon.js';
 import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
 import { distModule } from '../support/child.js';
-import { fixture, runCounts, unaccountedRows, until, type Fixture } from '../support/fixture.js';
+import { consumptionRequests, fixture, jsonLines, useTeardown, runCounts, unaccountedRows, until, type Fixture } from '../support/fixture.js';
 
 const RARE = '0 0 0 1 1 *';
 // Each request takes this long, so that a collection is still going when the stop comes.
 const LATENCY_MS = 200;
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 
-let f: Fixture | undefined;
-let scheduler: Scheduler | undefined;
-afterEach(async () => {
-  await scheduler?.stop();
-  scheduler = undefined;
-  await f?.cleanup();
-  f = undefined;
-});
-
-/** Consumption pages the sandbox has served so far. */
-function consumptionRequests(fx: Fixture): number {
-  const byRoute = fx.sb.stats().byRoute;
-  return Object.entries(byRoute)
-    .filter(([route]) => route.startsWith('/consumption_history'))
-    .reduce((n, [, c]) => n + c, 0);
-}
+const own = useTeardown();
 
 /** After a stop: the lock is free, no run is left 'running', and no usage row lacks its coverage. */
 async function expectCleanDatabase(fx: Fixture): Promise<{ run_id: string; status: string; error: string | null }> {
@@ -53,8 +38,8 @@ async function expectCleanDatabase(fx: Fixture): Promise<{ run_id: string; statu
 
 describe('shutdown', () => {
   it('stop() mid-collection abandons the batch in progress, releases the lock and returns within a few seconds', async () => {
-    f = await fixture({ latencyMs: LATENCY_MS, fast: true });
-    scheduler = await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } });
+    const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
+    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } }));
     const fx = f;
     const run = scheduler.trigger('hourly');
     await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
@@ -72,7 +57,7 @@ describe('shutdown', () => {
   });
 
   it('the daemon process exits 0 on SIGTERM mid-collection, with the lock released and the database consistent', async () => {
-    f = await fixture({ latencyMs: LATENCY_MS, fast: true });
+    const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
     const fx = f;
     const options = { config: fx.configPath, cwd: fx.dir, cron: { hourly: RARE, daily: RARE, monthly: RARE } };
     const child = spawn(process.execPath, [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)], {
@@ -80,20 +65,8 @@ describe('shutdown', () => {
       env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const logs: Record<string, unknown>[] = [];
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      const lines = stderr.split('\n');
-      stderr = lines.pop() ?? '';
-      for (const l of lines) {
-        try {
-          logs.push(JSON.parse(l) as Record<string, unknown>);
-        } catch {
-          logs.push({ msg: l });
-        }
-      }
-    });
+    own(child);
+    const logs = jsonLines(child.stderr);
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
     try {
       // The start-up catch-up collection is what SIGTERM interrupts.

@@ -1,8 +1,11 @@
 // Shared set-up for the scheduler tests: a real sandbox over HTTP, a temp directory holding the config,
 // the DuckDB file and the reports, and a logger whose lines the tests can read.
+import { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { afterEach } from 'vitest';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
@@ -118,4 +121,52 @@ export async function runCounts(dbPath: string, runId: string): Promise<{ covera
   } finally {
     await store.close();
   }
+}
+
+/** What a test started and must not outlive it: a child process, a scheduler, a fixture. */
+type Owned = ChildProcess | { stop(): Promise<unknown> } | { cleanup(): Promise<unknown> };
+
+/**
+ * Registers an afterEach that releases what each test started, newest first: children still running
+ * are SIGKILLed, schedulers stopped, fixtures removed. Returns `own`, which records a thing and returns it.
+ */
+export function useTeardown(): <T extends Owned>(thing: T) => T {
+  const owned: Owned[] = [];
+  afterEach(async () => {
+    for (const t of owned.splice(0).reverse()) {
+      if (t instanceof ChildProcess) {
+        if (t.exitCode === null && t.signalCode === null) t.kill('SIGKILL');
+      } else if ('stop' in t) await t.stop();
+      else await t.cleanup();
+    }
+  });
+  return (thing) => {
+    owned.push(thing);
+    return thing;
+  };
+}
+
+/** Consumption pages the fixture's sandbox has served so far. */
+export function consumptionRequests(fx: Fixture): number {
+  return Object.entries(fx.sb.stats().byRoute)
+    .filter(([route]) => route.startsWith('/consumption_history'))
+    .reduce((n, [, c]) => n + c, 0);
+}
+
+/** A child's JSON log lines as they come (a line that is not JSON is kept as { msg }). */
+export function jsonLines(stream: Readable): Record<string, unknown>[] {
+  const logs: Record<string, unknown>[] = [];
+  let rest = '';
+  stream.on('data', (d: Buffer) => {
+    const lines = (rest + d.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    for (const l of lines) {
+      try {
+        logs.push(JSON.parse(l) as Record<string, unknown>);
+      } catch {
+        logs.push({ msg: l });
+      }
+    }
+  });
+  return logs;
 }
