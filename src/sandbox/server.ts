@@ -1,15 +1,16 @@
 // The sandbox: a real HTTP server on 127.0.0.1 that behaves as the management API does (ARCHITECTURE.md,
 // "API facts"): bearer keys, the listing and consumption endpoints, exact rate limits, injected
-// faults, a settable clock, and counters of everything it served under /__sandbox/.
+// faults, a settable clock, and counters of everything it served under /__sandbox/ (controlRoutes.ts).
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../contract/api.js';
 import { authenticate, keyTable } from './auth.js';
+import { CONTROL_PREFIX, control, type ControlState } from './controlRoutes.js';
 import { SandboxClock } from './clock.js';
 import { FaultInjector, resolveFaultRates, type FaultRates } from './faults.js';
-import { BufferPool, isoSeconds, RawJson, serialise } from './json.js';
+import { BufferPool, RawJson, serialise } from './json.js';
 import { RateLimits } from './limits.js';
 import { ApiError } from './route.js';
 import { matchRoute } from './routes.js';
@@ -49,37 +50,25 @@ export interface Sandbox {
 }
 
 const API_PREFIX = '/v1';
-const CONTROL_PREFIX = '/__sandbox/';
-const MAX_CONTROL_BODY = 64 * 1024;
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let data = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      data += chunk;
-      if (data.length > MAX_CONTROL_BODY) reject(new ApiError(413, 'payload_too_large', 'body too large'));
-    });
-    req.on('end', () => resolve(data));
-    req.on('error', reject);
-  });
-}
-
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const seed = opts.seed ?? 1;
   const start = opts.now ?? Date.now();
   const clock = new SandboxClock(start, opts.advance ?? true);
   const world = generateWorld({ seed, scenario: opts.scenario ?? 'small', now: start });
   const keys = keyTable(world);
-  let limits = new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE);
   const faults = new FaultInjector(seed, resolveFaultRates(opts.faultRate, opts.faults));
-  let latencyMs = opts.latencyMs ?? 0;
-  let stats = emptyStats();
+  // The state the /__sandbox/ controls (controlRoutes.ts) read and change.
+  const state: ControlState = {
+    clock,
+    stats: emptyStats(),
+    limits: new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE),
+    latencyMs: opts.latencyMs ?? 0,
+  };
   const pool = new BufferPool();
 
   function send(res: ServerResponse, status: number, requestId: string, body: unknown, headers: Record<string, string> = {}, counted = true): void {
     const text = serialise(body);
-    if (counted) stats.byStatus[String(status)] = (stats.byStatus[String(status)] ?? 0) + 1;
+    if (counted) state.stats.byStatus[String(status)] = (state.stats.byStatus[String(status)] ?? 0) + 1;
     res.writeHead(status, {
       'content-type': 'application/json',
       'content-length': text.length,
@@ -98,91 +87,53 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     send(res, err.status, requestId, { request_id: requestId, code: err.code, message: err.message }, err.headers, counted);
   }
 
-  async function control(req: IncomingMessage, res: ServerResponse, path: string, requestId: string): Promise<void> {
-    if (req.method === 'GET' && path === 'stats') return void send(res, 200, requestId, copyStats(stats), {}, false);
-    if (req.method === 'POST' && path === 'reset-stats') {
-      stats = emptyStats();
-      return void send(res, 200, requestId, { ok: true }, {}, false);
-    }
-    if (path === 'clock' && req.method === 'GET') return void send(res, 200, requestId, { now: isoSeconds(clock.now()) }, {}, false);
-    if (path === 'clock' && req.method === 'POST') {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(await readBody(req));
-      } catch {
-        throw new ApiError(400, 'bad_request', 'body must be JSON: {"now": "<ISO date-time>"}');
-      }
-      const now = typeof parsed === 'object' && parsed !== null ? Date.parse(String((parsed as { now?: unknown }).now)) : NaN;
-      if (Number.isNaN(now)) throw new ApiError(400, 'bad_request', 'body must be {"now": "<ISO date-time>"}');
-      clock.set(now);
-      return void send(res, 200, requestId, { now: isoSeconds(clock.now()) }, {}, false);
-    }
-    if (path === 'pace' && req.method === 'POST') {
-      // The benchmark's set-up (e.g. a whole inventory before a steady-state run) need not wait like a real
-      // account: {"latency_ms", "per_minute", "per_second_per_route"}, each optional.
-      let parsed: { latency_ms?: unknown; per_minute?: unknown; per_second_per_route?: unknown };
-      try {
-        parsed = JSON.parse(await readBody(req)) as typeof parsed;
-      } catch {
-        throw new ApiError(400, 'bad_request', 'body must be JSON: {"latency_ms", "per_minute", "per_second_per_route"}');
-      }
-      const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback);
-      latencyMs = num(parsed.latency_ms, latencyMs);
-      if (parsed.per_minute !== undefined || parsed.per_second_per_route !== undefined) {
-        limits = new RateLimits(num(parsed.per_minute, RATE_LIMIT_PER_MINUTE), num(parsed.per_second_per_route, BURST_PER_SECOND_PER_ROUTE));
-      }
-      return void send(res, 200, requestId, { latency_ms: latencyMs }, {}, false);
-    }
-    throw new ApiError(404, 'not_found', `no sandbox control at ${path}`);
-  }
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname.startsWith(CONTROL_PREFIX)) return control(req, res, url.pathname.slice(CONTROL_PREFIX.length), requestId);
+    if (url.pathname.startsWith(CONTROL_PREFIX)) return void send(res, 200, requestId, await control(req, url.pathname.slice(CONTROL_PREFIX.length), state), {}, false);
 
     const path = url.pathname.startsWith(API_PREFIX + '/') ? url.pathname.slice(API_PREFIX.length) : undefined;
     const matched = path === undefined ? undefined : matchRoute(path);
     const template = matched?.route.template ?? 'unmatched';
-    stats.total++;
-    stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
-    stats.firstSeq[template] ??= stats.total;
-    stats.lastSeq[template] = stats.total;
+    state.stats.total++;
+    state.stats.byRoute[template] = (state.stats.byRoute[template] ?? 0) + 1;
+    state.stats.firstSeq[template] ??= state.stats.total;
+    state.stats.lastSeq[template] = state.stats.total;
     if (path === undefined) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
 
     const key = authenticate(keys, req.headers.authorization);
     if (!key) throw new ApiError(401, 'unauthorized', 'a valid API key is required: Authorization: Bearer <key>');
 
-    const verdict = limits.check(key.token, template, performance.now());
+    const verdict = state.limits.check(key.token, template, performance.now());
     if (!verdict.ok) {
-      stats.violations.total++;
-      if (verdict.perMinute) stats.violations.perMinute++;
-      if (verdict.perSecond) stats.violations.perSecond++;
-      stats.throttledByLimit++;
+      state.stats.violations.total++;
+      if (verdict.perMinute) state.stats.violations.perMinute++;
+      if (verdict.perSecond) state.stats.violations.perSecond++;
+      state.stats.throttledByLimit++;
       throw new ApiError(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(verdict.retryAfterSeconds) });
     }
 
-    if (latencyMs > 0) {
-      stats.faults.latency++;
-      await new Promise((r) => setTimeout(r, latencyMs));
+    if (state.latencyMs > 0) {
+      state.stats.faults.latency++;
+      await new Promise((r) => setTimeout(r, state.latencyMs));
     }
     const fault = faults.draw();
     if (fault === 'drop') {
-      stats.faults.drop++;
+      state.stats.faults.drop++;
       req.socket.destroy();
       return;
     }
     if (fault === '503') {
-      stats.faults['503']++;
+      state.stats.faults['503']++;
       throw new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry');
     }
     if (fault === '423') {
-      stats.faults['423']++;
+      state.stats.faults['423']++;
       throw new ApiError(423, 'locked', 'another operation on the program is in progress; retry later');
     }
     if (fault === '429') {
-      stats.faults['429']++;
+      state.stats.faults['429']++;
       throw new ApiError(429, 'rate_limited', 'too many requests', { 'retry-after': '1' });
     }
 
@@ -214,9 +165,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     world,
     now: () => clock.now(),
     setNow: (ms) => clock.set(ms),
-    stats: () => copyStats(stats),
+    stats: () => copyStats(state.stats),
     resetStats: () => {
-      stats = emptyStats();
+      state.stats = emptyStats();
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
