@@ -5,7 +5,7 @@
 // read-only) blocks a writer. The collector therefore waits for a held lock with backoff, and analysts
 // open the published copy (publish.ts) rather than this file. Inside the process, every write runs in
 // the store's exclusive section, so a batch commit never interleaves with a transaction of the main
-// connection.//
+// connection.
 // One module per job: open.ts (opening, lock retries), inProcessLock.ts (the in-process registry),
 // slots.ts (the page semaphore), facade.ts (the Store and its exclusive section), errors.ts.
 
