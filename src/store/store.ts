@@ -34,6 +34,12 @@ export * from './types.js';
 export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatch.js';
 export { SchemaTooNewError } from './migrations.js';
 
+/** DuckDB's threads per store: each thread holds its own working buffers, so memory grows with them;
+ *  two keep loading and reports CPU-bound on a small server without multiplying memory on a large one. */
+export const DEFAULT_THREADS = 2;
+/** DuckDB's memory_limit when the caller names none (the configuration's default, store.memory_limit). */
+export const DEFAULT_MEMORY_LIMIT = '256MB';
+
 /** How long openStore waits for another process to release the file, by default. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
 /** Backoff between attempts to take a held file: first and largest wait. */
@@ -53,6 +59,8 @@ export interface OpenOptions {
   migrations?: Migration[];
   /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
   memoryLimit?: string;
+  /** DuckDB's threads; DEFAULT_THREADS when omitted. */
+  threads?: number;
   /** Ends the wait for a file held by another process (the run's stop signal). */
   signal?: AbortSignal;
   /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
@@ -170,7 +178,8 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
           // Extensions beyond the built-in ones cannot be downloaded where this runs.
           autoinstall_known_extensions: 'false',
           autoload_known_extensions: 'true',
-          ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
+          memory_limit: opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
+          threads: String(opts.threads ?? DEFAULT_THREADS),
         });
       } catch (err) {
         releaseInProcess(path, readOnly);
