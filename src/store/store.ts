@@ -38,7 +38,7 @@ export { SchemaTooNewError } from './migrations.js';
  *  two keep loading and reports CPU-bound on a small server without multiplying memory on a large one. */
 export const DEFAULT_THREADS = 2;
 /** DuckDB's memory_limit when the caller names none (the configuration's default, store.memory_limit). */
-export const DEFAULT_MEMORY_LIMIT = '256MB';
+export const DEFAULT_MEMORY_LIMIT = '512MB';
 
 /** How long openStore waits for another process to release the file, by default. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
@@ -180,6 +180,8 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
           autoload_known_extensions: 'true',
           memory_limit: opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
           threads: String(opts.threads ?? DEFAULT_THREADS),
+          // Keeping insertion order pins whole intermediate results in memory; every query that needs an order says ORDER BY.
+          preserve_insertion_order: 'false',
         });
       } catch (err) {
         releaseInProcess(path, readOnly);
