@@ -14,6 +14,7 @@ export const INTEGRATION = [
   'test/collect/collect.test.ts',
   'test/collect/crash.test.ts',
   'test/collect/hostile.test.ts',
+  'test/collect/firstRun.test.ts',
   'test/collect/nonsense.test.ts',
   'test/export/dataset.test.ts',
   'test/package/tarball.test.ts',

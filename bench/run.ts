@@ -135,6 +135,63 @@ async function main(): Promise<void> {
       return phase;
     };
 
+    // The first run: an empty database, the inventory included. Consumption is committed first; once the
+    // inventory's plan is known (its programs listing read) the run is stopped: the rest is projected from
+    // the request counts at 50 requests/min rather than waited for.
+    const firstDb = join(dir, 'first.duckdb');
+    const stop = new AbortController();
+    let requestsDone: () => number = () => 0;
+    let consumptionAt = 0;
+    let planned = 0;
+    let consumptionRequests = 0;
+    const t0 = performance.now();
+    const first = await collectCommand({
+      db: firstDb,
+      cwd: ROOT,
+      env: { USAGE_API_KEY: sandbox.apiKey },
+      baseUrl: sandbox.baseUrl,
+      now: () => fixedNow,
+      granularity: plan.daily.granularity,
+      from: plan.daily.from,
+      to: plan.daily.to,
+      inventory: 'auto',
+      log,
+      signal: stop.signal,
+      progress: {
+        onPage: () => {},
+        attach: (done) => {
+          requestsDone = done;
+        },
+        onPlanned: (n) => {
+          planned = n;
+          if (consumptionAt > 0 && n > consumptionRequests + 1) stop.abort();
+        },
+        onPhase: (phase) => {
+          if (phase === 'inventory') {
+            consumptionAt = performance.now();
+            consumptionRequests = requestsDone();
+          }
+        },
+      },
+    });
+    const firstPrograms = first.scopes.length; // keeps the result referenced for the log line below
+    const inventoryPlanned = planned - consumptionRequests;
+    // A steady-state run (nothing new) spends on the inventory at most the programs listing, when it is due.
+    const firstStore = await openStore({ path: firstDb, readOnly: true });
+    const [{ n: listedPrograms } = { n: 0 }] = await firstStore.query<{ n: number }>('SELECT count(*)::INTEGER AS n FROM programs');
+    await firstStore.close();
+    const listingPages = Math.ceil(listedPrograms / 400);
+    const firstRun = {
+      consumptionRequests,
+      consumptionCommittedS: (consumptionAt - t0) / 1000,
+      consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
+      inventoryRequestsPlanned: inventoryPlanned,
+      inventoryRequestsSent: first.inventoryRequests,
+      steadyInventoryRequests: listingPages,
+      projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
+    };
+    say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);
+
     // No pause between phases: each paces evenly below the per-minute limit from its first request, so
     // the requests of two phases back to back never exceed the limit in any rolling minute.
     const daily = await collectPhase(`daily ${mode.days} d`, plan.daily, minimum.perWindow[0]?.total ?? null);
@@ -181,6 +238,7 @@ async function main(): Promise<void> {
 
     const sandboxPeak = sandboxRss.stop() ?? procMemoryMb(sandbox.pid)?.peak ?? null;
     const bench: BenchReport = {
+      firstRun,
       mode: mode.name,
       scenario: mode.scenario,
       latencyMs,

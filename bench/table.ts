@@ -21,7 +21,20 @@ export interface CollectPhase extends PhaseMeasure {
   minimum: number | null;
 }
 
+/** The first run from an empty database with the inventory included (stopped once its plan is known). */
+export interface FirstRunPhase {
+  consumptionRequests: number;
+  consumptionCommittedS: number;
+  consumptionBoundS: number;
+  inventoryRequestsPlanned: number;
+  inventoryRequestsSent: number;
+  /** Programs listing pages: what a steady-state run spends on the inventory when the listing is due. */
+  steadyInventoryRequests: number;
+  projectedMinutesAt50: number;
+}
+
 export interface BenchReport {
+  firstRun?: FirstRunPhase;
   mode: 'quick' | 'full';
   scenario: string;
   latencyMs: number;
@@ -189,6 +202,15 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
     sandbox_peak_rss_mb: b.sandboxPeakRssMb === null ? null : Math.round(b.sandboxPeakRssMb),
     baseline_requests_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.requests, 2) : null,
     baseline_cpu_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.cpu, 2) : null,
+    ...(b.firstRun
+      ? {
+          first_run_consumption_over_bound: round(b.firstRun.consumptionCommittedS / b.firstRun.consumptionBoundS, 3),
+          inventory_requests_first_run: b.firstRun.inventoryRequestsPlanned,
+          inventory_share_steady: round(b.firstRun.steadyInventoryRequests / (b.firstRun.steadyInventoryRequests + b.firstRun.consumptionRequests), 3),
+          first_run_projected_minutes_at_50_per_min: round(b.firstRun.projectedMinutesAt50, 1),
+          first_run_consumption_minutes_at_50_per_min: round(b.firstRun.consumptionRequests / 50, 1),
+        }
+      : {}),
     ...(b.startup ? { cli_help_ms: b.startup.cli_help_ms, cli_help_rss_mb: b.startup.cli_help_rss_mb, cli_version_ms: b.startup.cli_version_ms, cli_version_rss_mb: b.startup.cli_version_rss_mb } : {}),
   };
 }

@@ -35,10 +35,16 @@ function redact(fields: LogFields): LogFields {
   return out;
 }
 
+/** Where default log lines go while a progress display owns the terminal: above it, never into it. */
+let stderrSink: ((line: string) => void) | null = null;
+export function setStderrSink(sink: ((line: string) => void) | null): void {
+  stderrSink = sink;
+}
+
 export function createLogger(opts: LoggerOptions = {}, bound: LogFields = {}): Logger {
   const min = LEVELS[opts.level ?? 'info'];
   const json = opts.json ?? !process.stderr.isTTY;
-  const write = opts.write ?? ((line: string) => process.stderr.write(line + '\n'));
+  const write = opts.write ?? ((line: string) => (stderrSink ? stderrSink(line) : process.stderr.write(line + '\n')));
   const now = opts.now ?? (() => new Date());
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (LEVELS[level] < min) return;

@@ -44,8 +44,15 @@ export interface ClientOptions {
   userAgent?: string;
   /** Largest response body accepted; default 256 MB. */
   maxBodyBytes?: number;
-  /** Ends every wait of the client (queue, limiter, back-off, request, body) when aborted. */
+  /** The run's stop: ends every wait (queue, limiter, back-off, request, body) and sends nothing more once aborted. */
   signal?: AbortSignal;
+}
+
+/** Per call: `signal` adds to the client's stop; `inflight` (default: the stop) cancels a request already sent. */
+export interface CallOptions {
+  route?: string;
+  signal?: AbortSignal;
+  inflight?: AbortSignal;
 }
 
 export interface ClientStats {
@@ -139,7 +146,7 @@ export class ApiClient {
    * per-route limit (e.g. '/programs/{id}/frameworks'); defaults to path. Array query values are sent
    * comma-separated; undefined values are left out. Retries what is safe to retry, then throws the last error.
    */
-  async getJson<T = unknown>(path: string, query?: Query, opts?: { route?: string }): Promise<JsonResponse<T>> {
+  async getJson<T = unknown>(path: string, query?: Query, opts?: CallOptions): Promise<JsonResponse<T>> {
     return this.get(path, query, opts, (text, requestId, status, target, headers) => {
       try {
         return { body: parseJson(text) as T, requestId, status };
@@ -159,11 +166,11 @@ export class ApiClient {
    * Like getJson, but hands back the 2xx body as text, unparsed: consumption pages go straight to
    * DuckDB's JSON reader, so their values are never materialised as JavaScript objects.
    */
-  async getText(path: string, query?: Query, opts?: { route?: string }): Promise<TextResponse> {
+  async getText(path: string, query?: Query, opts?: CallOptions): Promise<TextResponse> {
     return this.get(path, query, opts, (text, requestId, status, target) => ({ text, requestId, status, path: target }));
   }
 
-  private async get<R>(path: string, query: Query | undefined, opts: { route?: string } | undefined, decode: Decode<R>): Promise<R> {
+  private async get<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
     const call = this.getWithRetries(path, query, opts, decode);
     this.active.add(call);
     try {
@@ -173,16 +180,21 @@ export class ApiClient {
     }
   }
 
-  private async getWithRetries<R>(path: string, query: Query | undefined, opts: { route?: string } | undefined, decode: Decode<R>): Promise<R> {
+  private async getWithRetries<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
     const route = opts?.route ?? path;
     const qs = query ? buildQuery(query) : '';
     const target = qs ? `${path}?${qs}` : path;
+    const stops = [this.signal, opts?.signal].filter((s): s is AbortSignal => s !== undefined);
+    const stop = stops.length === 0 ? undefined : stops.length === 1 ? stops[0] : AbortSignal.any(stops);
+    const inflight = opts?.inflight ?? stop;
     for (let attempt = 0; ; attempt++) {
-      this.signal?.throwIfAborted();
+      stop?.throwIfAborted();
       try {
-        return await this.queue.add(() => this.attempt(target, route, decode), this.signal ? { signal: this.signal } : {});
+        // p-queue's signal also rejects a task already running: it gets `inflight`, so that answers on their way
+        // during a grace period are kept; a queued task that starts after the stop sends nothing (attempt()).
+        return await this.queue.add(() => this.attempt(target, route, decode, stop, inflight), inflight ? { signal: inflight } : {});
       } catch (err) {
-        this.signal?.throwIfAborted();
+        stop?.throwIfAborted();
         if (!isRetryable(err) || attempt >= this.maxRetries) throw err;
         const retryAfterMs = err instanceof ApiError ? err.retryAfterMs : undefined;
         const delay = backoffDelay(attempt, { random: this.random, capMs: this.maxRetryDelayMs, retryAfterMs });
@@ -193,7 +205,7 @@ export class ApiClient {
           delay_ms: delay,
           error: (err as Error).message,
         });
-        await abortable(this.sleep(delay), this.signal);
+        await abortable(this.sleep(delay), stop);
       }
     }
   }
@@ -206,8 +218,11 @@ export class ApiClient {
   }
 
   /** One attempt: waits for the limiter, sends, reads, classifies. */
-  private async attempt<R>(target: string, route: string, decode: Decode<R>): Promise<R> {
-    await abortable(this.limiter.acquire(route), this.signal);
+  private async attempt<R>(target: string, route: string, decode: Decode<R>, stop?: AbortSignal, inflight?: AbortSignal): Promise<R> {
+    stop?.throwIfAborted();
+    await abortable(this.limiter.acquire(route), stop);
+    // Granted, but the run was stopped meanwhile: nothing new is sent.
+    stop?.throwIfAborted();
     const requestId = randomUUID();
     this.counters.requests++;
     let status: number;
@@ -223,15 +238,16 @@ export class ApiClient {
           'user-agent': this.userAgent,
           'x-request-id': requestId,
         },
-        signal: this.signal ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.signal]) : AbortSignal.timeout(this.timeoutMs),
+        signal: inflight ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), inflight]) : AbortSignal.timeout(this.timeoutMs),
       });
       status = res.statusCode;
       headers = res.headers;
       buf = await readCapped(res.body, this.maxBodyBytes, headers, () => new ResponseTooLargeError(requestId, target, this.maxBodyBytes));
     } catch (cause) {
-      // A malformed request is our bug, not the network's: do not retry it. Nor a body too large, nor our own stop.
+      // A malformed request is our bug, not the network's: do not retry it. Nor a body too large.
       if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG' || cause instanceof ResponseTooLargeError) throw cause;
-      this.signal?.throwIfAborted();
+      // Our own stop is not the network's fault either.
+      if (inflight?.aborted) throw inflight.reason;
       this.counters.networkErrors++;
       throw new NetworkError({ requestId, method: 'GET', path: target, cause });
     }

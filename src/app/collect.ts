@@ -2,11 +2,12 @@
 // daemon and the demo. Callers pass typed values; parsing flags is the CLI's job. prepareCollect() checks
 // everything a collection can refuse with no side effect, so the CLI runs it before taking the run lock.
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
-import { isStoreCorruption, StoreCorruptError } from '../store/store.js';
+import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
 import { apiClient, checkWritableDir, clientSettings, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
 
@@ -26,6 +27,16 @@ export interface CollectOnceOptions {
   now?: () => number;
   progress?: CollectProgress;
   signal?: AbortSignal;
+}
+
+/**
+ * USAGE_HOLD_PHASE=publishing:MS pauses before that phase for MS milliseconds (ended early by a stop), so an
+ * operator can rehearse stopping a collection at that moment and see that it ends cleanly.
+ */
+async function holdPhase(phase: string, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<void> {
+  const m = /^(\w+):(\d+)$/.exec(env.USAGE_HOLD_PHASE ?? '');
+  if (!m || m[1] !== phase) return;
+  await delay(Number(m[2]), undefined, signal ? { signal } : undefined).catch(() => {});
 }
 
 export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null };
@@ -86,8 +97,11 @@ export async function collectOnce(
         ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
       });
       let analystCopy: string | null = null;
-      // A stopped run exits promptly; the next run refreshes and publishes.
-      if (!opts.signal?.aborted && (result.rows > 0 || result.status !== 'failed')) {
+      // An interrupted run publishes too when it committed anything: analysts see what is there. A stop
+      // arriving now does not cut the publishing short: it is quick and leaves a whole copy.
+      if (result.status === 'interrupted' ? result.rows > 0 || result.inventoryRequests > 0 : result.rows > 0 || result.status !== 'failed') {
+        opts.progress?.onPhase?.('publishing');
+        await holdPhase('publishing', ctx.env, opts.signal);
         // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
         await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
         analystCopy = await publishAnalystCopy(store);
@@ -97,6 +111,13 @@ export async function collectOnce(
       // DuckDB reads blocks lazily: a damaged file can open and fail at its first read. Never published.
       if (isStoreCorruption(err) && !(err instanceof StoreCorruptError)) {
         throw new StoreCorruptError(ctx.dbPath, (err as Error).message.split('\n')[0] ?? '');
+      }
+      // Out of DuckDB memory outside a scope (recording the run, publishing): what was committed stays.
+      if (isOutOfMemory(err)) {
+        throw new Error(
+          `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
+            `Committed scopes are kept, the one in progress was rolled back; raise store.memory_limit in the config and collect again.`,
+        );
       }
       throw err;
     } finally {

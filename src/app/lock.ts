@@ -64,9 +64,51 @@ export class RunLockBusyError extends Error {
   }
 }
 
-export function lockPaths(dbPath: string): { lock: string; note: string } {
+export function lockPaths(dbPath: string): { lock: string; note: string; progress: string } {
   const abs = resolve(dbPath);
-  return { lock: `${abs}.lock`, note: `${abs}.lock.json` };
+  return { lock: `${abs}.lock`, note: `${abs}.lock.json`, progress: `${abs}.lock.progress.json` };
+}
+
+/** What the holder is doing, for `status` while it runs (written by the collector, removed with the lock). */
+export interface RunProgress {
+  pid: number;
+  started_at: string;
+  phase: string;
+  requests_done: number;
+  requests_planned: number;
+  values_loaded: number;
+  updated_at: string;
+}
+
+export function writeRunProgress(dbPath: string, p: RunProgress): void {
+  const path = lockPaths(dbPath).progress;
+  try {
+    writeNote(path, p);
+  } catch {
+    // Progress is a courtesy to `status`; the run goes on without it.
+  }
+}
+
+export function readRunProgress(dbPath: string): RunProgress | null {
+  try {
+    const v = JSON.parse(readFileSync(lockPaths(dbPath).progress, 'utf8')) as RunProgress;
+    return typeof v.pid === 'number' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Locks this process holds, so that a second signal can drop them synchronously before exiting at once. */
+const held = new Set<string>();
+
+/** Removes this process's lock notes, progress files and lock directories now (for an immediate exit). */
+export function releaseAllHeldLocks(): void {
+  for (const abs of held) {
+    const paths = lockPaths(abs);
+    for (const p of [paths.note, paths.progress]) rmSync(p, { force: true });
+    rmSync(paths.lock, { recursive: true, force: true });
+  }
+  held.clear();
 }
 
 /** Who holds the lock on this database, per its note; null when no note (or an unreadable one) exists. */
@@ -120,7 +162,7 @@ function shown(dbPath: string, cwd: string): string {
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : dbPath;
 }
 
-function writeNote(path: string, holder: LockHolder): void {
+function writeNote(path: string, holder: object): void {
   // Written to a temporary name and renamed, so a reader never sees half a note.
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(holder) + '\n');
@@ -167,6 +209,7 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
         log.warn('cannot write the run lock note', { path: paths.note, error: (err as Error).message });
       }
       log.debug('run lock acquired', { db: abs, waited_ms: Date.now() - started });
+      held.add(abs);
       return {
         dbPath: abs,
         holder,
@@ -174,6 +217,8 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
         release: async () => {
           if (released) return;
           released = true;
+          held.delete(abs);
+          rmSync(paths.progress, { force: true });
           // The note goes first: once the lock directory is gone, the next holder may write its own.
           const current = readLockHolder(abs);
           if (current && current.pid === holder.pid && current.started_at === holder.started_at) {

@@ -57,7 +57,12 @@ export const STATUS_WIDTH = 80;
 
 export function formatStatus(s: StatusResult, now: number = Date.now()): string {
   const out: string[] = [];
+  if (s.running && !s.readFrom) return `database ${s.db}: ${s.note}`;
   out.push(`database ${s.db} (schema v${s.schemaVersion})`);
+  if (s.running) {
+    const r = s.running;
+    out.push(`  collection running: pid ${r.pid} since ${r.since}${r.phase ? `, phase ${r.phase}, ${r.requestsDone} of ${r.requestsPlanned} requests, ${r.valuesLoaded} values` : ''}`);
+  }
   if (s.readFrom !== s.db) out.push(`  read from ${s.readFrom}: ${s.note}`);
   out.push(`usage rows: ${n(s.rows.usage_program)} program, ${n(s.rows.usage_framework)} framework`);
   out.push(`inventory: ${n(s.rows.programs)} programs, ${n(s.rows.frameworks)} frameworks, ${n(s.rows.snapshots)} snapshots`);

@@ -57,37 +57,42 @@ export class Interrupted extends Error {
 /**
  * Runs a command that writes the database under the one cross-process run lock (shared with the
  * daemon), waiting up to store.lock_timeout_seconds for it. The first SIGINT/SIGTERM ends every wait
- * (lock, limiter, back-off, body): committed scopes stay, the lock is released, and the command exits
- * 130/143. Everything that can be refused is checked by the caller before this takes the lock.
+ * (lock, limiter, back-off, body): no new request, committed work stays, the lock is released and the
+ * command exits 130/143. A second signal exits at once (the lock is released first). Everything that can
+ * be refused is checked by the caller before this takes the lock.
  */
-async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const [{ commandContext }, { withRunLock }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
+async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal, lock: { dbPath: string }) => Promise<T>): Promise<T> {
+  const [{ commandContext }, { withRunLock, releaseAllHeldLocks }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
   const ctx = commandContext(o);
   const interrupt = new AbortController();
   let received: 'SIGINT' | 'SIGTERM' | undefined;
   const onSignal = (name: 'SIGINT' | 'SIGTERM') => () => {
-    received ??= name;
+    if (received) {
+      releaseAllHeldLocks();
+      process.exit(name === 'SIGINT' ? 130 : 143);
+    }
+    received = name;
+    ctx.log.warn('stopping: no new request; committed work is kept (a second signal exits at once)', { signal: name });
     interrupt.abort(new Interrupted(name));
   };
   const onInt = onSignal('SIGINT');
   const onTerm = onSignal('SIGTERM');
-  process.once('SIGINT', onInt);
-  process.once('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
   try {
     const out = await withRunLock(
       ctx.dbPath,
       { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd, signal: interrupt.signal },
-      (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal])),
+      (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal]), lock),
     );
-    if (received) throw new Interrupted(received);
+    if (received && command !== 'collect') throw new Interrupted(received);
+    if (received) return Object.assign(out as object, { interruptedBy: received }) as T;
     return out;
   } catch (err) {
     if (received) throw new Interrupted(received);
     throw err;
-  } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
   }
+  // The handlers stay until the process exits: a signal after the lock is released still means "stopped".
 }
 
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -95,6 +100,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('Collects consumption history into DuckDB and writes spend reports as Parquet and Excel.')
     .version(version(), '-V, --version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
+    // One format per stream: off a terminal, commander's own complaints are JSON lines like every other.
+    .configureOutput({
+      writeErr: (str) =>
+        process.stderr.write(process.stderr.isTTY ? str : JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: str.trim() }) + '\n'),
+    })
     .addHelpText('after', EXAMPLES)
     .exitOverride();
 
@@ -112,18 +122,23 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ collectCommand, prepareCollectCommand }, { terminalProgress }, { formatCollectSummary }] = await Promise.all([
+      const [{ collectCommand, prepareCollectCommand }, { collectProgress, runSummary }, { formatCollectSummary }] = await Promise.all([
         import('./collect.js'), import('./progress.js'), import('./format.js'),
       ]);
       // Flags, URL, key and folders are refused (exit 64) before the lock, a folder or a request.
       const prepared = prepareCollectCommand(o);
-      const progress = o.json ? undefined : terminalProgress();
-      const result = await underRunLock(o, 'collect', (signal) =>
-        collectCommand({ ...o, signal, ...(progress ? { progress } : {}) }, prepared),
-      ).finally(() => progress?.stop());
+      const progress = collectProgress({ json: !!o.json });
+      const result = await underRunLock(o, 'collect', (signal, lock) => {
+        progress.startFile(lock.dbPath);
+        return collectCommand({ ...o, signal, progress }, prepared);
+      }).finally(() => progress.stop());
+      const by = (result as { interruptedBy?: 'SIGINT' | 'SIGTERM' }).interruptedBy;
+      if (by) printError(new Interrupted(by).message, new Interrupted(by).exitCode);
+      // One format per stream: off a terminal stderr carries JSON lines only, ending with the run's summary.
+      if (!process.stderr.isTTY) process.stderr.write(JSON.stringify(runSummary(result), bigintSafe) + '\n');
       if (o.json) printJson(result);
-      else process.stdout.write(formatCollectSummary(result, !!process.stdout.isTTY) + '\n');
-      setExit(result.exitCode);
+      else if (process.stdout.isTTY) process.stdout.write(formatCollectSummary(result, true) + '\n');
+      setExit(by ? new Interrupted(by).exitCode : result.exitCode);
     });
 
   common(program.command('status'))
@@ -214,7 +229,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('start the simulated management API on 127.0.0.1 (prints one JSON line when ready)')
     .option('--port <n>', 'port (0 = any free port)', '4010')
     .option('--seed <n>', 'data seed', '1')
-    .option('--scenario <name>', 'small | large | bigint', 'small')
+    .option('--scenario <name>', 'small | medium | large | bigint', 'small')
     .option('--now <iso>', 'start the clock at this instant')
     .option('--latency-ms <n>', 'added latency per request')
     .option('--fault-rate <p>', 'probability of an injected fault (503, 423, 429, dropped connection)')
@@ -250,15 +265,17 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version are "errors" to commander; everything else is bad input.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    if (err instanceof Interrupted) {
-      process.stderr.write(`usage-pipeline: ${err.message}\n`);
-      return err.exitCode;
-    }
-    const code = await exitCodeFor(err);
-    process.stderr.write(`usage-pipeline: ${err instanceof Error ? err.message : String(err)}\n`);
+    const code = err instanceof Interrupted ? err.exitCode : await exitCodeFor(err);
+    printError(err instanceof Error ? err.message : String(err), code);
     if (code === EXIT.failed && process.env.USAGE_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
     return code;
   }
+}
+
+/** One error line on stderr: plain on a terminal, else JSON, so `>> log 2>&1` stays parseable. */
+function printError(message: string, code: number): void {
+  if (process.stderr.isTTY) process.stderr.write(`usage-pipeline: ${message}\n`);
+  else process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: message, exit_code: code }) + '\n');
 }
 
 /** Bad input (64) or a known failure (1). The error classes load only here, on the failure path. */

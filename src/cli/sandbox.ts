@@ -13,7 +13,7 @@ export interface SandboxCommandOptions {
   perMinute?: string;
 }
 
-const SCENARIOS = ['small', 'large', 'bigint'] as const;
+const SCENARIOS = ['small', 'medium', 'large', 'bigint'] as const;
 
 function intFlag(flag: string, v: string | undefined, min: number, max: number): number | undefined {
   if (v === undefined) return undefined;

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
 import { readSql } from '../store/sql.js';
-import { readLockHolder } from '../app/lock.js';
+import { readLockHolder, readRunProgress } from '../app/lock.js';
 import { pidAlive } from '../process.js';
 import { checkStatus, type StatusCheck } from './statusCheck.js';
 import { commandContext, type CommonOptions } from '../app/context.js';
@@ -19,10 +19,55 @@ export interface StatusResult {
   rows: { usage_program: number; usage_framework: number; programs: number; frameworks: number; snapshots: number };
   /** What `status --check` judges: every configured scope fresh, the last run successful. */
   check: StatusCheck;
+  /** A collection holding the database now, with its progress (from the file beside the run lock). */
+  running?: RunningCollection;
+}
+
+export interface RunningCollection {
+  pid: number;
+  command: string;
+  since: string;
+  phase: string | null;
+  requestsDone: number | null;
+  requestsPlanned: number | null;
+  valuesLoaded: number | null;
+}
+
+function runningCollection(dbPath: string): RunningCollection | undefined {
+  const holder = readLockHolder(dbPath);
+  if (!holder || !pidAlive(holder.pid)) return undefined;
+  const p = readRunProgress(dbPath);
+  const mine = p && p.pid === holder.pid ? p : null;
+  return {
+    pid: holder.pid,
+    command: holder.command,
+    since: holder.started_at,
+    phase: mine?.phase ?? null,
+    requestsDone: mine?.requests_done ?? null,
+    requestsPlanned: mine?.requests_planned ?? null,
+    valuesLoaded: mine?.values_loaded ?? null,
+  };
 }
 
 export async function statusCommand(opts: CommonOptions & { runs?: number; now?: () => number }): Promise<StatusResult> {
   const ctx = commandContext(opts);
+  const running = runningCollection(ctx.dbPath);
+  const copy = analystCopyPath(ctx.dbPath);
+  if (running && !existsSync(copy)) {
+    // The first collection holds the database and has published nothing yet: say so, exit 0.
+    const what = running.requestsDone !== null ? `, ${running.requestsDone} of ${running.requestsPlanned} requests planned done, phase ${running.phase}` : '';
+    return {
+      db: ctx.dbPath,
+      readFrom: '',
+      note: `the first collection is in progress (pid ${running.pid}, since ${running.since}${what}); nothing is published yet`,
+      schemaVersion: 0,
+      coverage: [],
+      runs: [],
+      rows: { usage_program: 0, usage_framework: 0, programs: 0, frameworks: 0, snapshots: 0 },
+      check: { ok: false, reason: `first collection in progress (pid ${running.pid}, since ${running.since})`, problems: [] },
+      running,
+    };
+  }
   if (!existsSync(ctx.dbPath)) {
     throw new StatusNoDatabase(`no database at ${ctx.dbPath} yet: run \`usage-pipeline collect\` first (or \`npm start\` for the demo).`);
   }
@@ -30,9 +75,10 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
   let readFrom = ctx.dbPath;
   let note: string | undefined;
   try {
+    // While a collection holds the database, go straight to the copy rather than wait for DuckDB's lock.
+    if (running) throw new StoreLockedError(ctx.dbPath, 0, `held by pid ${running.pid}`);
     store = await openStore({ path: ctx.dbPath, readOnly: true, lockTimeoutMs: 2_000, log: ctx.log });
   } catch (err) {
-    const copy = analystCopyPath(ctx.dbPath);
     if (!(err instanceof StoreLockedError) || !existsSync(copy)) throw err;
     store = await openStore({ path: copy, readOnly: true, log: ctx.log });
     readFrom = copy;
@@ -55,6 +101,7 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
       coverage,
       runs,
       check,
+      ...(running ? { running } : {}),
       rows: { usage_program: total('usage_program'), usage_framework: total('usage_framework'), programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') },
     };
   } finally {

@@ -4,13 +4,14 @@
 // its coverage row in one transaction. A scope that fails (a malformed page, a cursor that never ends,
 // an answer that would delete much of the window) changes nothing but records the failure.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, ResponseFormatError } from '../api/errors.js';
 import { CONSUMPTION_PATHS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { type Granularity, type Source } from '../domain/granularity.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { isStoreCorruption, PageContentError, StoreCorruptError, type Store, type UsageBatch } from '../store/store.js';
+import { isOutOfMemory, isStoreCorruption, PageContentError, StoreCorruptError, type Store, type UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
 import { readSql } from '../store/sql.js';
 import { refreshInventory } from './inventory.js';
@@ -30,9 +31,16 @@ export interface ScopeResult {
   detail?: string;
 }
 
+/** What a collection is doing, in order: consumption is committed before the inventory starts. */
+export type CollectPhase = 'organizations' | 'consumption' | 'inventory' | 'publishing';
+
 export interface CollectProgress {
   onPage(source: Source, rows: number): void;
-  onPlanned(expectedPages: number): void;
+  /** Requests the run expects to send in all (grows as the plan becomes known). */
+  onPlanned(requests: number): void;
+  onPhase?(phase: CollectPhase, detail?: Record<string, unknown>): void;
+  /** How to read the requests sent so far; called once when the run starts. */
+  attach?(requestsDone: () => number): void;
 }
 
 export interface CollectOptions {
@@ -64,6 +72,10 @@ export interface CollectResult {
   throttled: number;
   pages: number;
   rows: number;
+  /** Requests spent on the inventory (already counted in `requests`). */
+  inventoryRequests: number;
+  /** Listings the inventory left for a later run (its budget ran out); 0 when it is up to date. */
+  inventoryRemaining: number;
   durationMs: number;
   error?: string;
 }
@@ -108,14 +120,18 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   const checkAbort = () => {
     if (opts.signal?.aborted) throw new CollectInterrupted();
   };
+  opts.progress?.attach?.(() => client.stats.requests - startStats.requests);
+  const inventory = { requests: 0, remaining: 0 };
 
   let error: string | undefined;
+  let interrupted = false;
   try {
+    opts.progress?.onPhase?.('organizations');
     const orgs = await resolveOrgs(opts);
     checkAbort();
-    await maybeRefreshInventory(opts, orgs, now, scopes);
-    checkAbort();
-    if (opts.progress) opts.progress.onPlanned(await expectedPages(store, granularities.length));
+    const plannedConsumption = await expectedRequests(store, granularities.length, orgs.length * granularities.length * sources.size);
+    opts.progress?.onPlanned(plannedConsumption);
+    opts.progress?.onPhase?.('consumption', { orgs: orgs.length, granularities, planned_requests: plannedConsumption });
 
     const tasks: Promise<void>[] = [];
     for (const g of granularities) {
@@ -156,10 +172,24 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     }
     const settled = await Promise.allSettled(tasks);
     for (const s of settled) if (s.status === 'rejected') throw s.reason;
+    checkAbort();
+    // The consumption of every scope is committed: only now may the inventory spend requests.
+    const before = client.stats.requests;
+    try {
+      await maybeRefreshInventory(opts, orgs, now, scopes, runId, inventory, client.stats.requests - startStats.requests);
+    } finally {
+      inventory.requests = client.stats.requests - before;
+    }
   } catch (err) {
     if (err instanceof StoreCorruptError) throw err;
-    error = err instanceof Error ? err.message : String(err);
-    log.error('collection failed', { run_id: runId, error });
+    if (opts.signal?.aborted || err instanceof CollectInterrupted) {
+      interrupted = true;
+      error = new CollectInterrupted().message;
+      log.warn('collection interrupted', { run_id: runId });
+    } else {
+      error = err instanceof Error ? err.message : String(err);
+      log.error('collection failed', { run_id: runId, error });
+    }
   }
 
   const st = client.stats;
@@ -168,9 +198,21 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     retries: st.retries - startStats.retries,
     throttled: st.throttled - startStats.throttled,
   };
-  const { status, exitCode } = opts.signal?.aborted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
-  await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, ...(error ? { error } : {}) });
-  return { runId, status, exitCode, scopes, ...delta, pages, rows, durationMs: Math.round(performance.now() - startedMono), ...(error ? { error } : {}) };
+  const { status, exitCode } = interrupted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
+  await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, inventoryRequests: inventory.requests, ...(error ? { error } : {}) });
+  return {
+    runId,
+    status,
+    exitCode,
+    scopes,
+    ...delta,
+    pages,
+    rows,
+    inventoryRequests: inventory.requests,
+    inventoryRemaining: inventory.remaining,
+    durationMs: Math.round(performance.now() - startedMono),
+    ...(error ? { error } : {}),
+  };
 }
 
 /** Exit 0 when every organization was served by the API version its plan allows; 2 when some scope failed
@@ -186,13 +228,14 @@ function outcome(scopes: ScopeResult[], error: string | undefined): { status: Co
   return { status: 'complete', exitCode: 0 };
 }
 
-/** For the progress bar's ETA: pages do not depend on the window's length, only on how many programs
- *  there are, so the last complete run, scaled by the granularities asked for, is a good guess. */
-async function expectedPages(store: Store, granularities: number): Promise<number> {
-  const last = (await store.lastRuns(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.pages > 0);
-  if (!last?.options) return 0;
+/** For the progress display's ETA: consumption requests do not depend on the window's length, only on how
+ *  many programs there are, so the last complete run's, scaled by the granularities asked for, is a good
+ *  guess; without one, at least a request per scope. */
+async function expectedRequests(store: Store, granularities: number, scopes: number): Promise<number> {
+  const last = (await store.lastRuns(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests);
+  if (!last?.options) return scopes;
   const before = (JSON.parse(last.options) as { granularities?: unknown[] }).granularities?.length ?? 3;
-  return Math.round((last.pages * granularities) / Math.max(1, before));
+  return Math.max(scopes, Math.round(((last.requests - last.inventoryRequests) * granularities) / Math.max(1, before)));
 }
 
 function toMs(d: Date | null): number | null {
@@ -209,7 +252,7 @@ async function resolveOrgs(opts: CollectOptions): Promise<string[]> {
   const given = opts.orgs?.length ? opts.orgs : opts.config.collect.orgs;
   if (given.length) return [...given];
   try {
-    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown }[] }>('/users/me/organizations');
+    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown }[] }>('/users/me/organizations', {}, opts.signal ? { signal: opts.signal } : {});
     const ids = (body.organizations ?? []).map((o) => o.id).filter((id): id is string => typeof id === 'string');
     if (!ids.length) throw new FatalCollectError('the API key belongs to no organization; set collect.orgs in the config or pass --orgs.');
     return ids.sort();
@@ -230,22 +273,67 @@ function fatal401(err: ApiError): FatalCollectError {
   );
 }
 
-async function maybeRefreshInventory(opts: CollectOptions, orgs: string[], now: () => number, scopes: ScopeResult[]) {
+/** After a stop, requests already sent get this long to answer, so that what arrived is committed. */
+export const INVENTORY_GRACE_MS = 2_000;
+
+async function maybeRefreshInventory(
+  opts: CollectOptions,
+  orgs: string[],
+  now: () => number,
+  scopes: ScopeResult[],
+  runId: string,
+  acc: { remaining: number },
+  consumptionRequests: number,
+) {
   const mode = opts.inventory ?? 'auto';
   if (mode === 'never') return;
-  if (mode === 'auto') {
-    const [row] = await opts.store.query<{ last: Date | null }>(readSql('src/store/sql/inventory_last_seen.sql'));
-    const last = row?.last ? new Date(row.last).getTime() : null;
-    if (last !== null && now() - last < opts.config.inventory.max_age_hours * 3_600_000) return;
+  const rl = opts.config.api.rate_limit;
+  const budget = Math.floor(opts.config.inventory.max_request_share * rl.per_minute * 60);
+  opts.progress?.onPhase?.('inventory', { budget_requests: budget });
+  const onPlanned = (n: number) => opts.progress?.onPlanned(consumptionRequests + n);
+  // A stop ends waits at once, but the inventory's requests already sent may answer for a moment longer.
+  let grace: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (opts.signal) {
+    grace = new AbortController();
+    // Every queued inventory request listens on it (as on the stop signal, see ApiClient): not a leak.
+    setMaxListeners(0, grace.signal);
+    const g = grace;
+    const onStop = () => {
+      timer = setTimeout(() => g.abort(opts.signal?.reason), INVENTORY_GRACE_MS);
+      timer.unref();
+    };
+    if (opts.signal.aborted) onStop();
+    else opts.signal.addEventListener('abort', onStop, { once: true });
   }
   try {
-    const r = await refreshInventory({ client: opts.client, store: opts.store, orgs, seenAt: new Date(now()), log: opts.log });
+    const r = await refreshInventory({
+      client: opts.client,
+      store: opts.store,
+      orgs,
+      runId,
+      now,
+      log: opts.log,
+      maxAgeHours: opts.config.inventory.max_age_hours,
+      budget,
+      force: mode === 'always',
+      ...(opts.signal ? { stop: opts.signal } : {}),
+      ...(grace ? { inflight: grace.signal } : {}),
+      onPlanned,
+    });
+    acc.remaining = r.remaining;
+    if (r.remaining > 0) {
+      opts.log.info('inventory budget reached; the next run goes on where this one stopped', { remaining_listings: r.remaining, budget_requests: budget });
+    }
     scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'complete', rows: r.programs + r.frameworks + r.snapshots });
   } catch (err) {
+    if (opts.signal?.aborted) throw new CollectInterrupted();
     if (err instanceof ApiError && err.status === 401) throw fatal401(err);
     const detail = err instanceof Error ? err.message : String(err);
     opts.log.warn('inventory refresh failed; consumption is collected anyway', { error: detail });
     scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'failed', rows: 0, detail });
+  } finally {
+    if (timer) clearTimeout(timer);
   }
 }
 
@@ -269,7 +357,7 @@ async function stagePage(
   what: string,
   query: Record<string, string | number | readonly string[] | undefined>,
 ) {
-  const res = await ctx.client.getText(CONSUMPTION_PATHS[source], query);
+  const res = await ctx.client.getText(CONSUMPTION_PATHS[source], query, ctx.signal ? { signal: ctx.signal } : {});
   ctx.checkAbort();
   try {
     const loaded = await batch.appendPage(source, res.text);
@@ -370,6 +458,14 @@ async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out
 async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: unknown): Promise<ScopeResult> {
   if (err instanceof ApiError && err.status === 401) throw fatal401(err);
   if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
+  // DuckDB out of memory: every later scope would fail alike, and a store pressed further risks its file
+  // (ARCHITECTURE.md, "Storage"). The scope was rolled back; the run stops (exit 1), the file intact.
+  if (isOutOfMemory(err)) {
+    throw new FatalCollectError(
+      `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `Nothing of the scope in progress was written; raise store.memory_limit in the config and collect again.`,
+    );
+  }
   // The database file itself cannot be read: nothing more is written, and it must never be published.
   if (isStoreCorruption(err)) throw err instanceof StoreCorruptError ? err : new StoreCorruptError(ctx.store.path, (err as Error).message.split('\n')[0] ?? '');
   // Stopped by a signal: every wait ends with the signal's reason; the scope is rolled back, not failed.
@@ -445,6 +541,12 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   }
   const fw = await Promise.allSettled(frameworkFetches);
   const fwError = fw.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
+  if (ctx.signal?.aborted) {
+    // Stopped: both batches are rolled back (nothing of this scope changes), committed scopes stay.
+    await programs.abort().catch(() => {});
+    await frameworks?.abort().catch(() => {});
+    throw new CollectInterrupted();
+  }
 
   if (!programsError) {
     try {

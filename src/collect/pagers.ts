@@ -20,6 +20,8 @@ export interface CursorPagingOptions {
   describe: string;
   /** The most pages the scope can justify, and why (for the message); beyond it paging stops with an error. */
   maxPages?: { pages: number; why: string };
+  /** Resume from this cursor (a paging interrupted earlier) instead of the first page. */
+  start?: string;
 }
 
 /** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever:
@@ -29,7 +31,7 @@ export async function* cursorPages<P extends PageInfo>(
   opts: CursorPagingOptions,
 ): AsyncGenerator<P> {
   const sent = new Set<string>();
-  let cursor: string | undefined;
+  let cursor: string | undefined = opts.start;
   let lastRequestId = '';
   for (let n = 1; ; n++) {
     if (opts.maxPages && n > opts.maxPages.pages) {

@@ -52,7 +52,11 @@ export const configSchema = z
       .strict()
       .prefault({}),
     inventory: z
-      .object({ max_age_hours: z.number().min(0).default(24) })
+      .object({
+        max_age_hours: z.number().min(0).default(24),
+        // Of one hour's requests at api.rate_limit.per_minute, the share one run may spend on the inventory.
+        max_request_share: z.number().gt(0).max(1).default(0.5),
+      })
       .strict()
       .prefault({}),
     store: z

@@ -2,8 +2,8 @@
 // model (usage.ts) can read them without importing the generator that imports it.
 import type { V2Metric } from '../contract/api.js';
 
-export type Scenario = 'small' | 'large' | 'bigint';
-export const SCENARIOS: readonly Scenario[] = ['small', 'large', 'bigint'];
+export type Scenario = 'small' | 'medium' | 'large' | 'bigint';
+export const SCENARIOS: readonly Scenario[] = ['small', 'medium', 'large', 'bigint'];
 export type Billing = 'current' | 'legacy';
 export type Plan = 'free' | 'launch' | 'scale' | 'enterprise' | 'legacy_launch' | 'legacy_scale' | 'legacy_business';
 

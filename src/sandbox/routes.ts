@@ -341,8 +341,25 @@ function live(t: { created_at: number; deleted_at?: number }, now: number): bool
   return t.created_at <= now && (t.deleted_at === undefined || t.deleted_at > now);
 }
 
-function programItem(p: Program): Record<string, unknown> {
-  return { id: p.id, org_id: p.org_id, name: p.name, region_id: p.region_id, created_at: isoSeconds(p.created_at) };
+/** A program's updated_at moves when one of its frameworks or snapshots appears or goes away. */
+function programUpdatedAt(world: RouteContext['world'], p: Program, now: number): number {
+  let at = p.created_at;
+  for (const f of world.frameworksByProgram.get(p.id) ?? []) {
+    if (f.created_at <= now) at = Math.max(at, f.created_at);
+    if (f.deleted_at !== undefined && f.deleted_at <= now) at = Math.max(at, f.deleted_at);
+  }
+  for (const s of world.snapshotsByProgram.get(p.id) ?? []) {
+    if (s.created_at <= now) at = Math.max(at, s.created_at);
+    if (s.expires_at !== undefined && s.expires_at <= now) at = Math.max(at, s.expires_at);
+  }
+  return at;
+}
+
+function programItem(p: Program, ctx: RouteContext): Record<string, unknown> {
+  return {
+    id: p.id, org_id: p.org_id, name: p.name, region_id: p.region_id, created_at: isoSeconds(p.created_at),
+    updated_at: isoSeconds(programUpdatedAt(ctx.world, p, ctx.now)),
+  };
 }
 
 function frameworkItem(f: Framework, now: number): Record<string, unknown> {
@@ -367,7 +384,7 @@ function listProgramsRoute(ctx: RouteContext): unknown {
   if (orgId !== undefined && !ctx.key.orgIds.has(orgId)) throw notFound(`organization '${orgId}' not found`);
   const list = sortedPrograms(ctx.world, 'v1_programs').filter((p) => reachesProgram(ctx.key, p) && live(p, ctx.now) && (orgId === undefined || p.org_id === orgId));
   const { page, cursor } = paginate(ctx, list, (p) => p.id, limit);
-  return withCursor({ programs: page.map(programItem) }, cursor);
+  return withCursor({ programs: page.map((p) => programItem(p, ctx)) }, cursor);
 }
 
 function authRoute(ctx: RouteContext): unknown {
@@ -381,7 +398,7 @@ function authRoute(ctx: RouteContext): unknown {
 
 export const ROUTES: readonly Route[] = [
   { template: '/programs', pattern: /^\/programs$/, handle: listProgramsRoute },
-  { template: '/programs/{id}', pattern: /^\/programs\/([^/]+)$/, handle: (ctx) => ({ program: programItem(liveProgram(ctx)) }) },
+  { template: '/programs/{id}', pattern: /^\/programs\/([^/]+)$/, handle: (ctx) => ({ program: programItem(liveProgram(ctx), ctx) }) },
   {
     template: '/programs/{id}/frameworks',
     pattern: /^\/programs\/([^/]+)\/frameworks$/,

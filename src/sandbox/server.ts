@@ -130,6 +130,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const template = matched?.route.template ?? 'unmatched';
     stats.total++;
     stats.byRoute[template] = (stats.byRoute[template] ?? 0) + 1;
+    stats.firstSeq[template] ??= stats.total;
+    stats.lastSeq[template] = stats.total;
     if (path === undefined) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
 
     const key = authenticate(keys, req.headers.authorization);

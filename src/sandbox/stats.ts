@@ -9,6 +9,10 @@ export interface SandboxStats {
   faults: { '503': number; '423': number; '429': number; drop: number; latency: number };
   /** Requests refused with 429 by the limits (injected 429 faults are counted under faults). */
   throttledByLimit: number;
+  /** The request log in short: per route, the sequence numbers (1 = first request served) of its first
+   *  and last request, so a test can prove one kind of request all came before another. */
+  firstSeq: Record<string, number>;
+  lastSeq: Record<string, number>;
 }
 
 export function emptyStats(): SandboxStats {
@@ -19,6 +23,8 @@ export function emptyStats(): SandboxStats {
     violations: { perMinute: 0, perSecond: 0, total: 0 },
     faults: { '503': 0, '423': 0, '429': 0, drop: 0, latency: 0 },
     throttledByLimit: 0,
+    firstSeq: {},
+    lastSeq: {},
   };
 }
 

@@ -46,6 +46,14 @@ function scenarioOrgs(scenario: Scenario): OrgSpec[] {
       outsider,
     ];
   }
+  if (scenario === 'medium') {
+    // Enough programs that the inventory's per-program listings (two requests each) outnumber the consumption pages.
+    return [
+      { billing: 'current', programs: 150, member: true, frameworks: [1, 4], snapshotsPerProgram: 1 },
+      { billing: 'legacy', programs: 50, member: true, frameworks: [1, 3], snapshotsPerProgram: 1 },
+      outsider,
+    ];
+  }
   return [
     { billing: 'current', programs: 12, member: true, frameworks: [2, 6], snapshotsPerProgram: 3 },
     { billing: 'legacy', programs: 8, member: true, frameworks: [1, 4], snapshotsPerProgram: 3 },

@@ -75,6 +75,11 @@ export class StoreMissingError extends Error {
   }
 }
 
+/** DuckDB's out-of-memory error (a query, a pin or a commit beyond memory_limit). */
+export function isOutOfMemory(err: unknown): boolean {
+  return /Out of Memory Error|could not allocate block|failed to pin block/i.test(err instanceof Error ? err.message : String(err));
+}
+
 /** Whether an error is DuckDB failing to read the file itself (truncated, bad checksum), not a query's fault. */
 export function isStoreCorruption(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
@@ -373,6 +378,7 @@ export class Store {
     throttled: number;
     pages: number;
     rowsLoaded: number;
+    inventoryRequests?: number;
     error?: string;
   }): Promise<void> {
     const changed = await this.exclusive(() =>
@@ -386,6 +392,7 @@ export class Store {
         pages: BigInt(r.pages),
         rows_loaded: BigInt(r.rowsLoaded),
         error: r.error ?? null,
+        inventory_requests: BigInt(r.inventoryRequests ?? 0),
       }),
     );
     if (changed !== 1) throw new Error(`finishRun: no collection run ${r.runId} (startRun was not called)`);
@@ -415,6 +422,82 @@ export class Store {
     await this.exclusive(() =>
       upsertInventory(this.conn, PROGRAMS, rows, o.seenAt, o.completeForOrgs, (fn) => this.transaction(fn)),
     );
+  }
+
+  // ---- the inventory's progress (migration 006): it commits as it goes and resumes
+
+  async inventoryState(key: string): Promise<string | null> {
+    const [row] = await this.query<{ value: string | null }>(readSql('src/store/sql/inventory_state_get.sql'), { key });
+    return row?.value ?? null;
+  }
+
+  async setInventoryState(key: string, value: string | null): Promise<void> {
+    await this.run(readSql('src/store/sql/inventory_state_set.sql'), { key, value });
+  }
+
+  /** One page of the programs listing: the programs (not marking anything deleted) and their updated_at. */
+  async recordProgramsPage(rows: (ProgramRow & { updated_at: Date | null })[], o: { seenAt: Date; cursorKey: string; cursor: string | null }): Promise<void> {
+    await this.upsertPrograms(rows, { seenAt: o.seenAt });
+    await this.transaction(async () => {
+      if (rows.length > 0) {
+        await execSql(this.conn, readSql('src/store/sql/inventory_program_updated.sql'), {
+          program_ids: rows.map((r) => r.program_id),
+          updated_ats: rows.map((r) => (r.updated_at ? r.updated_at.toISOString() : null)),
+        });
+      }
+      await execSql(this.conn, readSql('src/store/sql/inventory_state_set.sql'), { key: o.cursorKey, value: o.cursor });
+    });
+  }
+
+  /** The programs listing reached its end: programs of these organizations it did not return are marked deleted. */
+  async markProgramsUnseen(orgIds: string[], listingStartedAt: Date): Promise<void> {
+    if (orgIds.length === 0) return;
+    await this.run(readSql('src/store/sql/programs_mark_unseen.sql'), { seen_at: listingStartedAt, org_ids: orgIds });
+  }
+
+  /** Live programs' listings (frameworks, snapshots) worth a request, most useful first. */
+  async inventoryListingsDue(o: { staleBefore: Date; orgIds: string[]; runId: string; force: boolean }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots' }[]> {
+    const rows = await this.query<{ program_id: string; kind: 'frameworks' | 'snapshots' }>(readSql('src/store/sql/inventory_programs_due.sql'), {
+      stale_before: o.staleBefore,
+      org_ids: o.orgIds,
+      run_id: o.runId,
+      force: o.force,
+    });
+    return rows.map((r) => ({ programId: r.program_id, kind: r.kind }));
+  }
+
+  async unknownProgramsInRun(runId: string): Promise<string[]> {
+    const rows = await this.query<{ program_id: string }>(readSql('src/store/sql/inventory_unknown_programs.sql'), { run_id: runId });
+    return rows.map((r) => r.program_id);
+  }
+
+  async markSought(kind: 'program' | 'framework', ids: string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.run(readSql('src/store/sql/inventory_sought_add.sql'), { kind, ids, at });
+  }
+
+  /** One batch of listings, each kind committed with its listing state (a listing not in the batch stays due). */
+  async recordListings(o: {
+    frameworksOf: string[];
+    frameworks: FrameworkRow[];
+    snapshotsOf: string[];
+    snapshots: SnapshotRow[];
+    listedAt: Date;
+  }): Promise<void> {
+    if (o.frameworksOf.length > 0) {
+      await this.upsertFrameworks(o.frameworks, { seenAt: o.listedAt, completeForPrograms: o.frameworksOf });
+      const unnamed = await this.query<{ framework_id: string }>(readSql('src/store/sql/inventory_unnamed_frameworks.sql'), { program_ids: o.frameworksOf });
+      await this.transaction(async () => {
+        await execSql(this.conn, readSql('src/store/sql/inventory_programs_listed.sql'), { program_ids: o.frameworksOf, kind: 'frameworks', listed_at: o.listedAt });
+        if (unnamed.length > 0) {
+          await execSql(this.conn, readSql('src/store/sql/inventory_sought_add.sql'), { kind: 'framework', ids: unnamed.map((r) => r.framework_id), at: o.listedAt });
+        }
+      });
+    }
+    if (o.snapshotsOf.length > 0) {
+      await this.upsertSnapshots(o.snapshots, { seenAt: o.listedAt, completeForPrograms: o.snapshotsOf });
+      await this.run(readSql('src/store/sql/inventory_programs_listed.sql'), { program_ids: o.snapshotsOf, kind: 'snapshots', listed_at: o.listedAt });
+    }
   }
 
   async upsertFrameworks(rows: FrameworkRow[], o: { seenAt: Date; completeForPrograms?: string[] }): Promise<void> {
@@ -507,6 +590,7 @@ export class Store {
       rowsLoaded: num(r.rows_loaded),
       error: (r.error as string | null) ?? null,
       options: (r.options as string | null) ?? null,
+      inventoryRequests: num(r.inventory_requests ?? 0),
     }));
   }
 

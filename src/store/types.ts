@@ -150,6 +150,8 @@ export interface RunRow {
   error: string | null;
   /** JSON text of the run's effective options. */
   options: string | null;
+  /** Requests spent on the inventory (programs, frameworks and snapshots listings). */
+  inventoryRequests: number;
 }
 
 export interface UsageSummaryRow {

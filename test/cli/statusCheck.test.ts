@@ -16,7 +16,7 @@ function scope(source: string, granularity: string, collectedHoursAgo: number | 
   };
 }
 function run(status: RunRow['status'], runId = 'r1'): RunRow {
-  return { runId, command: 'collect', startedAt: hoursAgo(1), finishedAt: null, status, requests: 1, retries: 0, throttled: 0, pages: 1, rowsLoaded: 1, error: status === 'failed' ? 'HTTP 401' : null, options: null };
+  return { runId, command: 'collect', startedAt: hoursAgo(1), finishedAt: null, status, requests: 1, retries: 0, throttled: 0, pages: 1, rowsLoaded: 1, error: status === 'failed' ? 'HTTP 401' : null, options: null, inventoryRequests: 0 };
 }
 
 describe('status --check', () => {

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
-import { cli, startCli, usageTablesDigest } from '../support/cli.js';
+import { cli, errorMessage, failedScopes, startCli, usageTablesDigest } from '../support/cli.js';
 import { HOSTILE_KEY, HOSTILE_ORG, startHostileServer, type HostileServer } from '../support/hostile-server.js';
 
 const DAY = 86_400_000;
@@ -80,9 +80,12 @@ describe('collect against a hostile API', () => {
     api.set({ kind: 'value', literal });
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/failed: v2_programs daily org-hostile/);
-    expect(r.stdout).toMatch(/request id hostile-\d+\): a "value" is missing or not of the documented type at \$\.programs\[1\]\.periods\[0\]\.consumption\[2\]\.metrics\[1\]\.value/);
-    expect(r.stdout).toMatch(problem);
+    // Off a terminal the failure is a JSON warning on stderr (the human summary is for terminals).
+    const [failed, ...more] = failedScopes(r.stderr);
+    expect(more).toEqual([]);
+    expect(failed).toMatchObject({ source: 'v2_programs', granularity: 'daily', org: 'org-hostile' });
+    expect(failed!.error).toMatch(/request id hostile-\d+\): a "value" is missing or not of the documented type at \$\.programs\[1\]\.periods\[0\]\.consumption\[2\]\.metrics\[1\]\.value/);
+    expect(failed!.error).toMatch(problem);
     await expectUnchanged();
   });
 
@@ -91,7 +94,7 @@ describe('collect against a hostile API', () => {
     const sent = api.requests.length;
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/still sending pages after 5, more than collect\.max_pages \(no inventory of programs yet\) can justify/);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(/still sending pages after 5, more than collect\.max_pages \(no inventory of programs yet\) can justify/);
     expect(api.requests.length - sent).toBe(5);
     await expectUnchanged();
   });
@@ -100,7 +103,7 @@ describe('collect against a hostile API', () => {
     api.set({ kind: 'empty' });
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/would delete 12 of the window's 12 stored rows \(100%, more than the 50% allowed by collect\.max_deletion_share\): held, nothing was changed\. If the usage really is gone, re-run with --accept-deletions/);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(/would delete 12 of the window's 12 stored rows \(100%, more than the 50% allowed by collect\.max_deletion_share\): held, nothing was changed\. If the usage really is gone, re-run with --accept-deletions/);
     await expectUnchanged();
     const accepted = await cli(collectArgs('--accept-deletions'), { env: ENV });
     expect(accepted.code).toBe(0);
@@ -116,7 +119,7 @@ describe('collect against a hostile API', () => {
     api.set({ kind: 'endless-body' });
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/answered with a body larger than 1 MB \(request id [\w-]+\); refused without reading it all/);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(/answered with a body larger than 1 MB \(request id [\w-]+\); refused without reading it all/);
     await expectUnchanged();
   });
 
@@ -172,7 +175,7 @@ describe('collect against a hostile API', () => {
     args[args.indexOf('--db') + 1] = join(file, 'usage.duckdb');
     const r = await cli(args, { env: ENV });
     expect(r.code).toBe(64);
-    expect(r.stderr).toBe(`usage-pipeline: --db ${file}: cannot write under ${file} (ENOTDIR); choose a folder this user can write.\n`);
+    expect(errorMessage(r.stderr)).toBe(`--db ${file}: cannot write under ${file} (ENOTDIR); choose a folder this user can write.`);
   });
 
   it('refuses a bad flag at once, with 64, while another run holds the lock', async () => {
@@ -181,7 +184,7 @@ describe('collect against a hostile API', () => {
       const r = await cli([...collectArgs(), '--granularity', 'weekly'], { env: ENV, guardMs: 4_000 });
       expect(r.killedAfterMs).toBeUndefined();
       expect(r.code).toBe(64);
-      expect(r.stderr).toMatch(/--granularity "weekly": unknown value "weekly"/);
+      expect(errorMessage(r.stderr)).toMatch(/--granularity "weekly": unknown value "weekly"/);
     } finally {
       await held.release();
     }
@@ -274,9 +277,7 @@ describe('report and status never create the database they read', () => {
     const r = await cli(['report', '--month', '2026-10', '--prices', 'prices.toml'], { cwd: dir, env });
     expect(r.code).toBe(64);
     // The real cause, once: errno and path.
-    expect(r.stderr).toBe(
-      `usage-pipeline: invalid price book ${join(dir, 'prices.toml')}:\n  cannot read: ENOENT: no such file or directory\n`,
-    );
+    expect(errorMessage(r.stderr)).toBe(`invalid price book ${join(dir, 'prices.toml')}:\n  cannot read: ENOENT: no such file or directory`);
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
@@ -286,7 +287,7 @@ describe('report and status never create the database they read', () => {
     const out = join(dir, 'a-file', 'reports');
     const r = await cli(['report', '--month', '2026-10', '--db', join(dir, 'usage.duckdb'), '--prices', resolve('config/prices.toml'), '--out', out]);
     expect(r.code).toBe(64);
-    expect(r.stderr).toBe(`usage-pipeline: --out ${out}: cannot write under ${join(dir, 'a-file')} (ENOTDIR); choose a folder this user can write.\n`);
+    expect(errorMessage(r.stderr)).toBe(`--out ${out}: cannot write under ${join(dir, 'a-file')} (ENOTDIR); choose a folder this user can write.`);
     expect(existsSync(join(dir, 'usage.duckdb'))).toBe(false);
   });
 

@@ -1,6 +1,5 @@
-// A collect under a deliberately tiny DuckDB memory_limit: it either succeeds, or fails naming the
-// memory limit; either way the database opens afterwards and holds exactly what it held before (or,
-// after a success, the same usage again).
+// A collect under a deliberately tiny DuckDB memory_limit fails cleanly: exit 1 naming the limit, and
+// the database opens afterwards holding exactly what it held before.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,7 +50,7 @@ describe('collect under a tiny memory_limit', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('succeeds, or fails naming the memory limit, and the database then holds what it held', async () => {
+  it('fails cleanly when DuckDB runs out of memory: exit 1 naming the limit, the database as it was and reopenable', async () => {
     const normal = join(dir, 'normal.toml');
     writeFileSync(normal, config('512MB'));
     const first = await cli(args(normal), { env: ENV });
@@ -60,18 +59,20 @@ describe('collect under a tiny memory_limit', () => {
     const beforeContent = await content(db);
     expect(before.rows).toBeGreaterThan(0);
 
-    const tiny = join(dir, 'tiny.toml');
-    writeFileSync(tiny, config('1MB'));
-    const r = await cli(args(tiny), { env: ENV });
-    if (r.code === 0) {
-      // Re-collected the same answer: the same usage, written by the new run.
-      expect(await content(db)).toEqual(beforeContent);
-    } else {
-      expect([1, 2], r.stdout + r.stderr).toContain(r.code);
-      expect(r.stdout + r.stderr).toMatch(/memory/i);
+    // Two tiny limits: one that DuckDB cannot even open the file with, one that lets it open but not
+    // stage and commit a scope. Either way the collect stops, never goes on or half-writes.
+    for (const limit of ['1MB', '8MB']) {
+      const tiny = join(dir, `tiny-${limit}.toml`);
+      writeFileSync(tiny, config(limit));
+      const r = await cli(args(tiny), { env: ENV });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain(`ran out of memory`);
+      expect(r.stderr).toContain(`store.memory_limit = ${limit}`);
       expect(await usageTablesDigest(db)).toEqual(before);
+      expect(await content(db)).toEqual(beforeContent);
     }
-    // And the file still opens for writing and takes a normal collect.
+
+    // And the file still opens for writing and takes a normal collect, with the same usage.
     const again = await cli(args(normal), { env: ENV });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await content(db)).toEqual(beforeContent);

@@ -92,7 +92,7 @@ describe('collection runs', () => {
     expect(runs.map((r) => [r.runId, r.status])).toEqual([['r2', 'running'], ['r1', 'partial']]);
     expect(runs[1]).toEqual({
       runId: 'r1', command: 'collect', startedAt: new Date('2025-02-01T10:00:00Z'), finishedAt: new Date('2025-02-01T11:00:00Z'),
-      status: 'partial', requests: 120, retries: 3, throttled: 1, pages: 110, rowsLoaded: 5000, error: 'v1: not eligible',
+      status: 'partial', requests: 120, retries: 3, throttled: 1, pages: 110, rowsLoaded: 5000, error: 'v1: not eligible', inventoryRequests: 0,
       options: JSON.stringify({ orgs: ['o1'], apiKey: '[redacted]', big: String(2n ** 60n) }),
     });
     expect(await store.lastRuns(1)).toHaveLength(1);

@@ -68,3 +68,23 @@ export async function usageTablesDigest(db: string): Promise<{ digest: string; r
     await store.close();
   }
 }
+
+/** Off a terminal every stderr line is JSON: the lines parsed (a line that is not JSON fails the parse, and the test). */
+export function stderrLines(stderr: string): Record<string, unknown>[] {
+  return stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** The error message a command ended with (the last stderr line of level error). */
+export function errorMessage(stderr: string): string | undefined {
+  return stderrLines(stderr).filter((l) => l.level === 'error').at(-1)?.msg as string | undefined;
+}
+
+/** The scopes a collect reported failed on stderr: `{ source, granularity, org, error }` each. */
+export function failedScopes(stderr: string): { source: string; granularity: string; org: string; error: string }[] {
+  return stderrLines(stderr)
+    .filter((l) => l.msg === 'scope failed; other scopes go on')
+    .map((l) => ({ source: String(l.source), granularity: String(l.granularity), org: String(l.org), error: String(l.error) }));
+}

@@ -1,0 +1,206 @@
+// A first collection of an account with many programs, over HTTP against the sandbox, run as the command
+// line runs it: consumption is committed before the inventory's per-program listings start; the first
+// SIGINT/SIGTERM at any moment (consumption, inventory, publishing) exits 130/143 leaving no lock, and a
+// re-run finishes the job without re-sending what was committed; `status` answers while a collect runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/store.js';
+import { lockPaths } from '../../src/app/lock.js';
+import { analystCopyPath } from '../../src/store/publish.js';
+import { distModule } from '../support/child.js';
+import { fixture, until, type Fixture } from '../support/fixture.js';
+import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
+
+const BIN = distModule('src/cli/main.ts');
+const NOW = Date.parse('2026-11-21T10:30:00Z');
+const RANGE = ['--from', '2026-11-18', '--to', '2026-11-21', '--granularity', 'daily'];
+const LISTINGS = ['/programs/{id}/frameworks', '/programs/{id}/snapshots'];
+const CONSUMPTION = ['/consumption_history/programs', '/consumption_history/v2/programs', '/consumption_history/v2/frameworks'];
+
+interface Running {
+  proc: ChildProcess;
+  lines: Record<string, unknown>[];
+  stdout: () => string;
+  done: Promise<number | null>;
+}
+
+function start(f: Fixture, db: string, env: NodeJS.ProcessEnv = {}): Running {
+  const proc = spawn(process.execPath, [BIN, 'collect', '--config', f.configPath, '--db', db, ...RANGE], {
+    cwd: f.dir,
+    env: { PATH: process.env.PATH, HOME: f.dir, ...f.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let out = '';
+  let buf = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      // Off a terminal every stderr line is JSON: a line that is not fails the parse, and the test.
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  return { proc, lines, stdout: () => out, done: new Promise((r) => proc.on('close', (code) => r(code))) };
+}
+
+function cli(f: Fixture, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [BIN, ...args], { cwd: f.dir, env: { PATH: process.env.PATH, HOME: f.dir, ...f.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
+  return new Promise((r) => proc.on('close', (code) => r({ code, stdout, stderr })));
+}
+
+const phaseSeen = (r: Running, phase: string) => () => r.lines.some((l) => l.msg === 'phase' && l.phase === phase);
+
+async function lastRun(db: string) {
+  const store = await openStore({ path: db, readOnly: true });
+  try {
+    return (await store.lastRuns(1))[0]!;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Everything the database holds apart from which run wrote it and when. */
+async function contents(db: string): Promise<string[]> {
+  const store = await openStore({ path: db, readOnly: true });
+  try {
+    const dims = await store.query<{ line: string }>(
+      `SELECT concat_ws('|', 'p', program_id, org_id, name, region_id, created_at, deleted_at IS NULL) AS line FROM programs
+       UNION ALL SELECT concat_ws('|', 'f', framework_id, program_id, name, current_state, created_at, deleted_at IS NULL) FROM frameworks
+       UNION ALL SELECT concat_ws('|', 's', snapshot_id, program_id, name, source_framework_id, created_at, expires_at, deleted_at IS NULL) FROM snapshots
+       ORDER BY line`,
+    );
+    return [...(await usageFingerprint(store)), ...dims.map((d) => d.line)];
+  } finally {
+    await store.close();
+  }
+}
+
+describe('first collection of many programs', () => {
+  let f: Fixture;
+  let reference: { inventoryRequests: number; contents: string[] };
+
+  beforeAll(async () => {
+    f = await fixture({ scenario: 'medium', now: NOW, advance: false, latencyMs: 20, fast: true });
+    const db = join(f.dir, 'reference.duckdb');
+    f.sb.resetStats();
+    const r = start(f, db);
+    expect(await r.done).toBe(0);
+    const stats = f.sb.stats();
+    // Every consumption request was sent before the first per-program listing.
+    const lastConsumption = Math.max(...CONSUMPTION.map((c) => stats.lastSeq[c] ?? 0));
+    const firstListing = Math.min(...LISTINGS.map((c) => stats.firstSeq[c] ?? Infinity));
+    expect(lastConsumption).toBeGreaterThan(0);
+    expect(Number.isFinite(firstListing)).toBe(true);
+    expect(lastConsumption).toBeLessThan(firstListing);
+    const run = await lastRun(db);
+    expect(run.status).toBe('complete');
+    // Two listings per live program plus the programs listing: far more than the consumption requests.
+    expect(run.inventoryRequests).toBe((stats.byRoute['/programs'] ?? 0) + LISTINGS.reduce((n, l) => n + (stats.byRoute[l] ?? 0), 0));
+    expect(run.inventoryRequests).toBeGreaterThan(run.requests - run.inventoryRequests);
+    // The last stderr line is the run's summary, with the fields of `status --json`'s last run.
+    const summary = r.lines.at(-1)!;
+    expect(summary).toMatchObject({ msg: 'run finished', runId: run.runId, status: 'complete', requests: run.requests, inventoryRequests: run.inventoryRequests });
+    expect(r.stdout()).toBe(''); // no human summary off a terminal
+    reference = { inventoryRequests: run.inventoryRequests, contents: await contents(db) };
+  });
+  afterAll(async () => f?.cleanup());
+
+  it('stores exactly the values the sandbox reports', async () => {
+    const store = await openStore({ path: join(f.dir, 'reference.duckdb'), readOnly: true });
+    try {
+      for (const source of ['v1_programs', 'v2_programs', 'v2_frameworks'] as const) {
+        const windows = await completeWindows(store, source, 'daily');
+        expect(windows.length).toBeGreaterThan(0);
+        expect(await storedSums(store, source, 'daily')).toEqual(truthSums(f.sb, source, 'daily', windows, NOW));
+      }
+      // Every live program with consumption is named once the inventory ran.
+      const live = new Set(f.sb.world.programs.filter((p) => p.deleted_at === undefined || p.deleted_at > NOW).map((p) => p.id));
+      const named = await store.query<{ program_id: string; name: string | null }>(
+        `SELECT DISTINCT u.program_id, p.name FROM usage_program u LEFT JOIN programs p USING (program_id)`,
+      );
+      const liveUsed = named.filter((n) => live.has(n.program_id));
+      expect(liveUsed.length).toBeGreaterThan(0);
+      expect(liveUsed.filter((n) => n.name === null)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a re-run right after spends no request on the inventory', async () => {
+    const db = join(f.dir, 'steady.duckdb');
+    expect(await start(f, db).done).toBe(0);
+    expect(await start(f, db).done).toBe(0);
+    expect((await lastRun(db)).inventoryRequests).toBe(0);
+  });
+
+  const MOMENTS = ['consumption', 'inventory', 'publishing'] as const;
+  const SIGNALS = [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const;
+  for (const moment of MOMENTS) {
+    for (const [signal, code] of SIGNALS) {
+      it(`${signal} during ${moment}: exits ${code}, no lock left, a re-run completes as one uninterrupted run`, async () => {
+        const db = join(f.dir, `${moment}-${signal}.duckdb`);
+        f.sb.resetStats();
+        const r = start(f, db, moment === 'publishing' ? { USAGE_HOLD_PHASE: 'publishing:20000' } : {});
+        await until(phaseSeen(r, moment), 60_000, `phase ${moment}`);
+        if (moment === 'inventory') await until(() => (f.sb.stats().byRoute[LISTINGS[0]!] ?? 0) >= 10, 60_000, 'listings under way');
+        if (moment === 'publishing') {
+          // `status` while the first collect holds the database and has published nothing: exit 0, says so.
+          const s = await cli(f, ['status', '--config', f.configPath, '--db', db, '--json']);
+          expect(s.code, s.stderr).toBe(0);
+          const st = JSON.parse(s.stdout) as { running?: { pid: number; requestsDone: number | null; requestsPlanned: number | null; phase: string | null } };
+          expect(st.running?.pid).toBe(r.proc.pid);
+          expect(st.running?.phase).toBe('publishing');
+          expect(st.running?.requestsDone).toBeGreaterThan(0);
+          expect(st.running!.requestsPlanned).toBeGreaterThanOrEqual(st.running!.requestsDone!);
+        }
+        const sent = Date.now();
+        r.proc.kill(signal);
+        const exit = await r.done;
+        expect(exit).toBe(code);
+        expect(Date.now() - sent).toBeLessThan(5_000);
+        const paths = lockPaths(db);
+        expect(existsSync(paths.lock) || existsSync(paths.note) || existsSync(paths.progress)).toBe(false);
+        const interrupted = await lastRun(db);
+        // Stopped while publishing, everything was already collected: the run is complete, the copy whole.
+        expect(interrupted.status).toBe(moment === 'publishing' ? 'complete' : 'interrupted');
+        if (moment !== 'consumption') expect(existsSync(analystCopyPath(db))).toBe(true);
+
+        // The re-run takes the lock at once and completes; together the two runs listed each thing once.
+        const again = start(f, db);
+        if (moment === 'publishing') {
+          await until(phaseSeen(again, 'consumption'), 60_000, 'the re-run under way');
+        }
+        expect(await again.done).toBe(0);
+        const rerun = await lastRun(db);
+        expect(rerun.status).toBe('complete');
+        expect(interrupted.inventoryRequests + rerun.inventoryRequests).toBe(reference.inventoryRequests);
+        expect(await contents(db)).toEqual(reference.contents);
+      });
+    }
+  }
+
+  it('status during a later collect reads the published copy and names the running collect', async () => {
+    const db = join(f.dir, 'publishing-SIGINT.duckdb');
+    const r = start(f, db, { USAGE_HOLD_PHASE: 'publishing:20000' });
+    await until(phaseSeen(r, 'publishing'), 60_000, 'phase publishing');
+    const s = await cli(f, ['status', '--config', f.configPath, '--db', db]);
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stdout).toContain(`collection running: pid ${r.proc.pid}`);
+    expect(s.stdout).toMatch(/usage rows: [1-9]/);
+    r.proc.kill('SIGINT');
+    expect(await r.done).toBe(130);
+  });
+});
