@@ -3,12 +3,12 @@
 // one table (and with --json one JSON object on the last line). The full mode also writes BENCHMARKS.md's
 // generated section. Benchmarks never run inside `npm test`.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
+import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
 import { collectCommand } from '../src/cli/collect.js';
 import { createLogger } from '../src/log.js';
 import { runReport } from '../src/report/run.js';
@@ -57,6 +57,7 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     'startup-only': { type: 'boolean', default: false },
+    'report-only': { type: 'boolean', default: false },
   },
 });
 
@@ -73,6 +74,7 @@ const say = (msg: string) => (flags.json ? process.stderr : process.stdout).writ
 const log = createLogger({ level: 'warn' });
 
 async function main(): Promise<void> {
+  if (flags['report-only']) return reportLarge();
   // First, on a quiet machine: the command line's start-up (--help, --version).
   const startup = await measureStartup(ROOT);
   say(startupLine(startup));
@@ -176,18 +178,37 @@ async function main(): Promise<void> {
     });
     const firstPrograms = first.scopes.length; // keeps the result referenced for the log line below
     const inventoryPlanned = planned - consumptionRequests;
-    // A steady-state run (nothing new) spends on the inventory at most the programs listing, when it is due.
-    const firstStore = await openStore({ path: firstDb, readOnly: true });
-    const [{ n: listedPrograms } = { n: 0 }] = await firstStore.query<{ n: number }>('SELECT count(*)::INTEGER AS n FROM programs');
-    await firstStore.close();
-    const listingPages = Math.ceil(listedPrograms / 400);
+    // The steady state, measured rather than projected: the first run's inventory is finished with the sandbox
+    // unthrottled (set-up, not measured: ~20,000 listings would take half an hour at 700/min), then a real
+    // incremental daily run a day later on that database, paced like a real account, inventory 'auto'.
+    const fillConfig = join(dir, 'fill.toml');
+    writeFileSync(fillConfig, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n\n[inventory]\nmax_request_share = 1\n');
+    await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
+    const fillT0 = performance.now();
+    const fill = await collectCommand({
+      db: firstDb, config: fillConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+      now: () => fixedNow, granularity: plan.daily.granularity, from: plan.daily.from, to: plan.daily.to, inventory: 'auto', log,
+    });
+    const fillS = (performance.now() - fillT0) / 1000;
+    await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+    const steadyNow = fixedNow + 86_400_000;
+    await sandbox.setClock(new Date(steadyNow).toISOString());
+    await sandbox.resetStats();
+    const steady = await collectCommand({
+      db: firstDb, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+      now: () => steadyNow, granularity: 'daily', inventory: 'auto', log,
+    });
+    await sandbox.setClock(new Date(fixedNow).toISOString());
+    say(`steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`);
     const firstRun = {
       consumptionRequests,
       consumptionCommittedS: (consumptionAt - t0) / 1000,
       consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
       inventoryRequestsPlanned: inventoryPlanned,
       inventoryRequestsSent: first.inventoryRequests,
-      steadyInventoryRequests: listingPages,
+      steadyInventoryRequests: steady.inventoryRequests,
+      steadyRequests: steady.requests,
+      steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
       projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
     };
     say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);
@@ -311,6 +332,76 @@ async function stopProfiler(session: InspectorSession, file: string): Promise<vo
   writeFileSync(file, JSON.stringify(profile));
   say(`CPU profile of the phase: ${file}`);
   say(profileTable(summariseProfile(profile, 15)));
+}
+
+/** Peak RSS the report of the `large` month must stay under, the collector's goal too. */
+const REPORT_RSS_GOAL_MB = 512;
+/** Goal for the workbook's size: a file a person can open. */
+const WORKBOOK_GOAL_MB = 50;
+
+/**
+ * `npm run bench -- --report-only`: the `large` month in every format. Collects the month's daily data
+ * into .bench/report/usage.duckdb (incremental: a second run reuses what is there), then runs the
+ * product's own `report` command in a child process, as an operator would, and samples its RSS.
+ */
+async function reportLarge(): Promise<void> {
+  const dir = join(BENCH_DIR, 'report');
+  mkdirSync(dir, { recursive: true });
+  const dbPath = join(dir, 'usage.duckdb');
+  const plan = benchPlan(fixedNow, 1, 1);
+  const monthStart = `${plan.month}-01T00:00:00Z`;
+  const next = new Date(Date.parse(monthStart));
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  const monthEnd = next.toISOString().replace('.000Z', 'Z');
+  say(`bench report-only: scenario large, month ${plan.month} (daily data), latency ${latencyMs} ms, now ${flags.now}`);
+  const sandbox = await startSandboxProcess({ scenario: 'large', latencyMs, now: flags.now });
+  try {
+    const { result, m } = await measure(() =>
+      collectCommand({
+        db: dbPath, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl, now: () => fixedNow,
+        granularity: 'daily', from: monthStart, to: monthEnd, log,
+      }),
+    );
+    say(`collect ${plan.month} daily: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s, exit ${result.exitCode}`);
+  } finally {
+    await sandbox.stop();
+  }
+  const outDir = join(dir, 'reports');
+  rmSync(outDir, { recursive: true, force: true });
+  const formats = 'parquet,xlsx,html,focus';
+  const args = [fileURLToPath(new URL('../src/cli/main.js', import.meta.url)), 'report', '--db', dbPath, '--month', plan.month,
+    '--format', formats, '--out', outDir];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rss = childRssSampler(child.pid as number);
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  const wallS = (performance.now() - t0) / 1000;
+  const peak = rss.stop();
+  say(out.trim());
+  const monthDir = join(outDir, plan.month);
+  const files = existsSync(monthDir)
+    ? readdirSync(monthDir).sort().map((name) => ({ name, bytes: statSync(join(monthDir, name)).size }))
+    : [];
+  const xlsx = files.find((f) => f.name.endsWith('.xlsx'));
+  const summary = {
+    phase: 'report_large', month: plan.month, formats, command: `node ${args.map((a) => a.replace(ROOT, '')).join(' ')}`,
+    exit_code: code, wall_s: Number(wallS.toFixed(1)), peak_rss_mb: peak === null ? null : Math.round(peak),
+    rss_goal_mb: REPORT_RSS_GOAL_MB, files: files.map((f) => ({ name: f.name, mb: Number((f.bytes / 2 ** 20).toFixed(2)) })),
+    xlsx_mb: xlsx ? Number((xlsx.bytes / 2 ** 20).toFixed(2)) : null, xlsx_goal_mb: WORKBOOK_GOAL_MB,
+  };
+  say('');
+  say(`report ${plan.month}, ${formats}: exit ${code}, ${summary.wall_s} s wall, peak RSS ${summary.peak_rss_mb} MB (goal < ${REPORT_RSS_GOAL_MB})`);
+  for (const f of summary.files) say(`  ${f.name}  ${f.mb} MB`);
+  writeFileSync(join(dir, 'result.json'), JSON.stringify(summary, null, 2) + '\n');
+  if (flags.json) process.stdout.write(JSON.stringify(summary) + '\n');
+  if (code !== 0 && code !== 2) process.exitCode = 1;
+  else if ((peak ?? 0) >= REPORT_RSS_GOAL_MB || (xlsx?.bytes ?? 0) >= WORKBOOK_GOAL_MB * 2 ** 20) {
+    say('over a goal (see above)');
+    process.exitCode = 1;
+  }
 }
 
 const BEGIN = '<!-- bench:begin (generated by `npm run bench`; edit outside these markers) -->';

@@ -11,6 +11,9 @@ export interface SandboxProcess {
   pid: number;
   stats(): Promise<SandboxStats>;
   resetStats(): Promise<void>;
+  /** Latency and rate limits from now on (the benchmark's set-up runs unthrottled, its measurements not). */
+  setPace(pace: { latency_ms?: number; per_minute?: number; per_second_per_route?: number }): Promise<void>;
+  setClock(iso: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -43,10 +46,10 @@ export async function startSandboxProcess(opts: { scenario: string; latencyMs: n
   });
   const control = ready.base_url.replace(/\/v1\/?$/, '') + '/__sandbox/';
   // A pooled keep-alive connection the server has just closed fails once: ask again on a new one.
-  const call = async (path: string, method: 'GET' | 'POST'): Promise<unknown> => {
+  const call = async (path: string, method: 'GET' | 'POST', body?: unknown): Promise<unknown> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await fetch(control + path, { method, headers: { connection: 'close' } });
+        const res = await fetch(control + path, { method, headers: { connection: 'close' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
         return await res.json();
       } catch (err) {
         if (attempt >= 2 || child.exitCode !== null) throw new Error(`sandbox control ${path} failed (sandbox exit code ${child.exitCode})`, { cause: err });
@@ -61,6 +64,12 @@ export async function startSandboxProcess(opts: { scenario: string; latencyMs: n
     stats: async () => (await call('stats', 'GET')) as SandboxStats,
     resetStats: async () => {
       await call('reset-stats', 'POST');
+    },
+    setPace: async (pace) => {
+      await call('pace', 'POST', pace);
+    },
+    setClock: async (iso) => {
+      await call('clock', 'POST', { now: iso });
     },
     stop: () =>
       new Promise<void>((resolve) => {

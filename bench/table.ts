@@ -28,8 +28,11 @@ export interface FirstRunPhase {
   consumptionBoundS: number;
   inventoryRequestsPlanned: number;
   inventoryRequestsSent: number;
-  /** Programs listing pages: what a steady-state run spends on the inventory when the listing is due. */
+  /** A real steady-state daily run (a day later, the inventory complete): its inventory requests and all its requests. */
   steadyInventoryRequests: number;
+  steadyRequests: number;
+  /** Whether the set-up left the inventory complete (else the steady figure is not a steady state). */
+  steadyInventoryComplete: boolean;
   projectedMinutesAt50: number;
 }
 
@@ -206,7 +209,10 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
       ? {
           first_run_consumption_over_bound: round(b.firstRun.consumptionCommittedS / b.firstRun.consumptionBoundS, 3),
           inventory_requests_first_run: b.firstRun.inventoryRequestsPlanned,
-          inventory_share_steady: round(b.firstRun.steadyInventoryRequests / (b.firstRun.steadyInventoryRequests + b.firstRun.consumptionRequests), 3),
+          inventory_share_steady: round(b.firstRun.steadyInventoryRequests / Math.max(1, b.firstRun.steadyRequests), 3),
+          inventory_requests_steady: b.firstRun.steadyInventoryRequests,
+          requests_steady: b.firstRun.steadyRequests,
+          steady_inventory_complete: b.firstRun.steadyInventoryComplete,
           first_run_projected_minutes_at_50_per_min: round(b.firstRun.projectedMinutesAt50, 1),
           first_run_consumption_minutes_at_50_per_min: round(b.firstRun.consumptionRequests / 50, 1),
         }

@@ -187,6 +187,8 @@ export class ApiClient {
     const stops = [this.signal, opts?.signal].filter((s): s is AbortSignal => s !== undefined);
     const stop = stops.length === 0 ? undefined : stops.length === 1 ? stops[0] : AbortSignal.any(stops);
     const inflight = opts?.inflight ?? stop;
+    // A caller's signal is shared by every request it queues (an inventory queues one per listing).
+    for (const s of [stop, inflight]) if (s && s !== this.signal) setMaxListeners(0, s);
     for (let attempt = 0; ; attempt++) {
       stop?.throwIfAborted();
       try {

@@ -15,17 +15,20 @@ export interface ExportDatasetOptions {
   /** Default: the configuration's report.prices (and its price_overlay). A given one: against the working directory. */
   prices?: string;
   now?: Date;
+  /** The run's stop: the store's open, then between partitions (each written one stays whole and recorded). */
+  signal?: AbortSignal;
 }
 
 export async function exportDataset(ctx: CommandContext, opts: ExportDatasetOptions): Promise<ExportResult> {
   // A broken price book is refused before anything is opened or written.
   const paths = priceBookPaths(ctx, opts.prices);
   const book = loadPriceBook(paths.path, paths.overlay);
-  const store = await openCommandStore(ctx);
+  const store = await openCommandStore(ctx, ctx.log, opts.signal ? { signal: opts.signal } : {});
   try {
     const now = opts.now ?? new Date();
+    opts.signal?.throwIfAborted();
     await refreshPrices(store, book, now);
-    return await writeDataset({ store, dir: opts.dir, formats: opts.formats ?? ['parquet'], now, log: ctx.log });
+    return await writeDataset({ store, dir: opts.dir, formats: opts.formats ?? ['parquet'], now, log: ctx.log, ...(opts.signal ? { signal: opts.signal } : {}) });
   } finally {
     await store.close();
   }

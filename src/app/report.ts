@@ -78,6 +78,7 @@ export async function writeReport(
       ...(opts.finalize ? { finalize: true } : {}),
       ...(opts.now ? { now: opts.now } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      memoryLimit: ctx.config.report.memory_limit,
       log: ctx.log,
     });
   } finally {

@@ -25,6 +25,8 @@ export interface Rate {
   /** UTC date YYYY-MM-DD, exclusive; null = open-ended. */
   effectiveTo: string | null;
   source: string;
+  /** The book assumes this rate (or its dates) rather than quoting a published or contracted one. */
+  assumed: boolean;
 }
 
 export interface Allowance {
@@ -91,6 +93,7 @@ const rateSchema = z.strictObject({
   effective_from: dateString,
   effective_to: dateString.optional(),
   source: z.string().min(1, 'every rate needs a source'),
+  assumed: z.boolean().default(false),
 });
 
 const allowanceSchema = z.strictObject({
@@ -166,6 +169,7 @@ function bookFromRaw(raw: unknown, origin: string, sha256: string): PriceBook {
       effectiveFrom: r.effective_from,
       effectiveTo: r.effective_to ?? null,
       source: r.source,
+      assumed: r.assumed,
     };
   });
   rates.forEach((r, i) => {

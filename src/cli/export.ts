@@ -33,8 +33,8 @@ export function prepareExportCommand(opts: ExportCommandOptions): { ctx: Command
 }
 
 export async function exportCommand(
-  opts: ExportCommandOptions,
+  opts: ExportCommandOptions & { signal?: AbortSignal },
   prep: ReturnType<typeof prepareExportCommand> = prepareExportCommand(opts),
 ): Promise<ExportResult> {
-  return exportDataset(prep.ctx, prep.options);
+  return exportDataset(prep.ctx, { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) });
 }

@@ -33,6 +33,12 @@ export function formatCollectSummary(r: CollectResult & { dbPath: string; analys
   return lines.join('\n');
 }
 
+/** A run id's distinguishing part for an 80-column table: ids start with the date and time (shown in
+ *  `started` already), so the table shows their random suffix, the last 8 characters. */
+export function shortRunId(runId: string): string {
+  return runId.length > 8 ? runId.slice(-8) : runId;
+}
+
 function iso(v: unknown): string {
   if (v === null || v === undefined) return '-';
   const d = v instanceof Date ? v : new Date(String(v));
@@ -82,11 +88,11 @@ export function formatStatus(s: StatusResult, now: number = Date.now()): string 
   out.push('', 'last runs:');
   const runs = [['run', 'command', 'status', 'started', 'requests', '429s', 'rows']];
   for (const r of s.runs) {
-    runs.push([r.runId.slice(0, 8), r.command, r.status, minute(r.startedAt), n(r.requests), n(r.throttled), n(r.rowsLoaded)]);
+    runs.push([shortRunId(r.runId), r.command, r.status, minute(r.startedAt), n(r.requests), n(r.throttled), n(r.rowsLoaded)]);
   }
   out.push(...table(runs));
   const errors = s.runs.filter((r) => r.error);
-  for (const r of errors) out.push(`  ${r.runId.slice(0, 8)} error: ${r.error!.replace(/\s+/g, ' ')}`);
+  for (const r of errors) out.push(`  ${shortRunId(r.runId)} error: ${r.error!.replace(/\s+/g, ' ')}`);
   out.push('', `check: ${s.check.reason}`);
   let cut = false;
   const fitted = out.map((line) => {
@@ -108,7 +114,11 @@ export function formatReportSummary(r: ReportResult): string {
   const lines = [
     `report ${r.period.label}${r.partial ? ' PARTIAL (not every scope is completely collected for the period)' : ''}: total ${r.currency} ${r.total} (${r.granularity} data, price book ${r.priceBookRevision})`,
   ];
-  if (r.unpricedLines > 0) lines.push(`  ${r.unpricedLines} unpriced line(s): their plan or metric has no rate in the price book`);
+  if (r.unpricedLines > 0) lines.push(`  UNPRICED: ${n(r.unpricedLines)} line(s) have no rate in the price book (plan or metric without a rate): their cost is blank, not 0, and in no total`);
+  if (r.assumed.used.length > 0) {
+    lines.push(`  ASSUMED RATES: ${r.currency} ${r.assumed.amount} of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} of the ${r.assumed.marked} rate(s) the price book marks assumed`);
+  }
+  for (const s of r.summarised) lines.push(`  workbook: ${s.name} has ${n(s.rows)} lines, summarised on ${s.sheets.length} sheets; every line is in ${s.name}.parquet`);
   if (r.forecast?.current && r.forecast.totals.projection !== null) {
     lines.push(`  month to date ${r.currency} ${r.forecast.totals.monthToDate}; projected month end ${r.currency} ${r.forecast.totals.projection} (a projection from the last ${r.forecast.windowDays} complete days; the method is on the workbook's Forecast sheet)`);
   }

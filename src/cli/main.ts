@@ -197,7 +197,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (o) => {
       const { exportCommand, prepareExportCommand } = await import('./export.js');
       const prepared = prepareExportCommand(o);
-      const r = await underRunLock(o, 'export', () => exportCommand(o, prepared));
+      const r = await underRunLock(o, 'export', (signal) => exportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
       setExit(EXIT.ok);

@@ -57,5 +57,5 @@ export async function reportCommand(
   prep: PreparedReportCommand = prepareReportCommand(opts),
 ): Promise<ReportResult & { exitCode: 0 | 2 }> {
   const result = await writeReport(prep.ctx, { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) }, prep.prepared);
-  return { ...result, exitCode: result.partial ? 2 : 0 };
+  return { ...result, exitCode: result.partial || result.warnings.length > 0 ? 2 : 0 };
 }

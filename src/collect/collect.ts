@@ -252,10 +252,15 @@ async function resolveOrgs(opts: CollectOptions): Promise<string[]> {
   const given = opts.orgs?.length ? opts.orgs : opts.config.collect.orgs;
   if (given.length) return [...given];
   try {
-    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown }[] }>('/users/me/organizations', {}, opts.signal ? { signal: opts.signal } : {});
-    const ids = (body.organizations ?? []).map((o) => o.id).filter((id): id is string => typeof id === 'string');
-    if (!ids.length) throw new FatalCollectError('the API key belongs to no organization; set collect.orgs in the config or pass --orgs.');
-    return ids.sort();
+    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown; name?: unknown }[] }>('/users/me/organizations', {}, opts.signal ? { signal: opts.signal } : {});
+    const orgs = (body.organizations ?? []).filter((o): o is { id: string; name?: unknown } => typeof o.id === 'string');
+    if (!orgs.length) throw new FatalCollectError('the API key belongs to no organization; set collect.orgs in the config or pass --orgs.');
+    // Their names name the billing accounts of the reports (FOCUS BillingAccountName).
+    const seenAt = new Date((opts.now ?? Date.now)());
+    for (const o of orgs) {
+      await opts.store.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.id, name: typeof o.name === 'string' && o.name !== '' ? o.name : null, seen_at: seenAt });
+    }
+    return orgs.map((o) => o.id).sort();
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) throw fatal401(err);
     if (err instanceof ApiError && err.status === 404) {
@@ -316,6 +321,8 @@ async function maybeRefreshInventory(
       log: opts.log,
       maxAgeHours: opts.config.inventory.max_age_hours,
       budget,
+      // Refreshing what is known takes a small share of this run's own consumption requests (at least one).
+      refreshBudget: Math.min(budget, Math.max(1, Math.floor(opts.config.inventory.refresh_share * consumptionRequests))),
       force: mode === 'always',
       ...(opts.signal ? { stop: opts.signal } : {}),
       ...(grace ? { inflight: grace.signal } : {}),

@@ -3,11 +3,15 @@
 // - it runs after the consumption of the run is committed, never before it;
 // - it commits as it goes (each programs page with its cursor, each batch of listings with its state),
 //   so an interrupted or budget-limited refresh resumes where it stopped and re-sends nothing committed;
-// - it spends requests only where something can have changed or is unknown: the programs listing when
-//   older than inventory.max_age_hours or when consumption names a program it does not know; a program's
-//   listings when never made, when consumption names a framework not yet named, when the program's
-//   updated_at moved, or (without an updated_at) when older than inventory.max_age_hours;
-// - it stops at its request budget (inventory.max_request_share of an hour at the configured rate).
+// - it spends requests only where something can have changed or is unknown: the whole programs listing
+//   on the first run and when older than inventory.max_age_hours; a program that consumption names and
+//   the inventory does not know, by id (GET /programs/{id}); a program's listings when never made, when
+//   consumption names a framework not yet named, when the program's updated_at moved, or (without an
+//   updated_at) when older than inventory.max_age_hours;
+// - what is unknown (the first listing, new programs, their listings, unnamed frameworks) is named within
+//   the run's budget (inventory.max_request_share of an hour at the configured rate); refreshing what is
+//   known (the listing once old, listings whose updated_at moved) is trickled over runs within
+//   inventory.refresh_share of the run's consumption requests, so a steady-state run spends little on it.
 import type { ApiClient } from '../api/client.js';
 import { ApiError } from '../api/errors.js';
 import type { Store } from '../store/store.js';
@@ -44,6 +48,8 @@ export interface InventoryOptions {
   maxAgeHours: number;
   /** Most requests this run may spend. */
   budget: number;
+  /** Most of those that refreshing what is already known (an old listing, moved updated_at) may spend. */
+  refreshBudget: number;
   /** 'always': the programs listing now and every listing older than this run. */
   force: boolean;
   /** No new request once aborted. */
@@ -68,24 +74,70 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
   };
   const runStart = new Date(opts.now());
 
-  // 1. The programs listing, when due; resumed from its cursor when an earlier run stopped in it.
+  // 1. The programs listing, when due; resumed from its cursor when an earlier run stopped in it. The first
+  //    (never completed) listing names everything and may spend the whole budget; a re-read of an old one
+  //    is a refresh, trickled within the refresh budget. Unknown programs are asked for by id unless a
+  //    listing is cheaper.
   const cursor = await store.inventoryState(STATE.cursor);
   const startedText = await store.inventoryState(STATE.started);
   const listedText = await store.inventoryState(STATE.listed);
   const unknown = await store.unknownProgramsInRun(opts.runId);
   const listedAt = listedText ? Date.parse(listedText) : null;
-  const due =
-    opts.force || startedText !== null || listedAt === null || opts.now() - listedAt >= opts.maxAgeHours * 3_600_000 || unknown.length > 0;
-  if (due) {
+  const firstListing = listedAt === null;
+  const old = listedAt !== null && opts.now() - listedAt >= opts.maxAgeHours * 3_600_000;
+  const listingPages = Math.ceil(((await store.inventoryProgramTotal()) + unknown.length) / PROGRAMS_LIST_LIMIT);
+  // Many unknown programs (an account that grew a lot): one listing names them for fewer requests.
+  const byId = !firstListing && !opts.force && unknown.length > 0 && unknown.length <= Math.max(1, listingPages);
+  const listingDue = opts.force || firstListing || startedText !== null || old || (unknown.length > 0 && !byId);
+  // The refresh's requests so far (it shares the refresh budget with the listings whose updated_at moved).
+  let refreshSpent = 0;
+  const isRefresh = listingDue && !opts.force && !firstListing && !(unknown.length > 0 && !byId);
+  const wanted = new Set(opts.orgs);
+  const programRow = (p: Obj) => ({
+    program_id: String(p.id),
+    org_id: asStr(p.org_id),
+    name: asStr(p.name),
+    region_id: asStr(p.region_id),
+    created_at: asDate(p.created_at),
+    updated_at: asDate(p.updated_at),
+  });
+
+  if (byId) {
+    const found: ReturnType<typeof programRow>[] = [];
+    const todo = unknown.slice(0, Math.max(0, opts.budget - out.requests));
+    const settled = await Promise.allSettled(
+      todo.map(async (id) => {
+        opts.stop?.throwIfAborted();
+        spend();
+        try {
+          const { body } = await client.getJson<{ program?: Obj }>(`/programs/${encodeURIComponent(id)}`, {}, { route: '/programs/{id}', ...call });
+          const p = body.program;
+          if (p && typeof p === 'object' && (wanted.size === 0 || wanted.has(String(p.org_id)))) found.push(programRow(p));
+        } catch (err) {
+          // Deleted before the inventory ever saw it: looked for once (below), not on every run.
+          if (!(err instanceof ApiError && err.status === 404)) throw err;
+        }
+      }),
+    );
+    // What arrived is committed even when the run is stopping.
+    if (found.length > 0) await store.recordProgramsPage(found, { seenAt: runStart });
+    out.programs += found.length;
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const done = todo.filter((_, i) => settled[i]?.status === 'fulfilled');
+    await store.markSought('program', done, runStart);
+    if (failed) throw failed.reason;
+  }
+
+  if (listingDue) {
     const started = startedText ? new Date(startedText) : runStart;
     if (!startedText) await store.setInventoryState(STATE.started, started.toISOString());
-    const wanted = new Set(opts.orgs);
     let finished = true;
     const pages = cursorPages(
       async (c) => {
-        if (out.requests >= opts.budget) throw new BudgetSpent();
+        if (out.requests >= opts.budget || (isRefresh && refreshSpent >= opts.refreshBudget)) throw new BudgetSpent();
         opts.stop?.throwIfAborted();
         spend();
+        if (isRefresh) refreshSpent++;
         const { body, requestId } = await client.getJson('/programs', { limit: PROGRAMS_LIST_LIMIT, cursor: c }, call);
         return jsonPage<Obj>(body, 'programs', requestId);
       },
@@ -93,16 +145,7 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
     );
     try {
       for await (const page of pages) {
-        const rows = page.list
-          .filter((p) => wanted.size === 0 || wanted.has(String(p.org_id)))
-          .map((p) => ({
-            program_id: String(p.id),
-            org_id: asStr(p.org_id),
-            name: asStr(p.name),
-            region_id: asStr(p.region_id),
-            created_at: asDate(p.created_at),
-            updated_at: asDate(p.updated_at),
-          }));
+        const rows = page.list.filter((p) => wanted.size === 0 || wanted.has(String(p.org_id))).map(programRow);
         const last = !page.cursor || page.items === null || page.items < PROGRAMS_LIST_LIMIT;
         await store.recordProgramsPage(rows, { seenAt: started, cursorKey: STATE.cursor, cursor: last ? null : page.cursor });
         out.programs += rows.length;
@@ -113,13 +156,15 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
     }
     if (finished) {
       await store.markProgramsUnseen([...new Set(opts.orgs)], started);
-      await store.markSought('program', unknown, runStart);
+      if (!byId) await store.markSought('program', unknown, runStart);
       await store.setInventoryState(STATE.cursor, null);
       await store.setInventoryState(STATE.started, null);
       await store.setInventoryState(STATE.listed, started.toISOString());
-    } else {
+    } else if (!isRefresh) {
       opts.log.info('inventory budget spent in the programs listing; the next run resumes it', { requests: out.requests });
       return out;
+    } else {
+      opts.log.info('programs listing refresh trickled: the next run goes on from its cursor', { requests: refreshSpent, refresh_budget: opts.refreshBudget });
     }
   }
 
@@ -130,8 +175,18 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
     runId: opts.runId,
     force: opts.force,
   });
-  const affordable = Math.max(0, opts.budget - out.requests);
-  const todo = listings.slice(0, affordable);
+  // Naming what is unknown (reasons 0, 1) first, within the budget; refreshing what is known (2, 3) within
+  // what is left of the refresh budget too.
+  const todo: typeof listings = [];
+  let refreshLeft = opts.force ? Infinity : Math.max(0, opts.refreshBudget - refreshSpent);
+  for (const l of listings) {
+    if (out.requests + todo.length >= opts.budget) break;
+    if (l.reason >= 2) {
+      if (refreshLeft <= 0) continue;
+      refreshLeft--;
+    }
+    todo.push(l);
+  }
   out.remaining = listings.length - todo.length;
   opts.onPlanned?.(out.requests + todo.length);
   for (let i = 0; i < todo.length; i += LISTING_BATCH) {

@@ -53,9 +53,15 @@ export const configSchema = z
       .prefault({}),
     inventory: z
       .object({
-        max_age_hours: z.number().min(0).default(24),
+        // The programs listing is re-read (and listings without an updated_at re-made) when older than this.
+        // A week: on a large account the listing (one request per 400 programs) then costs far below 5% of
+        // the daily runs' requests; new programs are named sooner, from consumption (GET /programs/{id}).
+        max_age_hours: z.number().min(0).default(168),
         // Of one hour's requests at api.rate_limit.per_minute, the share one run may spend on the inventory.
         max_request_share: z.number().gt(0).max(1).default(0.5),
+        // Of the run's consumption requests, the share that refreshing what the inventory already knows (the
+        // programs listing when old, listings whose updated_at moved) may take per run; at least one request.
+        refresh_share: z.number().min(0).max(1).default(0.04),
       })
       .strict()
       .prefault({}),
@@ -77,6 +83,12 @@ export const configSchema = z
         prices: z.string().min(1).default('config/prices.toml'),
         /** An operator's own partial price book laid over `prices` (rates replaced or added by key). */
         price_overlay: z.string().min(1).optional(),
+        // DuckDB's working memory while a report runs (never above store.memory_limit): the report's
+        // tables spill to <db>.tmp/ beyond it, so the whole process stays near the 512 MB goal.
+        memory_limit: z
+          .string()
+          .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
+          .default('1GB'),
       })
       .strict()
       .prefault({}),

@@ -103,6 +103,8 @@ export async function exportDataset(opts: {
   formats?: readonly ExportFormat[];
   now?: Date;
   log?: Logger;
+  /** Stops between partitions: each one written is whole and recorded, the rest is left for the next run. */
+  signal?: AbortSignal;
 }): Promise<ExportResult> {
   const { store } = opts;
   const log = opts.log ?? silentLogger;
@@ -121,6 +123,7 @@ export async function exportDataset(opts: {
   const copy = readSql('src/export/sql/partition_copy.sql');
 
   for (const p of partitions) {
+    opts.signal?.throwIfAborted();
     result.rows += p.rows;
     const f = files(dir, p, formats);
     const present = existsSync(f.parquet) && existsSync(f.manifest) && (!f.arrow || existsSync(f.arrow));
@@ -151,6 +154,7 @@ export async function exportDataset(opts: {
     result.written.push(p.path);
   }
   await store.run(readSql('src/export/sql/partition_drop.sql'));
+  opts.signal?.throwIfAborted();
 
   // Partitions whose rows are all gone (a re-collect emptied a month, say) leave the dataset.
   const current = new Set(partitions.map((p) => p.path));

@@ -2,11 +2,13 @@
 // polars). DuckDB's Node client hands back JS values, so the columns are rebuilt here with
 // apache-arrow, with their types kept: BIGINT as int64 (exact, from bigint), DECIMAL(p,s) as
 // decimal128(p,s) from the exact scaled integer, TIMESTAMPTZ as timestamp[us, UTC], DATE as
-// date32. Off the ingest path: only reports and the dataset export write it.
-import { writeFile } from 'node:fs/promises';
+// date32. Off the ingest path: only reports and the dataset export write it. The table is read and
+// written one record batch at a time, so memory stays bounded by a batch, not by the table.
+import { createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import {
-  Bool, DateDay, Decimal, Float64, Int32, Int64, Table, TimeUnit, Timestamp, Utf8,
-  makeData, makeVector, tableToIPC, vectorFromArray, type Data, type DataType, type Vector,
+  Bool, DateDay, Decimal, Float64, Int32, Int64, RecordBatchFileWriter, Table, TimeUnit, Timestamp, Utf8,
+  makeData, makeVector, vectorFromArray, type Data, type DataType, type Vector,
 } from 'apache-arrow';
 import type { Store } from '../store/store.js';
 import { quoteIdent } from '../store/sql.js';
@@ -84,12 +86,45 @@ function column(c: ColumnType, values: unknown[]): { type: DataType; vector: Vec
   }
 }
 
-/** Writes a (TEMP) table, in its row order, as an Arrow IPC file at `path`; returns the row count. */
-export async function writeArrowFile(store: Store, table: string, path: string): Promise<number> {
-  const cols = await store.query<ColumnType>(`DESCRIBE ${quoteIdent(table)}`);
-  const rows = await store.query<Record<string, unknown>>(`SELECT ${cols.map(projection).join(', ')} FROM ${quoteIdent(table)}`);
+/** Rows per record batch: large enough for fast columnar reads, small enough to keep memory flat. */
+const BATCH_ROWS = 65_536;
+
+/** Reads one batch of rows by rowid range (cheap on a table, unlike OFFSET) and converts it to Arrow. */
+async function readBatch(store: Store, table: string, cols: ColumnType[], from: bigint): Promise<Table> {
+  const rows = await store.query<Record<string, unknown>>(
+    `SELECT ${cols.map(projection).join(', ')} FROM ${quoteIdent(table)} WHERE rowid >= $from AND rowid < $to ORDER BY rowid`,
+    { from, to: from + BigInt(BATCH_ROWS) },
+  );
   const vectors: Record<string, Vector> = {};
   for (const c of cols) vectors[c.column_name] = column(c, rows.map((r) => r[c.column_name] ?? null)).vector;
-  await writeFile(path, tableToIPC(new Table(vectors), 'file'));
-  return rows.length;
+  return new Table(vectors);
+}
+
+/**
+ * Writes a (TEMP) table, in its row order, as an Arrow IPC file at `path`, one record batch of at
+ * most BATCH_ROWS rows at a time; returns the row count.
+ */
+export async function writeArrowFile(store: Store, table: string, path: string): Promise<number> {
+  const cols = await store.query<ColumnType>(`DESCRIBE ${quoteIdent(table)}`);
+  const [bounds] = await store.query<{ n: bigint; last: bigint | null }>(
+    `SELECT count(*)::BIGINT AS n, max(rowid)::BIGINT AS last FROM ${quoteIdent(table)}`,
+  );
+  const writer = new RecordBatchFileWriter();
+  const written = pipeline(writer.toNodeStream(), createWriteStream(path));
+  // Batches one by one: writing a whole Table would finish the file after it.
+  const put = (t: Table) => t.batches.forEach((b) => writer.write(b));
+  try {
+    // An empty table still gets its schema, from one empty batch.
+    if (bounds!.last === null) put(await readBatch(store, table, cols, 0n));
+    for (let from = 0n; bounds!.last !== null && from <= bounds!.last; from += BigInt(BATCH_ROWS)) {
+      put(await readBatch(store, table, cols, from));
+    }
+  } catch (err) {
+    writer.abort();
+    await written.catch(() => undefined);
+    throw err;
+  }
+  writer.finish();
+  await written;
+  return Number(bounds!.n);
 }

@@ -1,21 +1,35 @@
 // Files appear whole or not at all: each is written under a temporary name beside its final
 // name and renamed into place (rename is atomic within a directory). A month's files appear as a set:
-// they are written into a fresh folder beside the month's, which is then swapped in with two renames
-// (the old folder aside, the new one into place); the next run puts back or removes what a crash left.
+// they are written into a fresh hidden folder beside the month's, and the month's name is a symbolic
+// link to the live set, replaced by one rename (a link renamed over a link is atomic), so a reader
+// sees the old set or the new one at every moment. The next run removes what a crash left.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { createReadStream, existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, symlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { pidAlive } from '../process.js';
 
-const STAGE = /^\.(.+)\.(new|old)-(\d+)-[0-9a-f]+$/;
+/** Hidden entries beside a month: a set being written (new), a complete set (set), the link about to
+ * replace the month's (link), and a month folder of an earlier release moved aside (old). */
+const STAGE = /^\.(.+)\.(new|set|link|old)-(\d+)-[0-9a-f]+$/;
 const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/;
 
+const stageName = (label: string, kind: 'new' | 'set' | 'link' | 'old') =>
+  `.${label}.${kind}-${process.pid}-${randomBytes(4).toString('hex')}`;
+
+/** The set folder a month's link points at (a name beside it), or null when it is no link. */
+function liveSet(monthPath: string): string | null {
+  try {
+    return lstatSync(monthPath).isSymbolicLink() ? basename(readlinkSync(monthPath)) : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
- * Removes what a report run that died left under `outDir`: half-written sets, and temporary files inside
- * month folders. A set moved aside but never replaced (a crash between the two renames) is put back.
- * Leftovers of a process still running are left alone.
+ * Removes what a report run that died left under `outDir`: half-written sets, sets no longer linked,
+ * unused links, and temporary files inside month folders. A month folder of an earlier release moved
+ * aside but never replaced is put back. Leftovers of a process still running are left alone.
  */
 export async function cleanReportLeftovers(outDir: string): Promise<string[]> {
   if (!existsSync(outDir)) return [];
@@ -24,6 +38,7 @@ export async function cleanReportLeftovers(outDir: string): Promise<string[]> {
     const m = STAGE.exec(name);
     if (m) {
       const [, label, kind, pid] = m as unknown as [string, string, string, string];
+      if (kind === 'set' && liveSet(join(outDir, label)) === name) continue;
       if (pidAlive(Number(pid))) continue;
       const path = join(outDir, name);
       if (kind === 'old' && !existsSync(join(outDir, label))) await rename(path, join(outDir, label));
@@ -52,23 +67,39 @@ export async function cleanReportLeftovers(outDir: string): Promise<string[]> {
 /** A fresh, empty folder beside outDir/label to write a new set into. */
 export async function freshSetDir(outDir: string, label: string): Promise<string> {
   await mkdir(outDir, { recursive: true });
-  const dir = join(outDir, `.${label}.new-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const dir = join(outDir, stageName(label, 'new'));
   await mkdir(dir);
   return dir;
 }
 
-/** Swaps a complete set (its manifest written last) in for outDir/label: old aside, new in, old removed. */
+/**
+ * Makes a complete set (its manifest written last) the live one for `finalDir`: the set is renamed to
+ * its final hidden name, a new link to it replaces the month's link in one rename, and the set it
+ * replaced is removed. A month that is still a plain folder (written by an earlier release) is moved
+ * aside once, then removed.
+ */
 export async function swapInSet(setDir: string, finalDir: string): Promise<void> {
-  const aside = join(dirname(finalDir), `.${basename(finalDir)}.old-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const hadOld = existsSync(finalDir);
-  if (hadOld) await rename(finalDir, aside);
+  const outDir = dirname(finalDir);
+  const label = basename(finalDir);
+  const setName = stageName(label, 'set');
+  await rename(setDir, join(outDir, setName));
+  const link = join(outDir, stageName(label, 'link'));
+  await symlink(setName, link, 'dir');
+  const previous = liveSet(finalDir);
+  let legacy: string | null = null;
+  if (previous === null && existsSync(finalDir)) {
+    legacy = join(outDir, stageName(label, 'old'));
+    await rename(finalDir, legacy);
+  }
   try {
-    await rename(setDir, finalDir);
+    await rename(link, finalDir);
   } catch (err) {
-    if (hadOld) await rename(aside, finalDir).catch(() => {});
+    if (legacy) await rename(legacy, finalDir).catch(() => {});
+    await rm(link, { force: true });
     throw err;
   }
-  if (hadOld) await rm(aside, { recursive: true, force: true });
+  if (previous) await rm(join(outDir, previous), { recursive: true, force: true });
+  if (legacy) await rm(legacy, { recursive: true, force: true });
 }
 
 export function tempPathFor(finalPath: string): string {

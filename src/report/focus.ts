@@ -2,6 +2,7 @@
 // and its finalisation. Once a month is finalised (`report --finalize`), its rows are recorded in the
 // database; a later export writes those rows unchanged and adds ChargeClass 'Correction' rows for
 // any difference (src/report/sql/focus_corrected.sql), never a silent rewrite.
+import { createHash } from 'node:crypto';
 import type { Granularity } from '../domain/granularity.js';
 import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
@@ -19,6 +20,8 @@ export interface FocusIdentity {
   serviceName: string;
   /** One of FOCUS's allowed ServiceCategory values. */
   serviceCategory: string;
+  /** One of FOCUS's allowed ServiceSubcategory values, whose parent is serviceCategory. */
+  serviceSubcategory: string;
   /** BillingAccountId (and name) when usage names no organization (legacy personal accounts). */
   unknownBillingAccount: string;
 }
@@ -28,14 +31,31 @@ export const DEFAULT_FOCUS_IDENTITY: FocusIdentity = {
   publisherName: 'Compliance Evidence Management',
   invoiceIssuerName: 'Compliance Evidence Management',
   serviceName: 'Compliance Evidence Management',
-  // "Security monitoring and compliance services" in FOCUS's list.
-  serviceCategory: 'Security',
+  // FOCUS 1.2 ServiceSubcategory "Compliance: adherence to regulatory standards" under its parent.
+  serviceCategory: 'Management and Governance',
+  serviceSubcategory: 'Compliance',
   unknownBillingAccount: 'unknown-organization',
 };
 
 /** The TEMP tables of a run: the rows computed from current data, and the rows written. */
+/** RegionName of the region ids the API uses (its public region list); another id is its own name. */
+export const REGION_NAMES: Record<string, string> = {
+  'aws-us-east-1': 'AWS US East (N. Virginia)',
+  'aws-us-east-2': 'AWS US East (Ohio)',
+  'aws-us-west-2': 'AWS US West (Oregon)',
+  'aws-eu-central-1': 'AWS Europe (Frankfurt)',
+  'aws-eu-west-2': 'AWS Europe (London)',
+  'aws-ap-southeast-1': 'AWS Asia Pacific (Singapore)',
+  'aws-ap-southeast-2': 'AWS Asia Pacific (Sydney)',
+  'aws-sa-east-1': 'AWS South America (Sao Paulo)',
+  'azure-eastus2': 'Azure East US 2',
+  'azure-westus3': 'Azure West US 3',
+  'azure-gwc': 'Azure Germany West Central',
+};
+
 export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
 export const FOCUS_TABLE = 'rpt_focus';
+const FOCUS_STAGING_TABLE = 'rpt_focus_staging';
 
 const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
 const TIME_UNITS: Record<string, string> = {
@@ -105,10 +125,37 @@ export function assertFinalizable(period: ReportPeriod, partial: boolean, now: D
  * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
  * current rows, or for a finalised month the finalised rows plus corrections.
  */
+/** Rows, BilledCost total and last line of the FOCUS table. */
+const FOCUS_TOTALS = 'SELECT count(*) AS n_rows, CAST(coalesce(sum("BilledCost"), 0) AS DECIMAL(18,2)) AS billed, max(line_no) AS last FROM {{table}}';
+/** Lines per hashed block (src/report/sql/focus_digest.sql). */
+const DIGEST_BLOCK = 10_000;
+
+/**
+ * sha256 of the FOCUS rows after line `after`: each block of DIGEST_BLOCK lines (line_no div
+ * DIGEST_BLOCK) hashed in line order by one query, then the block hashes joined by newlines, in
+ * order. One block at a time, so memory is bounded by a block, whatever the number of rows.
+ */
+async function digestRows(store: Store, after: number, last: number): Promise<{ rows: number; digest: string }> {
+  const sql = readSql('src/report/sql/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
+  const hashes: string[] = [];
+  let rows = 0;
+  for (let block = Math.floor((after + 1) / DIGEST_BLOCK); block * DIGEST_BLOCK <= last; block++) {
+    const lo = Math.max(after, block * DIGEST_BLOCK - 1);
+    const hi = block * DIGEST_BLOCK + DIGEST_BLOCK - 1;
+    const [b] = await store.query<{ n: bigint; h: string }>(sql, { lo: BigInt(lo), hi: BigInt(hi) });
+    if (Number(b!.n) === 0) continue;
+    rows += Number(b!.n);
+    hashes.push(b!.h);
+  }
+  return { rows, digest: createHash('sha256').update(hashes.join('\n')).digest('hex') };
+}
+
 export async function buildFocus(store: Store, o: {
   period: ReportPeriod;
   granularity: Granularity;
   book: PriceBook;
+  /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
+  coverageStatus: 'COMPLETE' | 'PARTIAL';
   identity?: Partial<FocusIdentity>;
 }): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
@@ -120,8 +167,9 @@ export async function buildFocus(store: Store, o: {
     {
       granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
       provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
-      service_name: id.serviceName, service_category: id.serviceCategory, unknown_account: id.unknownBillingAccount,
-      unit_from: units, unit_to: units.map(focusUnit),
+      service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
+      unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
+      region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
     },
   );
 
@@ -136,13 +184,22 @@ export async function buildFocus(store: Store, o: {
   const source = finalizations.length > 0
     ? strip('src/report/sql/focus_corrected.sql')
     : `SELECT * FROM ${quoteIdent(FOCUS_CURRENT_TABLE)} ORDER BY line_no`;
-  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_TABLE)).replace('{{report}}', () => source),
+  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => source),
     finalizations.length > 0 ? { month } : undefined);
+  // The columns in the order of the current rows, whatever order the finalised table holds them in,
+  // so the file of a finalised month has the same schema as before.
+  const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
+    .map((c) => quoteIdent(c.column_name));
+  // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+  // The staging copy is not read again: free it (at 10,000 programs it is millions of wide rows).
+  await store.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+  await store.run(`DROP TABLE ${quoteIdent(FOCUS_CURRENT_TABLE)}`);
 
-  const digestSql = readSql('src/report/sql/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
-  const [all] = await store.query<{ n_rows: bigint; billed: string }>(digestSql, { after: 0n });
-  const [fresh] = await store.query<{ n_rows: bigint; billed: string; digest: string }>(digestSql, { after: BigInt(finalizedRows) });
+  const [all] = await store.query<{ n_rows: bigint; billed: string; last: bigint | null }>(
+    FOCUS_TOTALS.replace('{{table}}', quoteIdent(FOCUS_TABLE)));
+  const fresh = await digestRows(store, finalizedRows, Number(all!.last ?? 0n));
 
   return {
     table: FOCUS_TABLE,
@@ -151,7 +208,7 @@ export async function buildFocus(store: Store, o: {
     billedTotal: all!.billed,
     finalizations,
     finalized: null,
-    pending: { month, after: finalizedRows, rows: Number(fresh!.n_rows), digest: fresh!.digest },
+    pending: { month, after: finalizedRows, rows: fresh.rows, digest: fresh.digest },
   };
 }
 

@@ -3,6 +3,7 @@
 // needs no library and shows the same picture with scripts off; the inline script only publishes a
 // summary of what was drawn (window.__charts) for automated checks.
 import type { Forecast } from './forecast.js';
+import type { AssumedSummary } from './workbook.js';
 
 export interface HtmlReportInput {
   title: string;
@@ -17,18 +18,26 @@ export interface HtmlReportInput {
   granularity: string;
   priceBookRevision: string;
   unpricedLines: number;
+  /** The rates the price book marks assumed and what of the total rests on them. */
+  assumed: AssumedSummary;
   dailySpend: { program_id: string; program_name: string; day: Date; cost: string }[];
   topPrograms: { program_id: string; name: string; cost: string }[];
   topFrameworks: { framework_id: string; name: string; program_name: string; cost: string }[];
   storage: { day: Date; metric: string; gb_month: string }[];
-  snapshots: { day: Date; snapshots: bigint | number; manual: bigint | number; scheduled: bigint | number }[];
+  /** Per day; counts are null on days before snapshots_known_from (the inventory had not seen snapshots yet). */
+  snapshots: { day: Date; snapshots: bigint | number | null; manual: bigint | number | null; scheduled: bigint | number | null; known_from: Date | null }[];
   transfer: { day: Date; metric: string; gb: string; cost: string }[];
   /** Shown when the period is in progress (forecast.current). */
   forecast: Forecast | null;
 }
 
-/** Programs drawn as their own series in the stacked daily chart; the rest are one "other" series. */
-export const STACKED_PROGRAMS = 8;
+/**
+ * Programs drawn on their own in the program charts (the top-programs bars and the stacked daily
+ * chart, the same programs in both); the rest are one "Other programs" bar and series, so both charts
+ * add up to the total however many programs there are.
+ */
+export const TOP_PROGRAMS = 8;
+const OTHER_COLOR = '#999999';
 const W = 920;
 const H = 280;
 const M = { top: 16, right: 16, bottom: 46, left: 72 };
@@ -66,6 +75,11 @@ function daysOf(start: Date, end: Date): Date[] {
   return out;
 }
 
+/** An axis maximum whose four steps are whole numbers (for counts): 4, 8, 12, ... */
+function integerMax(v: number): number {
+  return 4 * Math.max(1, Math.ceil(niceMax(v) / 4));
+}
+
 function yAxis(max: number, fmt: (v: number) => string): string {
   const ih = H - M.top - M.bottom;
   let s = '';
@@ -85,9 +99,9 @@ function xLabels(days: Date[], x: (i: number) => number): string {
     .join('');
 }
 
-function legend(names: string[]): string {
+function legend(names: string[], colors: (string | undefined)[] = []): string {
   return `<ul class="legend">${names
-    .map((n, i) => `<li><span class="swatch" style="background:${PALETTE[i % PALETTE.length]}"></span>${escapeHtml(n)}</li>`)
+    .map((n, i) => `<li><span class="swatch" style="background:${colors[i] ?? PALETTE[i % PALETTE.length]}"></span>${escapeHtml(n)}</li>`)
     .join('')}</ul>`;
 }
 
@@ -100,7 +114,7 @@ ${content}${points > 0 ? extra : ''}
 }
 
 /** Stacked columns: one column per day, one band per series. */
-function stackedColumns(days: Date[], series: { name: string; values: number[] }[], fmt: (v: number) => string, unit: string): string {
+function stackedColumns(days: Date[], series: { name: string; values: number[]; color?: string }[], fmt: (v: number) => string, unit: string): string {
   const totals = days.map((_, i) => series.reduce((a, s) => a + Math.max(0, s.values[i] ?? 0), 0));
   const max = niceMax(Math.max(0, ...totals));
   const iw = W - M.left - M.right;
@@ -116,14 +130,14 @@ function stackedColumns(days: Date[], series: { name: string; values: number[] }
       const y0 = M.top + ih - (ih * acc) / max;
       const h = (ih * v) / max;
       acc += v;
-      marks += `<rect class="mark" x="${(M.left + bw * i + bw * 0.12).toFixed(1)}" y="${(y0 - h).toFixed(1)}" width="${(bw * 0.76).toFixed(1)}" height="${Math.max(0.5, h).toFixed(1)}" fill="${PALETTE[si % PALETTE.length]}"><title>${escapeHtml(`${dayKey(d)} ${s.name}: ${fmt(v)}${unit}`)}</title></rect>`;
+      marks += `<rect class="mark" x="${(M.left + bw * i + bw * 0.12).toFixed(1)}" y="${(y0 - h).toFixed(1)}" width="${(bw * 0.76).toFixed(1)}" height="${Math.max(0.5, h).toFixed(1)}" fill="${s.color ?? PALETTE[si % PALETTE.length]}"><title>${escapeHtml(`${dayKey(d)} ${s.name}: ${fmt(v)}${unit}`)}</title></rect>`;
     });
   });
   return `<svg viewBox="0 0 ${W} ${H}" role="img" preserveAspectRatio="xMidYMid meet">${yAxis(max, fmt)}${marks}${xLabels(days, x)}</svg>`;
 }
 
-/** Horizontal bars, largest first. */
-function bars(items: { label: string; value: number; text: string }[]): string {
+/** Horizontal bars, largest first (an item may carry its own colour: the "other" bar is grey). */
+function bars(items: { label: string; value: number; text: string; color?: string }[]): string {
   const rowH = 24;
   const left = 300;
   const h = items.length * rowH + 10;
@@ -135,17 +149,19 @@ function bars(items: { label: string; value: number; text: string }[]): string {
       const w = Math.max(0.5, (iw * Math.max(0, it.value)) / max);
       const label = it.label.length > 44 ? `${it.label.slice(0, 43)}…` : it.label;
       return `<text class="label" x="${left - 8}" y="${y + 16}" text-anchor="end">${escapeHtml(label)}</text>` +
-        `<rect class="mark" x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 7}" fill="${PALETTE[0]}"><title>${escapeHtml(`${it.label}: ${it.text}`)}</title></rect>` +
+        `<rect class="mark" x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 7}" fill="${it.color ?? PALETTE[0]}"><title>${escapeHtml(`${it.label}: ${it.text}`)}</title></rect>` +
         `<text class="value" x="${(left + w + 6).toFixed(1)}" y="${y + 16}">${escapeHtml(it.text)}</text>`;
     })
     .join('');
   return `<svg viewBox="0 0 ${W} ${h}" role="img" preserveAspectRatio="xMidYMid meet">${marks}</svg>`;
 }
 
-/** Lines over days, one per series; a dashed series is drawn dashed (projections). */
-function lines(days: Date[], series: { name: string; values: (number | null)[]; dashed?: boolean; color?: string }[], fmt: (v: number) => string, unit: string): string {
+/** Lines over days, one per series; a dashed series is drawn dashed (projections); counts get whole-number ticks. */
+function lines(days: Date[], series: { name: string; values: (number | null)[]; dashed?: boolean; color?: string }[], fmt: (v: number) => string, unit: string,
+  o: { integer?: boolean } = {}): string {
   const all = series.flatMap((s) => s.values.filter((v): v is number => v !== null));
-  const max = niceMax(Math.max(0, ...all));
+  const top = all.reduce((a, v) => Math.max(a, v), 0);
+  const max = o.integer ? integerMax(top) : niceMax(top);
   const iw = W - M.left - M.right;
   const ih = H - M.top - M.bottom;
   const step = days.length > 1 ? iw / (days.length - 1) : 0;
@@ -216,27 +232,33 @@ export function renderReportHtml(r: HtmlReportInput): string {
   const days = daysOf(r.rangeStart, r.rangeEnd);
   const dayIndex = new Map(days.map((d, i) => [dayKey(d), i]));
 
-  // Daily spend, stacked by program: the largest programs of the period, the rest as one series.
-  const totals = new Map<string, { name: string; total: number }>();
-  for (const d of r.dailySpend) {
-    const t = totals.get(d.program_id) ?? { name: d.program_name, total: 0 };
-    t.total += Number(d.cost);
-    totals.set(d.program_id, t);
-  }
-  const ranked = [...totals.entries()].sort((a, b) => b[1].total - a[1].total || (a[0] < b[0] ? -1 : 1));
-  const shown = ranked.slice(0, STACKED_PROGRAMS).map(([id]) => id);
-  const seriesIndex = new Map(shown.map((id, i) => [id, i]));
-  const series = shown.map((id) => ({ name: totals.get(id)!.name, values: days.map(() => 0) }));
-  if (ranked.length > STACKED_PROGRAMS) series.push({ name: `Other programs (${ranked.length - STACKED_PROGRAMS})`, values: days.map(() => 0) });
+  // Daily spend, stacked by program: the same top programs as the top-programs chart (ranked in SQL by
+  // the period's cost), the rest as one "Other programs" series, so the columns add up to the total.
+  const totals = new Map<string, number>();
+  for (const d of r.dailySpend) totals.set(d.program_id, (totals.get(d.program_id) ?? 0) + Number(d.cost));
+  const shown = r.topPrograms.slice(0, TOP_PROGRAMS);
+  const others = Math.max(0, totals.size - shown.length);
+  const seriesIndex = new Map(shown.map((p, i) => [p.program_id, i]));
+  const series: { name: string; values: number[]; color?: string }[] = shown.map((p) => ({ name: p.name, values: days.map(() => 0) }));
+  const otherName = `Other programs (${others.toLocaleString('en-US')})`;
+  if (others > 0) series.push({ name: otherName, values: days.map(() => 0), color: OTHER_COLOR });
   let dailyPoints = 0;
   for (const d of r.dailySpend) {
     const i = dayIndex.get(dayKey(d.day));
     if (i === undefined) continue;
-    const s = series[seriesIndex.get(d.program_id) ?? STACKED_PROGRAMS];
+    const s = series[seriesIndex.get(d.program_id) ?? shown.length];
     if (!s) continue;
     s.values[i]! += Number(d.cost);
   }
   for (const s of series) dailyPoints += s.values.filter((v) => v > 0).length;
+  const shownCents = shown.reduce((a, p) => a + BigInt(p.cost.replace('.', '')), 0n);
+  const otherCents = BigInt(r.total.replace('.', '')) - shownCents;
+  const otherCost = `${otherCents < 0n ? '-' : ''}${(otherCents < 0n ? -otherCents : otherCents) / 100n}.${String((otherCents < 0n ? -otherCents : otherCents) % 100n).padStart(2, '0')}`;
+  const topBars = [
+    ...shown.map((p) => ({ label: p.name, value: Number(p.cost), text: formatMoney(p.cost, cur) })),
+    ...(others > 0 ? [{ label: otherName, value: Number(otherCost), text: formatMoney(otherCost, cur), color: OTHER_COLOR }] : []),
+  ];
+  const topShare = Number(r.total) > 0 ? ((100 * Number(shownCents)) / Number(BigInt(r.total.replace('.', '')))).toFixed(1) : '0.0';
 
   // Storage per metric and snapshot count.
   const storageMetrics = [...new Set(r.storage.map((s) => s.metric))].sort();
@@ -245,11 +267,17 @@ export function renderReportHtml(r: HtmlReportInput): string {
     const i = dayIndex.get(dayKey(s.day));
     if (i !== undefined) storageSeries[storageMetrics.indexOf(s.metric)]!.values[i] = Number(s.gb_month);
   }
+  // Snapshots are only known since the inventory first saw them: earlier days are not drawn (not 0).
   const snapSeries = [{ name: 'snapshots', values: days.map((): number | null => null) }];
   for (const s of r.snapshots) {
     const i = dayIndex.get(dayKey(s.day));
-    if (i !== undefined) snapSeries[0]!.values[i] = Number(s.snapshots);
+    if (i !== undefined && s.snapshots !== null) snapSeries[0]!.values[i] = Number(s.snapshots);
   }
+  const knownFrom = r.snapshots.find((s) => s.known_from !== null)?.known_from ?? null;
+  const snapCaption = knownFrom === null
+    ? 'Snapshots existing each day, from the inventory: the inventory has not listed snapshots yet, so none are drawn.'
+    : `Snapshots existing each day (manual and scheduled), from the inventory. Snapshots are known from ${knownFrom.toISOString().slice(0, 16).replace('T', ' ')} UTC ` +
+      '(when the inventory first listed them); days before that are not drawn.';
   const countPoints = (ss: { values: (number | null)[] }[]) => ss.reduce((a, s) => a + s.values.filter((v) => v !== null).length, 0);
 
   // Transfer per day, public and private stacked.
@@ -307,22 +335,23 @@ export function renderReportHtml(r: HtmlReportInput): string {
 
   const kpis = [
     [`Total ${r.partial ? '(partial)' : ''}`, formatMoney(r.total, cur)],
-    ['Programs', String(totals.size)],
+    ['Programs', totals.size.toLocaleString('en-US')],
     ['Transfer cost', formatMoney(transferCost.toFixed(2), cur)],
     ...(f ? [['Projected month end', f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)]] : []),
   ];
 
   const body = [
-    figure('daily-spend', 'Daily spend per program', `Stacked by program: the ${Math.min(STACKED_PROGRAMS, ranked.length)} largest of the period, the rest together. Each line's rounded cost is spread over its days by billable usage, so the days add up to the total.`,
-      stackedColumns(days, series, moneyAxis, ''), dailyPoints, legend(series.map((s) => s.name))),
-    figure('top-programs', 'Top programs by cost', 'All metrics, the period\'s total per program.',
-      bars(r.topPrograms.map((p) => ({ label: p.name, value: Number(p.cost), text: formatMoney(p.cost, cur) }))), r.topPrograms.length),
+    figure('daily-spend', 'Daily spend per program', `Stacked by program: the ${shown.length} largest of the period (${topShare}% of the total, as in the next chart)` +
+      `${others > 0 ? `, the other ${others.toLocaleString('en-US')} together (grey)` : ''}. Each line's rounded cost is spread over its days by billable usage, so the days add up to the total.`,
+      stackedColumns(days, series, moneyAxis, ''), dailyPoints, legend(series.map((s) => s.name), series.map((s) => s.color))),
+    figure('top-programs', 'Top programs by cost', `All metrics, the period's total per program: the ${shown.length} largest${others > 0 ? ' and the rest together' : ''}; the bars add up to the total.`,
+      bars(topBars), topBars.length),
     figure('top-frameworks', 'Top frameworks by cost', 'The six framework metrics; usage no current framework accounts for is left out.',
       bars(r.topFrameworks.map((p) => ({ label: `${p.name} (${p.program_name})`, value: Number(p.cost), text: formatMoney(p.cost, cur) }))), r.topFrameworks.length),
     figure('storage', 'Storage trend', 'GB-month accrued per day, per storage metric, over all programs.',
       lines(days, storageSeries, (v) => fmtNum(v, 3), ' GB-month'), countPoints(storageSeries), legend(storageSeries.map((s) => s.name))),
-    figure('snapshots', 'Snapshot trend', 'Snapshots existing each day (manual and scheduled), from the inventory.',
-      lines(days, snapSeries, (v) => fmtNum(v, 0), ''), countPoints(snapSeries), legend(['snapshots'])),
+    figure('snapshots', 'Snapshot trend', snapCaption,
+      lines(days, snapSeries, (v) => fmtNum(v, 0), '', { integer: true }), countPoints(snapSeries), legend(['snapshots'])),
     figure('transfer', 'Transfer per day', 'Public and private network transfer, GB (10^9 bytes) per day, over all programs.',
       stackedColumns(days, transferSeries, (v) => fmtNum(v, 3), ' GB'), transferPoints, legend(transferSeries.map((s) => s.name))),
   ];
@@ -340,7 +369,8 @@ export function renderReportHtml(r: HtmlReportInput): string {
 <h1>${escapeHtml(r.title)}</h1>
 <p class="meta">Period ${escapeHtml(r.rangeStart.toISOString())} to ${escapeHtml(r.rangeEnd.toISOString())} (UTC, end exclusive) · generated ${escapeHtml(r.generatedAt.toISOString())} · data granularity ${escapeHtml(r.granularity)} · price book ${escapeHtml(r.priceBookRevision)} · ${escapeHtml(cur)}</p>
 ${r.partial ? '<p class="banner">PARTIAL: the period is not completely collected; figures cover what was collected.</p>' : ''}
-${r.unpricedLines > 0 ? `<p class="banner">${r.unpricedLines} unpriced line(s): usage without a rate is shown at 0 here and flagged in the workbook.</p>` : ''}
+${r.unpricedLines > 0 ? `<p class="banner" id="unpriced">UNPRICED: ${r.unpricedLines} line(s) have no rate in the price book. Their cost is blank (not 0): it is in no total or chart here; the workbook's Summary lists them.</p>` : ''}
+${r.assumed.used.length > 0 ? `<p class="banner" id="assumed">ASSUMED RATES: ${escapeHtml(formatMoney(r.assumed.amount, cur))} of the total (${escapeHtml(r.assumed.share)}%) rests on ${r.assumed.used.length} rate(s) the price book marks assumed (${escapeHtml(r.assumed.used.map((x) => x.rate_id).join(', '))}).</p>` : ''}
 ${f ? `<p class="projection"><b>Projection.</b> ${escapeHtml(f.method)}</p>` : ''}
 <div class="kpis">${kpis.map(([k, v]) => `<div class="kpi">${escapeHtml(k!)}<b>${escapeHtml(v!)}</b></div>`).join('')}</div>
 </header>

@@ -14,20 +14,49 @@ import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
-import { REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
+import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
 import { cleanReportLeftovers, freshSetDir, sha256File, swapInSet, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
-import { renderReportHtml } from './html.js';
+import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
-import { writeWorkbook, type ColumnInfo, type SheetSource } from './workbook.js';
+import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
+import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
+
+/**
+ * With monthly data only, a rate that changes inside the period cannot be applied (each bucket is the
+ * whole month): one warning line per such rate. Collect daily data for the month to price it exactly.
+ */
+async function monthlyRateChangeWarnings(store: Store, params: Record<string, unknown>): Promise<string[]> {
+  const rows = await store.query<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }>(
+    readSql('src/report/sql/rate_changes_inside.sql'), params as never,
+  );
+  return rows.map((r) =>
+    `WARNING: rate ${r.rate_id} (${r.plan}, ${r.metric}) starts or ends inside the period ` +
+    `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
+    'but only monthly data is complete: each month is priced at the rate in force at its start. ' +
+    'Collect daily data for the period (usage-pipeline collect --granularity daily) to price the change.');
+}
+
+/** What of the total rests on the rates the price book marks assumed: amount and share (percent, 2 decimals, exact). */
+async function assumedRates(store: Store, ids: string[], total: string): Promise<AssumedSummary> {
+  const used = ids.length === 0 ? [] : (await store.query<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }>(
+    readSql('src/report/sql/assumed_rates.sql'), { rate_ids: ids })).map((r) => ({ ...r, lines: Number(r.lines) }));
+  const cents = (v: string) => BigInt(v.replace('.', ''));
+  const amountCents = used.reduce((a, r) => a + cents(r.cost), 0n);
+  const totalCents = cents(total);
+  // Share in hundredths of a percent, rounded half-up.
+  const bp = totalCents === 0n ? 0n : (amountCents * 20000n + totalCents) / (2n * totalCents);
+  const amount = `${amountCents < 0n ? '-' : ''}${(amountCents < 0n ? -amountCents : amountCents) / 100n}.${String((amountCents < 0n ? -amountCents : amountCents) % 100n).padStart(2, '0')}`;
+  return { marked: ids.length, used, amount, share: `${bp / 100n}.${String(bp % 100n).padStart(2, '0')}` };
+}
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
 /** The TEMP table of each line's cost spread over its days (src/report/sql/daily_lines.sql). */
 const DAILY_TABLE = 'rpt_daily';
-/** Bars in the top-programs and top-frameworks charts. */
+/** Bars in the top-frameworks chart. */
 const CHART_TOP_N = 10;
 /** The charts file, beside the workbook that links to it. */
 export const HTML_REPORT_NAME = 'report.html';
@@ -48,8 +77,10 @@ export interface RunReportOptions {
   log?: Logger;
   /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
   signal?: AbortSignal;
-  /** For tests of sheet splitting: data rows per worksheet. */
-  maxRowsPerSheet?: number;
+  /** DuckDB's memory limit while the report runs (default 1GB; config report.memory_limit); only ever lowers the store's. */
+  memoryLimit?: string;
+  /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
+  rowBudget?: number;
   /**
    * Record the month's FOCUS rows as finalised (after the files are written): later exports of the
    * month keep them and add ChargeClass 'Correction' rows. Only a complete month after its end.
@@ -81,10 +112,18 @@ export interface ReportResult {
   /** Rows per report. */
   rows: Record<ReportName, number>;
   unpricedLines: number;
+  /** The rates the price book marks assumed and how much of the total rests on them. */
+  assumed: AssumedSummary;
+  /** Reports the workbook carries as summaries (beyond the row budget). */
+  summarised: SummarisedReport[];
   /** Month-to-date and projection (for a month period); forecast.current says whether the month is in progress. */
   forecast: Forecast | null;
-  /** The FOCUS rows (when 'focus' was asked or finalize). */
+  /** The FOCUS rows (when 'focus' was asked). */
   focus: FocusBuild | null;
+  /** Warning lines (a rate change monthly data cannot price): the command exits 2. */
+  warnings: string[];
+  /** For a finalised month: the changes since finalisation (rows and net amount). */
+  corrections: { rows: number; amount: string } | null;
 }
 
 /** requireComplete was asked and the period is not completely collected; nothing was written. */
@@ -102,7 +141,46 @@ export class ReportIncompleteError extends Error {
   }
 }
 
+/**
+ * DuckDB's limits while a report runs (memory: config report.memory_limit, only ever lowering the
+ * store's): the report's tables spill to the database's temp directory beyond it. Restored
+ * afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at 10,000 programs.
+ */
+const REPORT_DUCKDB = { memory_limit: '1GB', threads: 2 } as const;
+export const REPORT_MEMORY_LIMIT_DEFAULT = REPORT_DUCKDB.memory_limit;
+const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
+  "current_setting('preserve_insertion_order') AS preserve_insertion_order";
+
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
+  const [before] = await opts.store.query<{ memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean }>(SETTINGS_NOW);
+  // Report tables are created in line order and copied to files in insertion order (no second sort
+  // of millions of rows): insertion order must be kept, whatever the store was opened with.
+  await opts.store.run('SET preserve_insertion_order = true');
+  // Only ever lowered: a store opened with a smaller limit keeps it.
+  const limit = opts.memoryLimit ?? REPORT_DUCKDB.memory_limit;
+  if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
+  if (sizeBytes(before!.memory_limit) > sizeBytes(limit)) await opts.store.run(`SET memory_limit = ${quoteLiteral(limit.replace(/\s+/g, ''))}`);
+  if (Number(before!.threads) > REPORT_DUCKDB.threads) await opts.store.run(`SET threads = ${REPORT_DUCKDB.threads}`);
+  try {
+    return await runReportBounded(opts);
+  } finally {
+    // The caller's store may serve other work (the daemon): give its limits back.
+    await opts.store.run(`SET memory_limit = ${quoteLiteral(before!.memory_limit.replace(/\s+/g, ''))}`);
+    await opts.store.run(`SET threads = ${Number(before!.threads)}`);
+    await opts.store.run(`SET preserve_insertion_order = ${before!.preserve_insertion_order ? 'true' : 'false'}`);
+  }
+}
+
+/** '953.6 MiB', '256MB', '1GB' in bytes (DuckDB's size settings); unknown text counts as unlimited. */
+function sizeBytes(text: string): number {
+  const m = /^\s*([\d.]+)\s*(bytes|[KMGT]i?B)?\s*$/i.exec(text);
+  if (!m) return Infinity;
+  const unit = (m[2] ?? 'bytes').toUpperCase();
+  const pow = { BYTES: 0, KB: 1, KIB: 1, MB: 2, MIB: 2, GB: 3, GIB: 3, TB: 4, TIB: 4 }[unit] ?? 0;
+  return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
+}
+
+async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? new Date();
   const period = resolvePeriod(opts);
@@ -125,11 +203,35 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
   let unpricedLines = 0;
+  // The detail of program_spend's lines (each line's rounded cost over its days and frameworks): the
+  // base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
+  await store.run(
+    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
+    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
+  );
   for (const def of REPORTS) {
     const table = reportTable(def.name);
     const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
     const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
-    await store.run(sql, def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
+    await store.run(sql, def.fromDetail ? undefined : def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
+  }
+  const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
+  for (const w of warnings) log.warn(w);
+
+  // FOCUS is built from the current lines (its own finalisation adds Correction rows); only when the
+  // FOCUS file is written, so a finalisation records exactly what the files contain.
+  const focus = formats.includes('focus')
+    ? await buildFocus(store, {
+      period, granularity: g, book, coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
+      ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}),
+    })
+    : null;
+  // A finalised month: every writer writes the finalised content, and the changes since are listed.
+  const finalized = await finalizedState(store, period.month);
+  const corrections = finalized ? await applyFinalized(store, finalized) : null;
+
+  for (const def of REPORTS) {
+    const table = reportTable(def.name);
     const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
       .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     const [t] = await store.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
@@ -143,22 +245,14 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
     sheets.push({ def, table, columns, rows: Number(t!.n_rows), totalCost: t!.cost });
   }
   const runIds = (await store.query<{ run_id: string }>(readSql('src/report/sql/run_ids.sql'), params)).map((r) => r.run_id);
+  const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
 
-  // Each line's cost spread over its days: the base of the FOCUS rows, the charts and the forecast.
-  await store.run(
-    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
-    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
-  );
   const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/chart_daily_spend.sql'));
   let forecast: Forecast | null = null;
   if (period.month !== null) {
     const [end] = await store.query<{ data_end: Date | null }>(readSql('src/report/sql/data_end.sql'), params);
     forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null, currency: book.currency, daily });
   }
-  const focus = formats.includes('focus') || opts.finalize
-    ? await buildFocus(store, { period, granularity: g, book, ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}) })
-    : null;
-
   const finalDir = join(opts.outDir, period.label);
   const cleaned = await cleanReportLeftovers(opts.outDir);
   if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });
@@ -174,6 +268,24 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+      }
+    }
+
+    // The corrections section of a finalised month, as its own file beside the finalised ones.
+    let correctionsSheet: SheetSource | null = null;
+    if (corrections) {
+      const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table: CORRECTIONS_TABLE }))
+        .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+      correctionsSheet = {
+        def: { name: 'corrections', sqlPath: 'src/report/sql/corrections.sql', title: 'Changes since finalisation' },
+        table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
+      };
+      if (formats.includes('parquet')) {
+        const path = join(dir, 'corrections.parquet');
+        const copy = readSql('src/report/sql/copy_parquet.sql');
+        opts.signal?.throwIfAborted();
+        await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{path}}', () => quoteLiteral(tmp))));
+        files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
       }
     }
 
@@ -201,9 +313,9 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       const path = join(dir, HTML_REPORT_NAME);
       const html = renderReportHtml({
         title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
-        currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines,
+        currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
         dailySpend: daily,
-        topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(CHART_TOP_N) }),
+        topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(TOP_PROGRAMS) }),
         topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
         storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
         snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
@@ -219,20 +331,26 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
         `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
     );
+    let summarised: SummarisedReport[] = [];
     if (formats.includes('xlsx')) {
       const path = join(dir, `usage-${period.label}.xlsx`);
       const summaryByProgram = await store.query(readSql('src/report/sql/summary_by_program.sql'));
       const summaryByMetric = await store.query(readSql('src/report/sql/summary_by_metric.sql'));
+      const programLabels = new Map((await store.query<{ program_id: string; label: string }>(readSql('src/report/sql/program_labels.sql'),
+        { range_end: period.rangeEnd })).map((r) => [r.program_id, r.label]));
       let written = 0;
       opts.signal?.throwIfAborted();
       await writeAtomically(path, async (tmp) => {
-        written = await writeWorkbook(store, tmp, {
+        const w = await writeWorkbook(store, tmp, {
           title,
           partial,
           currency: book.currency,
           summaryByProgram,
           summaryByMetric,
           total,
+          unpricedLines,
+          assumed,
+          programLabels,
           about: [
             ['Period', period.month ?? period.label],
             ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
@@ -245,34 +363,55 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
             ['Price book file', `${book.path} (sha256 ${book.sha256})`],
             ['Currency', book.currency],
             ['Rounding rule', ROUNDING_RULE],
-            ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left empty, never guessed)`],
+            ['Allowance rule', ALLOWANCE_RULE],
+            ['Peak-billed metrics', GAUGE_RULE],
+            ...warnings.map((w): [string, string] => ['Warning', w]),
+            ...(finalized ? [['Finalised', `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
+              `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`] as [string, string]] : []),
+            ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`],
+            ['Assumed rates', `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
+              `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`],
             ['Run ids', runIds.join(', ') || 'none'],
             ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
           ],
           rates: book.rates.map((r) => ({
             rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
-            effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source,
+            effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source, assumed: r.assumed,
           })),
           sheets,
-          ...(opts.maxRowsPerSheet !== undefined ? { maxRowsPerSheet: opts.maxRowsPerSheet } : {}),
+          ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
+          ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}),
           ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
           ...(forecast?.current ? { forecast } : {}),
         });
+        written = w.rows;
+        summarised = w.summarised;
       });
       files.push({ path, rows: written, sha256: await sha256File(path) });
     }
 
-    // Finalise only once every file is in place, so a failed run records nothing.
-    if (focus && opts.finalize) await recordFinalization(store, focus, { book, now });
+    // Finalise only once every file is in place, so a failed run records nothing; what is recorded is
+    // what the files written contain (FOCUS rows only when the FOCUS file was written).
+    let finalizedNow: string | null = null;
+    if (opts.finalize && period.month !== null) {
+      if (focus) await recordFinalization(store, focus, { book, now });
+      if (!finalized) {
+        finalizedNow = `${period.month}#files`;
+        await recordFinalizedFiles(store, {
+          finalizationId: finalizedNow, month: period.month,
+          files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
+        });
+      }
+    }
 
     const manifestPath = join(dir, 'manifest.json');
     // A run may write only some formats (say `--format focus`) over a month an earlier run filled: the
     // earlier run's files that this run did not rewrite are carried into the new set (hard links, else
     // copies), and the manifest lists them with their own generation time and a sha256 recomputed from
     // the file, so the swapped-in set is the whole folder and its manifest describes every file.
-    const written = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
+    const writtenFiles = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
     opts.signal?.throwIfAborted();
-    const kept = await carryEarlierFiles(finalDir, dir, new Set(written.map((f) => f.name)));
+    const kept = await carryEarlierFiles(finalDir, dir, new Set(writtenFiles.map((f) => f.name)));
     const manifest = {
       period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
       generated_at: now.toISOString(),
@@ -290,8 +429,24 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       },
       price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
       rounding: ROUNDING_RULE,
+      allowance_rule: ALLOWANCE_RULE,
+      warnings,
+      finalized: finalized !== null || finalizedNow !== null,
+      corrected: (corrections?.rows ?? 0) > 0,
+      ...(finalized ? {
+        finalization: { id: finalized.finalizationId, files: finalized.files },
+        corrections: { rows: corrections!.rows, net_amount: corrections!.amount, file: formats.includes('parquet') ? 'corrections.parquet' : null,
+          sheet: formats.includes('xlsx') ? 'corrections' : null },
+      } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
       total: total,
       unpriced_lines: unpricedLines,
+      assumed_rates: {
+        marked: assumed.marked, amount: assumed.amount, share_percent: assumed.share,
+        used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
+      },
+      ...(formats.includes('xlsx') ? {
+        workbook: { row_budget: opts.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
+      } : {}),
       run_ids: runIds,
       ...(forecast ? {
         forecast: {
@@ -307,7 +462,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
           })),
         },
       } : {}),
-      files: [...written, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
+      files: [...writtenFiles, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
     };
     opts.signal?.throwIfAborted();
     await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
@@ -329,8 +484,12 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
       runIds,
       rows,
       unpricedLines,
+      assumed,
+      summarised,
       forecast,
       focus,
+      warnings,
+      corrections,
     };
   } finally {
     // Whatever failed before the swap leaves the month's previous set as it was.

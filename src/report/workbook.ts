@@ -1,14 +1,26 @@
-// The Excel workbook, written with exceljs's streaming writer so that memory stays flat however
-// large a report is: a Summary sheet, one sheet per report (split before Excel's row limit) and an
-// About sheet. Text from the API is written as text, never as a formula.
+// The Excel workbook, for people, written with exceljs's streaming writer so that memory stays flat
+// however large a report is: a Summary sheet, one sheet per report and an About sheet. Headers are
+// words (the Parquet files keep the machine names), programs are named (deleted ones flagged), months
+// show as months, numbers are numbers; every sheet prints landscape, one page wide, with its header
+// row repeated and a print area. A report beyond the row budget (a sheet a person can open) is
+// carried as summaries (by program, by program and metric, by day) that point to its Parquet file.
+// Text from the API is written as text, never as a formula.
 import ExcelJS from 'exceljs';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';
 import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
+import { columnLabel } from './labels.js';
 
 /** Excel's limit of rows per worksheet. */
 export const EXCEL_MAX_ROWS = 1_048_576;
+/**
+ * Data rows a report may have on its own sheet: beyond it the workbook carries its summaries and the
+ * Parquet file the lines (a sheet of 100,000 rows still opens in seconds; millions do not).
+ */
+export const ROW_BUDGET = 100_000;
+/** 2^53: beyond it a quantity in the workbook is a close approximation; Parquet keeps it exact. */
+const EXACT_LIMIT = '9,007,199,254,740,992 (2^53)';
 /** Excel's limit on a worksheet name's length. */
 const EXCEL_MAX_SHEET_NAME = 31;
 const PAGE_ROWS = 20_000;
@@ -19,7 +31,9 @@ export interface ColumnInfo {
 }
 
 export interface SheetSource {
-  def: ReportDefinition;
+  def: Pick<ReportDefinition, 'title' | 'sqlPath'> & { name: string };
+  /** The money column the totals row sums (default 'cost'). */
+  costColumn?: string;
   table: string;
   columns: ColumnInfo[];
   rows: number;
@@ -35,20 +49,45 @@ export interface WorkbookContent {
   total: string;
   /** Key/value lines of the About sheet, then the rates table. */
   about: [string, string][];
-  rates: { rate_id: string; plan: string; metric: string; rate: string; effective_from: string; effective_to: string; source: string }[];
+  rates: { rate_id: string; plan: string; metric: string; rate: string; effective_from: string; effective_to: string; source: string; assumed: boolean }[];
   sheets: SheetSource[];
-  /** Data rows per sheet before a report continues on another sheet; default leaves room for header and totals. */
-  maxRowsPerSheet?: number;
+  /** A finalised month's changes since finalisation, written after the report sheets. */
+  corrections?: SheetSource;
+  /** Data rows a report may have on its own sheet (default ROW_BUDGET); beyond it, summaries. */
+  rowBudget?: number;
+  /** The name people read for each program id (deleted programs flagged); ids not here show their name column. */
+  programLabels: Map<string, string>;
+  unpricedLines: number;
+  /** The rates the price book marks assumed that priced lines of the period, and what rests on them. */
+  assumed: AssumedSummary;
   /** Relative link from the Summary sheet to the charts report (report.html), when one is written. */
   chartsLink?: string;
   /** A Forecast sheet after the Summary, for a period in progress. */
   forecast?: Forecast;
 }
 
-type Kind = 'text' | 'money' | 'decimal' | 'rawint' | 'int' | 'date' | 'timestamp' | 'bool';
+export interface AssumedSummary {
+  /** Rates marked assumed in the price book (all of them, used or not). */
+  marked: number;
+  /** Those that priced lines of the period, with the cost of those lines. */
+  used: { rate_id: string; plan: string; metric: string; rate: string; lines: number; cost: string }[];
+  /** The cost resting on assumed rates, and its share of the total (percent, 2 decimals). */
+  amount: string;
+  share: string;
+}
 
-function kindOf(type: string): Kind {
+/** What the workbook says about a report it carries as summaries rather than lines. */
+export interface SummarisedReport {
+  name: string;
+  rows: number;
+  sheets: string[];
+}
+
+type Kind = 'text' | 'money' | 'decimal' | 'rawint' | 'int' | 'date' | 'month' | 'timestamp' | 'bool';
+
+function kindOf(type: string, name = ''): Kind {
   if (type === 'DECIMAL(18,2)') return 'money';
+  if (type === 'DATE' && /month$/.test(name)) return 'month';
   if (/^DECIMAL\(\d+,0\)$/.test(type)) return 'rawint';
   if (type.startsWith('DECIMAL')) return 'decimal';
   if (type === 'BIGINT' || type === 'INTEGER' || type === 'HUGEINT') return 'int';
@@ -65,9 +104,10 @@ function moneyFormat(currency: string): string {
 const FORMATS: Record<Exclude<Kind, 'money'>, string | undefined> = {
   text: '@',
   decimal: '#,##0.000000',
-  rawint: '0',
-  int: '0',
+  rawint: '#,##0',
+  int: '#,##0',
   date: 'yyyy-mm-dd',
+  month: 'mmm yyyy',
   timestamp: 'yyyy-mm-dd hh:mm',
   bool: undefined,
 };
@@ -75,25 +115,27 @@ const FORMATS: Record<Exclude<Kind, 'money'>, string | undefined> = {
 function widthOf(name: string, kind: Kind): number {
   const base =
     kind === 'money' ? 14 : kind === 'decimal' ? 18 : kind === 'rawint' ? 24 : kind === 'int' ? 9 :
-    kind === 'date' ? 12 : kind === 'timestamp' ? 17 : kind === 'bool' ? 8 :
+    kind === 'date' || kind === 'month' ? 12 : kind === 'timestamp' ? 17 : kind === 'bool' ? 8 :
     name === 'note' ? 48 : /(^|_)id$|name$/.test(name) ? 30 : 18;
   return Math.max(base, name.length + 2);
 }
 
-/** A cell value for exceljs: exact decimals become numbers only for display; raw integers beyond 2^53 stay text. */
+/**
+ * A cell value for exceljs: exact decimals become numbers for display. Raw integers stay numbers too
+ * (a number column sorts and sums): beyond 2^53 Excel holds 15 significant digits, so those cells are
+ * close approximations and the exact integers are in the Parquet files (the About sheet says so).
+ */
 function cellValue(v: unknown, kind: Kind): ExcelJS.CellValue {
   if (v === null || v === undefined) return null;
   switch (kind) {
     case 'money':
     case 'decimal':
+    case 'rawint':
       return Number(v as string);
-    case 'rawint': {
-      const n = Number(v as string);
-      return Number.isSafeInteger(n) ? n : String(v);
-    }
     case 'int':
       return typeof v === 'bigint' ? Number(v) : (v as number);
     case 'date':
+    case 'month':
     case 'timestamp':
       return v as Date;
     case 'bool':
@@ -104,68 +146,163 @@ function cellValue(v: unknown, kind: Kind): ExcelJS.CellValue {
   }
 }
 
-function sheetName(base: string, part: number): string {
-  const suffix = part > 1 ? ` (${part})` : '';
-  return base.slice(0, EXCEL_MAX_SHEET_NAME - suffix.length) + suffix;
-}
 
 const BOLD = { bold: true } as const;
+/** For print: landscape, fit to one page wide (as many pages tall as needed), the header row repeated. */
+const PRINT: Partial<ExcelJS.PageSetup> = { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, paperSize: 9 };
+
+function columnLetter(n: number): string {
+  let s = '';
+  for (let i = n; i > 0; i = Math.floor((i - 1) / 26)) s = String.fromCharCode(65 + ((i - 1) % 26)) + s;
+  return s;
+}
+
+/** Sets the print area once the sheet's size is known (exceljs writes it into the workbook's defined names). */
+function printArea(ws: ExcelJS.Worksheet, lastRow: number, lastColumn: number): void {
+  ws.pageSetup.printArea = `A1:${columnLetter(Math.max(1, lastColumn))}${Math.max(1, lastRow)}`;
+}
 const HEADER_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFDDE4EE' } };
 
-async function writeReportSheets(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: Store, src: SheetSource, c: WorkbookContent): Promise<number> {
-  const kinds = src.columns.map((col) => kindOf(col.type));
-  const perSheet = c.maxRowsPerSheet ?? EXCEL_MAX_ROWS - 2;
-  const parts = Math.max(1, Math.ceil(src.rows / perSheet));
-  const pageSql = readSql('src/report/sql/page.sql').replace('{{table}}', quoteIdent(src.table));
-  const costCol = src.columns.findIndex((col) => col.name === 'cost');
+/** The program column written with the label people read (deleted programs flagged), from the row's id. */
+function programLabel(r: Record<string, unknown>, c: WorkbookContent): unknown {
+  const id = r.program_id;
+  return typeof id === 'string' ? (c.programLabels.get(id) ?? r.program_name ?? id) : r.program_name;
+}
+
+async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: Store, o: {
+  name: string; table: string; columns: ColumnInfo[]; rows: number; costColumn: string; totalCost: string | null;
+  /** Lines after the totals row (a summary's pointer to the Parquet file). */
+  after?: string[];
+  /** A summary's line_no only pages it; it is not a line of the report. */
+  hideLineNo?: boolean;
+}, c: WorkbookContent): Promise<number> {
+  const columns = o.columns.filter((col) => !(o.hideLineNo && col.name === 'line_no'));
+  const kinds = columns.map((col) => kindOf(col.type, col.name));
+  const pageSql = readSql('src/report/sql/page.sql').replace('{{table}}', quoteIdent(o.table));
+  const costCol = columns.findIndex((col) => col.name === o.costColumn);
+  const ws = wb.addWorksheet(o.name.slice(0, EXCEL_MAX_SHEET_NAME), {
+    views: [{ state: 'frozen', ySplit: 1 }],
+    pageSetup: { ...PRINT, printTitlesRow: '1:1' },
+  });
+  ws.columns = columns.map((col, i) => {
+    const kind = kinds[i]!;
+    const numFmt = kind === 'money' ? moneyFormat(c.currency) : FORMATS[kind];
+    const header = columnLabel(col.name);
+    return { header, key: col.name, width: widthOf(header, kind), ...(numFmt ? { style: { numFmt } } : {}) };
+  });
+  const header = ws.getRow(1);
+  header.font = BOLD;
+  header.fill = HEADER_FILL;
+  header.commit();
   let written = 0;
-  for (let part = 1; part <= parts; part++) {
-    const ws = wb.addWorksheet(sheetName(src.def.name, part), { views: [{ state: 'frozen', ySplit: 1 }] });
-    ws.columns = src.columns.map((col, i) => {
-      const kind = kinds[i]!;
-      const numFmt = kind === 'money' ? moneyFormat(c.currency) : FORMATS[kind];
-      return { header: col.name, key: col.name, width: widthOf(col.name, kind), ...(numFmt ? { style: { numFmt } } : {}) };
-    });
-    const header = ws.getRow(1);
-    header.font = BOLD;
-    header.fill = HEADER_FILL;
-    header.commit();
-    const from = (part - 1) * perSheet;
-    const to = Math.min(src.rows, part * perSheet);
-    for (let after = from; after < to; after += PAGE_ROWS) {
-      const rows = await store.query(pageSql, { after: BigInt(after), upto: BigInt(Math.min(to, after + PAGE_ROWS)) });
-      for (const r of rows) {
-        ws.addRow(src.columns.map((col, i) => cellValue(r[col.name], kinds[i]!))).commit();
-        written++;
-      }
+  for (let after = 0; after < o.rows; after += PAGE_ROWS) {
+    const rows = await store.query(pageSql, { after: BigInt(after), upto: BigInt(Math.min(o.rows, after + PAGE_ROWS)) });
+    for (const r of rows) {
+      ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
+      written++;
     }
-    const lastDataRow = 1 + (to - from);
-    ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: Math.max(1, lastDataRow), column: src.columns.length } };
-    if (part === parts) {
-      const totals: ExcelJS.CellValue[] = src.columns.map(() => null);
-      totals[1] = parts > 1 ? 'Total (all sheets of this report)' : 'Total';
-      if (costCol >= 0) totals[costCol] = Number(src.totalCost);
-      const row = ws.addRow(totals);
-      row.font = BOLD;
-      row.commit();
-    }
-    await ws.commit();
   }
+  ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: Math.max(1, 1 + written), column: columns.length } };
+  let lastRow = 1 + written;
+  if (o.totalCost !== null) {
+    const totals: ExcelJS.CellValue[] = columns.map(() => null);
+    totals[costCol > 0 ? 0 : Math.min(1, columns.length - 1)] = 'Total';
+    if (costCol >= 0) totals[costCol] = Number(o.totalCost);
+    const row = ws.addRow(totals);
+    row.font = BOLD;
+    row.commit();
+    lastRow++;
+  }
+  for (const line of o.after ?? []) {
+    ws.addRow([line]).commit();
+    lastRow++;
+  }
+  printArea(ws, lastRow, columns.length);
+  await ws.commit();
   return written;
 }
 
-async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent): Promise<void> {
-  const ws = wb.addWorksheet('Summary');
+/** The grouping column of a report's summary by day: its day, else its month. */
+function dayColumn(columns: ColumnInfo[]): string | null {
+  for (const name of ['day', 'usage_day', 'billing_month']) if (columns.some((c) => c.name === name)) return name;
+  return null;
+}
+
+/**
+ * Summaries of a report too large for a sheet, as TEMP tables beside it: by program, by program and
+ * metric, by day. Quantities are summed in their own units (DECIMAL columns), cost is the sum of the
+ * report's (already allocated) cents, so every summary adds up to the report's total.
+ */
+async function summarise(store: Store, src: SheetSource): Promise<{ suffix: string; table: string; columns: ColumnInfo[]; rows: number }[]> {
+  const has = (n: string) => src.columns.some((c) => c.name === n);
+  const costCol = src.costColumn ?? 'cost';
+  const quantities = src.columns.filter((c) => c.type.startsWith('DECIMAL') && c.type !== 'DECIMAL(18,2)' && c.name !== 'rate');
+  const day = dayColumn(src.columns);
+  const groupings: { suffix: string; keys: string[] }[] = [
+    { suffix: 'by program', keys: ['org_id', 'program_id'] },
+    ...(has('metric') ? [{ suffix: 'by metric', keys: ['org_id', 'program_id', 'metric'] }] : []),
+    ...(day ? [{ suffix: 'by day', keys: [day] }] : []),
+  ];
+  const out = [];
+  for (const g of groupings) {
+    const table = `${src.table}__${g.suffix.replace(/\W+/g, '_')}`;
+    const keys = g.keys.filter(has).map(quoteIdent);
+    const select = [
+      ...keys,
+      ...(g.keys.includes('program_id') && has('program_name') ? ['any_value(program_name) AS program_name'] : []),
+      ...(g.keys.includes('metric') && has('billing_unit') ? ['any_value(billing_unit) AS billing_unit'] : []),
+      'CAST(count(*) AS BIGINT) AS lines',
+      ...quantities.map((q) => `CAST(sum(${quoteIdent(q.name)}) AS ${q.type}) AS ${quoteIdent(q.name)}`),
+      `CAST(sum(${quoteIdent(costCol)}) AS DECIMAL(18,2)) AS ${quoteIdent(costCol)}`,
+      ...(has('priced') ? ['CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines'] : []),
+    ];
+    const order = keys.map((k) => `${k} NULLS FIRST`).join(', ');
+    await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} AS SELECT row_number() OVER (ORDER BY ${order}) AS line_no, * ` +
+      `FROM (SELECT ${select.join(', ')} FROM ${quoteIdent(src.table)} GROUP BY ${keys.join(', ')}) ORDER BY line_no`);
+    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
+      .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    const [n] = await store.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
+    out.push({ suffix: g.suffix, table, columns, rows: Number(n!.n) });
+  }
+  return out;
+}
+
+/** Writes a report as one sheet, or as its summaries when it is beyond the row budget. */
+async function writeReport(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: Store, src: SheetSource, c: WorkbookContent,
+  summarised: SummarisedReport[]): Promise<number> {
+  const budget = Math.min(c.rowBudget ?? ROW_BUDGET, EXCEL_MAX_ROWS - 2);
+  const costColumn = src.costColumn ?? 'cost';
+  if (src.rows <= budget) {
+    return writeTableSheet(wb, store, { name: src.def.name, table: src.table, columns: src.columns, rows: src.rows, costColumn, totalCost: src.totalCost }, c);
+  }
+  const parts = await summarise(store, src);
+  const note = `${src.def.title}: ${src.rows.toLocaleString('en-US')} lines, more than the ${budget.toLocaleString('en-US')} a sheet carries here; ` +
+    `every line is in ${src.def.name}.parquet (same columns, machine names).`;
+  const sheets: string[] = [];
+  for (const p of parts) {
+    const name = `${src.def.name} ${p.suffix}`;
+    sheets.push(name);
+    await writeTableSheet(wb, store, { name, table: p.table, columns: p.columns, rows: Math.min(p.rows, budget), costColumn, totalCost: src.totalCost, after: [note], hideLineNo: true }, c);
+  }
+  summarised.push({ name: src.def.name, rows: src.rows, sheets });
+  return 0;
+}
+
+async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, summarised: SummarisedReport[]): Promise<void> {
+  const ws = wb.addWorksheet('Summary', { pageSetup: { ...PRINT } });
   const money = moneyFormat(c.currency);
-  ws.columns = [{ width: 34 }, { width: 34 }, { width: 30 }, { width: 22 }, { width: 18 }, { width: 18 }, { width: 16 }];
-  const add = (values: ExcelJS.CellValue[], o: { bold?: boolean; fill?: boolean; moneyCols?: number[]; decimalCols?: number[] } = {}) => {
+  ws.columns = [{ width: 34 }, { width: 34 }, { width: 36 }, { width: 22 }, { width: 18 }, { width: 18 }, { width: 16 }, { width: 14 }];
+  let rows = 0;
+  const add = (values: ExcelJS.CellValue[], o: { bold?: boolean; fill?: boolean; moneyCols?: number[]; decimalCols?: number[]; color?: string } = {}) => {
     const row = ws.addRow(values);
-    if (o.bold) row.font = BOLD;
+    if (o.bold || o.color) row.font = { ...(o.bold ? BOLD : {}), ...(o.color ? { color: { argb: o.color } } : {}) };
     if (o.fill) row.fill = HEADER_FILL;
     for (const i of o.moneyCols ?? []) row.getCell(i).numFmt = money;
     for (const i of o.decimalCols ?? []) row.getCell(i).numFmt = '#,##0.000000';
     row.commit();
+    rows++;
   };
+  const RED = 'FFC00000';
   add([c.title], { bold: true });
   add([c.partial ? 'PARTIAL: the period is not completely collected; see About for coverage' : 'Complete: every scope of the period is collected'], { bold: c.partial });
   if (c.chartsLink !== undefined) {
@@ -173,28 +310,66 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
     const row = ws.addRow([{ text: `Charts: ${c.chartsLink} (open in a browser)`, hyperlink: c.chartsLink }]);
     row.getCell(1).font = { color: { argb: 'FF0563C1' }, underline: true };
     row.commit();
+    rows++;
   } else add([]);
-  add(['Totals by program'], { bold: true });
-  add(['org_id', 'program_id', 'program_name', 'plans', 'cost', 'unpriced_lines'], { bold: true, fill: true });
-  for (const r of c.summaryByProgram) {
-    add([cellValue(r.org_id, 'text'), cellValue(r.program_id, 'text'), cellValue(r.program_name, 'text'), cellValue(r.plans, 'text'),
-      Number(r.cost as string), Number(r.unpriced_lines as bigint)], { moneyCols: [5] });
-  }
   add(['Total', null, null, null, Number(c.total)], { bold: true, moneyCols: [5] });
+  if (c.unpricedLines > 0) {
+    add([`UNPRICED: ${c.unpricedLines.toLocaleString('en-US')} line(s) have no rate in the price book (plan or metric without a rate): ` +
+      'their cost is blank, not 0, and not in any total'], { bold: true, color: RED });
+  } else add(['Unpriced lines: none (every line has a rate)']);
+  const a = c.assumed;
+  if (a.used.length > 0) {
+    add([`ASSUMED RATES: ${formatAmount(a.amount, c.currency)} of the total (${a.share}%) rests on ${a.used.length} of the ${a.marked} rate(s) ` +
+      'the price book marks assumed (not quoted from a published or contracted price): see "Rates marked assumed" below'], { bold: true, color: RED });
+  } else add([`Assumed rates: none of the ${a.marked} rate(s) the price book marks assumed priced this period`]);
+  for (const s of summarised) {
+    add([`${s.name}: ${s.rows.toLocaleString('en-US')} lines, summarised on sheets ${s.sheets.join(', ')}; every line is in ${s.name}.parquet`]);
+  }
+  add([]);
+  add(['Totals by program'], { bold: true });
+  add(['Organization', 'Program id', 'Program', 'Plans', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
+  for (const r of c.summaryByProgram) {
+    const unpriced = Number(r.unpriced_lines as bigint);
+    add([cellValue(r.org_id, 'text'), cellValue(r.program_id, 'text'), cellValue(programLabel(r, c), 'text'), cellValue(r.plans, 'text'),
+      r.cost === null ? null : Number(r.cost as string), unpriced, unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [5] });
+  }
+  add(['Total', null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [5] });
   add([]);
   add(['Totals by metric'], { bold: true });
-  add(['api_version', 'metric', 'billing_unit', 'quantity', 'billable_quantity', 'cost', 'unpriced_lines'], { bold: true, fill: true });
+  add(['API', 'Metric', 'Billing unit', 'Quantity', 'Billable quantity', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
   for (const r of c.summaryByMetric) {
+    const unpriced = Number(r.unpriced_lines as bigint);
     add([cellValue(r.api_version, 'text'), cellValue(r.metric, 'text'), cellValue(r.billing_unit, 'text'),
-      Number(r.quantity as string), Number(r.billable_quantity as string), Number(r.cost as string), Number(r.unpriced_lines as bigint)],
-      { moneyCols: [6], decimalCols: [4, 5] });
+      Number(r.quantity as string), Number(r.billable_quantity as string), r.cost === null ? null : Number(r.cost as string), unpriced,
+      unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [6], decimalCols: [4, 5] });
   }
-  add(['Total', null, null, null, null, Number(c.total)], { bold: true, moneyCols: [6] });
+  add(['Total', null, null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [6] });
+  add([]);
+  add(['Rates marked assumed'], { bold: true });
+  add(['Rate id', 'Plan', 'Metric', 'Rate', 'Lines', 'Cost'], { bold: true, fill: true });
+  for (const r of a.used) {
+    const row = ws.addRow([r.rate_id, r.plan, r.metric, Number(r.rate), r.lines, Number(r.cost)]);
+    row.getCell(4).numFmt = '0.000000';
+    row.getCell(6).numFmt = money;
+    row.commit();
+    rows++;
+  }
+  add(['Resting on assumed rates', null, null, null, null, Number(a.amount)], { bold: true, moneyCols: [6] });
+  add([`Share of the total: ${a.share}%`]);
+  printArea(ws, rows, 8);
   await ws.commit();
 }
 
+/** An exact decimal string as money for a sentence. */
+function formatAmount(amount: string, currency: string): string {
+  const neg = amount.startsWith('-');
+  const [i, f = ''] = (neg ? amount.slice(1) : amount).split('.');
+  const body = `${i!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${f.padEnd(2, '0').slice(0, 2)}`;
+  return `${neg ? '-' : ''}${currency} ${body}`;
+}
+
 async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, f: Forecast): Promise<void> {
-  const ws = wb.addWorksheet('Forecast', { views: [{ state: 'frozen', ySplit: 7 }] });
+  const ws = wb.addWorksheet('Forecast', { views: [{ state: 'frozen', ySplit: 7 }], pageSetup: { ...PRINT, printTitlesRow: '7:7' } });
   const money = moneyFormat(c.currency);
   ws.columns = [{ width: 30 }, { width: 34 }, { width: 18 }, { width: 20 }, { width: 18 }, { width: 20 }];
   const text = (values: ExcelJS.CellValue[], bold = false) => {
@@ -208,12 +383,12 @@ async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workbook
   text(['Days', `${f.completeDays} complete of ${f.daysInPeriod}; ${f.remainingDays} remaining; trend over the last ${f.windowDays}`]);
   text([]);
   text([]);
-  const head = ws.addRow(['program_id', 'program_name', 'month_to_date', 'complete_days_spend', 'daily_trend', 'projected_total']);
+  const head = ws.addRow(['Program id', 'Program', 'Month to date', 'Spend of complete days', 'Daily trend', 'Projected total']);
   head.font = BOLD;
   head.fill = HEADER_FILL;
   head.commit();
   for (const p of f.programs) {
-    const row = ws.addRow([cellValue(p.programId, 'text'), cellValue(p.programName, 'text'), Number(p.monthToDate), Number(p.completeDaysSpend),
+    const row = ws.addRow([cellValue(p.programId, 'text'), cellValue(c.programLabels.get(p.programId) ?? p.programName, 'text'), Number(p.monthToDate), Number(p.completeDaysSpend),
       Number(p.dailyTrend), p.projection === null ? null : Number(p.projection)]);
     for (const i of [3, 4, 6]) row.getCell(i).numFmt = money;
     row.getCell(5).numFmt = '#,##0.0000';
@@ -224,37 +399,65 @@ async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workbook
   total.font = BOLD;
   for (const i of [3, 4, 6]) total.getCell(i).numFmt = money;
   total.commit();
+  printArea(ws, 8 + f.programs.length, 6);
   await ws.commit();
 }
 
 async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent): Promise<void> {
-  const ws = wb.addWorksheet('About');
-  ws.columns = [{ width: 28 }, { width: 28 }, { width: 30 }, { width: 12 }, { width: 14 }, { width: 14 }, { width: 90 }];
-  for (const [k, v] of c.about) {
+  const ws = wb.addWorksheet('About', { pageSetup: { ...PRINT } });
+  ws.columns = [{ width: 28 }, { width: 28 }, { width: 30 }, { width: 12 }, { width: 14 }, { width: 14 }, { width: 10 }, { width: 90 }];
+  let rows = 0;
+  const about: [string, string][] = [
+    ...c.about,
+    ['Quantities in API units', `Shown as numbers; above ${EXACT_LIMIT} a spreadsheet keeps 15 significant digits, so those cells are ` +
+      'close approximations: the exact integers are in the Parquet files.'],
+    ['Column names', 'The sheets use words; the Parquet files use the machine names (program_name, quantity_raw, ...), as the analysts\' queries do.'],
+    ['Row budget', `A report of more than ${(c.rowBudget ?? ROW_BUDGET).toLocaleString('en-US')} lines is carried as summaries (by program, by program and metric, by day); its lines are in its Parquet file.`],
+  ];
+  for (const [k, v] of about) {
     const row = ws.addRow([k, v]);
     row.getCell(1).font = BOLD;
     row.commit();
+    rows++;
   }
   ws.addRow([]).commit();
-  const head = ws.addRow(['rate_id', 'plan', 'metric', 'rate', 'effective_from', 'effective_to', 'source']);
+  const head = ws.addRow(['Rate id', 'Plan', 'Metric', 'Rate', 'Effective from', 'Effective to', 'Assumed', 'Source']);
   head.font = BOLD;
   head.fill = HEADER_FILL;
   head.commit();
+  rows += 2;
+  const date = (d: string) => (d ? new Date(`${d}T00:00:00Z`) : null);
   for (const r of c.rates) {
-    ws.addRow([r.rate_id, r.plan, r.metric, r.rate, r.effective_from, r.effective_to, r.source]).commit();
+    const row = ws.addRow([r.rate_id, r.plan, r.metric, Number(r.rate), date(r.effective_from), date(r.effective_to), r.assumed ? 'ASSUMED' : null, r.source]);
+    row.getCell(4).numFmt = '0.000000';
+    row.getCell(5).numFmt = 'yyyy-mm-dd';
+    row.getCell(6).numFmt = 'yyyy-mm-dd';
+    row.commit();
+    rows++;
   }
+  printArea(ws, rows, 8);
   await ws.commit();
 }
 
-/** Writes the workbook to `path` (the caller renames it into place). Returns the data rows written. */
-export async function writeWorkbook(store: Store, path: string, c: WorkbookContent): Promise<number> {
+/** Writes the workbook to `path` (the caller renames it into place). Returns the data rows written and what was summarised. */
+export async function writeWorkbook(store: Store, path: string, c: WorkbookContent): Promise<{ rows: number; summarised: SummarisedReport[] }> {
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useStyles: true, useSharedStrings: false });
   wb.creator = 'usage-pipeline';
-  await writeSummary(wb, c);
+  // Which reports are summarised is known before the Summary (the first sheet) says so.
+  const budget = Math.min(c.rowBudget ?? ROW_BUDGET, EXCEL_MAX_ROWS - 2);
+  const planned: SummarisedReport[] = c.sheets.filter((s) => s.rows > budget).map((s) => ({ name: s.def.name, rows: s.rows, sheets: [] }));
+  const summarised: SummarisedReport[] = [];
+  for (const p of planned) {
+    const src = c.sheets.find((s) => s.def.name === p.name)!;
+    const cols = new Set(src.columns.map((x) => x.name));
+    p.sheets = ['by program', ...(cols.has('metric') ? ['by metric'] : []), ...(dayColumn(src.columns) ? ['by day'] : [])].map((x) => `${p.name} ${x}`);
+  }
+  await writeSummary(wb, c, planned);
   if (c.forecast) await writeForecast(wb, c, c.forecast);
   let rows = 0;
-  for (const s of c.sheets) rows += await writeReportSheets(wb, store, s, c);
+  for (const s of c.sheets) rows += await writeReport(wb, store, s, c, summarised);
+  if (c.corrections) await writeReport(wb, store, c.corrections, c, summarised);
   await writeAbout(wb, c);
   await wb.commit();
-  return rows;
+  return { rows, summarised };
 }

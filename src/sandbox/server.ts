@@ -70,9 +70,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const clock = new SandboxClock(start, opts.advance ?? true);
   const world = generateWorld({ seed, scenario: opts.scenario ?? 'small', now: start });
   const keys = keyTable(world);
-  const limits = new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE);
+  let limits = new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE);
   const faults = new FaultInjector(seed, resolveFaultRates(opts.faultRate, opts.faults));
-  const latencyMs = opts.latencyMs ?? 0;
+  let latencyMs = opts.latencyMs ?? 0;
   let stats = emptyStats();
   const pool = new BufferPool();
 
@@ -115,6 +115,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       if (Number.isNaN(now)) throw new ApiError(400, 'bad_request', 'body must be {"now": "<ISO date-time>"}');
       clock.set(now);
       return void send(res, 200, requestId, { now: isoSeconds(clock.now()) }, {}, false);
+    }
+    if (path === 'pace' && req.method === 'POST') {
+      // The benchmark's set-up (e.g. a whole inventory before a steady-state run) need not wait like a real
+      // account: {"latency_ms", "per_minute", "per_second_per_route"}, each optional.
+      let parsed: { latency_ms?: unknown; per_minute?: unknown; per_second_per_route?: unknown };
+      try {
+        parsed = JSON.parse(await readBody(req)) as typeof parsed;
+      } catch {
+        throw new ApiError(400, 'bad_request', 'body must be JSON: {"latency_ms", "per_minute", "per_second_per_route"}');
+      }
+      const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback);
+      latencyMs = num(parsed.latency_ms, latencyMs);
+      if (parsed.per_minute !== undefined || parsed.per_second_per_route !== undefined) {
+        limits = new RateLimits(num(parsed.per_minute, RATE_LIMIT_PER_MINUTE), num(parsed.per_second_per_route, BURST_PER_SECOND_PER_ROUTE));
+      }
+      return void send(res, 200, requestId, { latency_ms: latencyMs }, {}, false);
     }
     throw new ApiError(404, 'not_found', `no sandbox control at ${path}`);
   }

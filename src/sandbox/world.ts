@@ -47,10 +47,13 @@ function scenarioOrgs(scenario: Scenario): OrgSpec[] {
     ];
   }
   if (scenario === 'medium') {
-    // Enough programs that the inventory's per-program listings (two requests each) outnumber the consumption pages.
+    // 380 programs in three member organizations: enough that the inventory's per-program listings (two
+    // requests each) outnumber the consumption pages (test/collect/firstRun.test.ts), and a mid-size world
+    // for the tie-out (test/report/tieout.test.ts); the programs listing still fits one page of 400.
     return [
-      { billing: 'current', programs: 150, member: true, frameworks: [1, 4], snapshotsPerProgram: 1 },
-      { billing: 'legacy', programs: 50, member: true, frameworks: [1, 3], snapshotsPerProgram: 1 },
+      { billing: 'current', programs: 160, member: true, frameworks: [2, 10], snapshotsPerProgram: 2 },
+      { billing: 'current', programs: 160, member: true, frameworks: [2, 10], snapshotsPerProgram: 2 },
+      { billing: 'legacy', programs: 60, member: true, frameworks: [1, 4], snapshotsPerProgram: 2 },
       outsider,
     ];
   }

@@ -2,6 +2,7 @@
 // page_*_check.sql) refused. Runs only on a refused page, so its cost does not matter; it reads the
 // body losslessly so that 2^63 is seen as 2^63, not as a rounded double.
 import { isLosslessNumber, parse } from 'lossless-json';
+import { V1_METRICS } from '../contract/api.js';
 import type { PageSource } from './types.js';
 
 export interface Offence {
@@ -12,15 +13,6 @@ export interface Offence {
 
 const INT64_MAX = 2n ** 63n - 1n;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-const V1_FIELDS = [
-  'active_time_seconds',
-  'compute_time_seconds',
-  'written_data_bytes',
-  'synthetic_storage_size_bytes',
-  'data_storage_bytes_hour',
-  'logical_size_bytes',
-  'logical_size_bytes_hour',
-] as const;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -81,7 +73,7 @@ export function firstOffence(source: PageSource, json: string): Offence | null {
         const bbad = at(`${bp}.timeframe_start`, time(b.timeframe_start)) ?? at(`${bp}.timeframe_end`, time(b.timeframe_end));
         if (bbad) return bbad;
         if (source === 'v1_programs') {
-          for (const f of V1_FIELDS) {
+          for (const f of V1_METRICS) {
             if (b[f] === undefined || b[f] === null) continue;
             const vbad = at(`${bp}.${f}`, counterProblem(b[f]));
             if (vbad) return vbad;

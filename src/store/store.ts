@@ -436,7 +436,7 @@ export class Store {
   }
 
   /** One page of the programs listing: the programs (not marking anything deleted) and their updated_at. */
-  async recordProgramsPage(rows: (ProgramRow & { updated_at: Date | null })[], o: { seenAt: Date; cursorKey: string; cursor: string | null }): Promise<void> {
+  async recordProgramsPage(rows: (ProgramRow & { updated_at: Date | null })[], o: { seenAt: Date; cursorKey?: string; cursor?: string | null }): Promise<void> {
     await this.upsertPrograms(rows, { seenAt: o.seenAt });
     await this.transaction(async () => {
       if (rows.length > 0) {
@@ -445,7 +445,7 @@ export class Store {
           updated_ats: rows.map((r) => (r.updated_at ? r.updated_at.toISOString() : null)),
         });
       }
-      await execSql(this.conn, readSql('src/store/sql/inventory_state_set.sql'), { key: o.cursorKey, value: o.cursor });
+      if (o.cursorKey !== undefined) await execSql(this.conn, readSql('src/store/sql/inventory_state_set.sql'), { key: o.cursorKey, value: o.cursor ?? null });
     });
   }
 
@@ -456,14 +456,20 @@ export class Store {
   }
 
   /** Live programs' listings (frameworks, snapshots) worth a request, most useful first. */
-  async inventoryListingsDue(o: { staleBefore: Date; orgIds: string[]; runId: string; force: boolean }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots' }[]> {
-    const rows = await this.query<{ program_id: string; kind: 'frameworks' | 'snapshots' }>(readSql('src/store/sql/inventory_programs_due.sql'), {
+  async inventoryListingsDue(o: { staleBefore: Date; orgIds: string[]; runId: string; force: boolean }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots'; reason: number }[]> {
+    const rows = await this.query<{ program_id: string; kind: 'frameworks' | 'snapshots'; reason: number }>(readSql('src/store/sql/inventory_programs_due.sql'), {
       stale_before: o.staleBefore,
       org_ids: o.orgIds,
       run_id: o.runId,
       force: o.force,
     });
-    return rows.map((r) => ({ programId: r.program_id, kind: r.kind }));
+    return rows.map((r) => ({ programId: r.program_id, kind: r.kind, reason: Number(r.reason) }));
+  }
+
+  /** Programs the inventory knows (live or deleted): what a full programs listing would page through. */
+  async inventoryProgramTotal(): Promise<number> {
+    const [row] = await this.query<{ n: bigint | number }>(readSql('src/store/sql/inventory_program_total.sql'));
+    return Number(row?.n ?? 0);
   }
 
   async unknownProgramsInRun(runId: string): Promise<string[]> {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRANULARITIES, SOURCES } from '../../src/domain/granularity.js';
 import { collectCommand } from '../../src/cli/collect.js';
 import { UsageError } from '../../src/domain/errors.js';
+import { call } from '../support/sandboxClient.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
 import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
@@ -87,6 +88,15 @@ describe('collect against the sandbox', () => {
     // incremental: only the settle window, not the whole look-back
     expect(Date.parse(hourly.to!) - Date.parse(hourly.from!)).toBeLessThanOrEqual(7 * 3_600_000);
     await expectMatchesTruth(sb, db);
+  });
+
+  it('keeps the names of the organizations the key lists (the reports\' billing account names)', async () => {
+    const store = await openStore({ path: db, readOnly: true });
+    const rows = await store.query<{ org_id: string; name: string | null }>('SELECT org_id, name FROM organizations ORDER BY org_id').finally(() => store.close());
+    const reply = await call(sb, '/users/me/organizations');
+    const listed = (reply.body as { organizations: { id: string; name: string }[] }).organizations.map((o) => ({ org_id: o.id, name: o.name }));
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows).toEqual(listed.sort((a, b) => (a.org_id < b.org_id ? -1 : 1)));
   });
 
   it('publishes a copy analysts can open read-only', async () => {

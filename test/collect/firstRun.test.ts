@@ -3,7 +3,7 @@
 // SIGINT/SIGTERM at any moment (consumption, inventory, publishing) exits 130/143 leaving no lock, and a
 // re-run finishes the job without re-sending what was committed; `status` answers while a collect runs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
@@ -141,6 +141,42 @@ describe('first collection of many programs', () => {
     expect(await start(f, db).done).toBe(0);
     expect(await start(f, db).done).toBe(0);
     expect((await lastRun(db)).inventoryRequests).toBe(0);
+  });
+
+  it('a later run asks for a program consumption names and the inventory does not know by id, not the listing', async () => {
+    const db = join(f.dir, 'by-id.duckdb');
+    copyFileSync(join(f.dir, 'reference.duckdb'), db);
+    const store = await openStore({ path: db });
+    const [gone] = await store.query<{ program_id: string }>('SELECT DISTINCT program_id FROM usage_program JOIN programs USING (program_id) WHERE deleted_at IS NULL ORDER BY 1 LIMIT 1');
+    // A program created since: consumption of this run names it (its rows are new), the inventory does not.
+    for (const table of ['programs', 'usage_program_buckets', 'usage_framework_buckets']) {
+      await store.run(`DELETE FROM ${table} WHERE program_id = $id`, { id: gone!.program_id });
+    }
+    await store.run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, { id: gone!.program_id });
+    await store.close();
+    f.sb.resetStats();
+    expect(await start(f, db).done).toBe(0);
+    const stats = f.sb.stats();
+    expect(stats.byRoute['/programs/{id}']).toBe(1);
+    expect(stats.byRoute['/programs'] ?? 0).toBe(0);
+    expect((await lastRun(db)).inventoryRequests).toBe(1);
+    expect(await contents(db)).toEqual(reference.contents);
+  });
+
+  it('an old programs listing is re-read within the refresh share of the run', async () => {
+    const db = join(f.dir, 'old-listing.duckdb');
+    copyFileSync(join(f.dir, 'reference.duckdb'), db);
+    const store = await openStore({ path: db });
+    await store.run("UPDATE inventory_state SET value = '2026-11-01T00:00:00.000Z' WHERE key = 'programs_listed_at'");
+    await store.close();
+    f.sb.resetStats();
+    expect(await start(f, db).done).toBe(0);
+    const run = await lastRun(db);
+    // 380 programs: one page of the listing (400 a page), within max(1, 4% of the run's consumption requests).
+    expect(f.sb.stats().byRoute['/programs']).toBe(1);
+    expect(run.inventoryRequests).toBe(1);
+    expect(run.inventoryRequests).toBeLessThanOrEqual(Math.max(1, Math.floor(0.04 * (run.requests - run.inventoryRequests))));
+    expect(await contents(db)).toEqual(reference.contents);
   });
 
   const MOMENTS = ['consumption', 'inventory', 'publishing'] as const;

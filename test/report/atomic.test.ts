@@ -1,8 +1,8 @@
 // A month's report files are one set: a re-run killed at any moment leaves the old set or the new one,
 // never a mix, and the next run removes what the killed one left.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { cli, startCli } from '../support/cli.js';
@@ -53,15 +53,16 @@ describe('a report re-run killed part-way', () => {
 
     const seen = new Set<string>();
     let kills = 0;
-    // Kill moments: as soon as the new set's folder appears, once it holds a file, once the old set was
-    // moved aside, and after a few fixed delays; each kill must leave one consistent set behind.
+    // Kill moments: as soon as the new set's folder appears, once it holds a file, once it is complete
+    // beside the live set (before or just after the link swap), and after a few fixed delays; each kill
+    // must leave one consistent set behind.
     const triggers: { name: string; ready: () => boolean }[] = [
       { name: 'stage folder created', ready: () => readdirSync(out()).some((n) => n.includes('.new-')) },
       {
         name: 'first file in the stage folder',
         ready: () => readdirSync(out()).some((n) => n.includes('.new-') && readdirSync(join(out(), n)).some((f) => !f.startsWith('.'))),
       },
-      { name: 'old set moved aside', ready: () => readdirSync(out()).some((n) => n.includes('.old-')) },
+      { name: 'new set complete beside the live one', ready: () => readdirSync(out()).filter((n) => n.includes('.set-')).length >= 2 },
       ...[150, 400, 800, 1500].map((ms) => {
         const at = () => Date.now();
         let start = 0;
@@ -99,7 +100,10 @@ describe('a report re-run killed part-way', () => {
     expect(done.code, done.stderr).toBe(0);
     const final = expectOneConsistentSet(monthDir);
     expect(final.total).not.toBe(first.total);
-    expect(readdirSync(out())).toEqual([MONTH]);
+    // Only the month's link and the one set it points at remain.
+    const entries = readdirSync(out()).sort();
+    expect(entries.filter((n) => !n.includes('.set-'))).toEqual([MONTH]);
+    expect(entries.filter((n) => n.includes('.set-'))).toEqual([basename(readlinkSync(monthDir))]);
     expect(existsSync(join(out(), MONTH, 'manifest.json'))).toBe(true);
     // Every set a kill left behind was either the old one or the new one.
     for (const total of seen) expect([first.total, final.total]).toContain(total);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ReportIncompleteError, runReport, type ReportResult } from '../../src/report/run.js';
+import { columnLabel } from '../../src/report/labels.js';
 import { loadMonth, type Loaded } from '../support/month.js';
 
 const MONTH = '2025-10';
@@ -63,12 +64,18 @@ describe('a complete month', () => {
       const pq = await L.store.query(`SELECT * FROM read_parquet('${f.path}') ORDER BY line_no`);
       expect(pq.length).toBe(f.rows);
       const { header, rows, total } = await sheetRows(wb, name);
-      expect(header).toEqual(Object.keys(pq[0]!));
+      // Words in the workbook, machine names in Parquet, column for column.
+      const names = Object.keys(pq[0]!);
+      expect(header).toEqual(names.map(columnLabel));
+      expect(header).toContain('Quantity in API units');
       expect(rows.length).toBe(pq.length);
-      pq.forEach((r, i) => header.forEach((col, j) => {
-        if (!sameValue(r[col], rows[i]![j])) expect.fail(`${name} row ${i + 1} ${col}: parquet ${String(r[col])} vs xlsx ${String(rows[i]![j])}`);
+      pq.forEach((r, i) => names.forEach((col, j) => {
+        const x = rows[i]![j];
+        // The program column carries the name people read: the inventory's, flagged when deleted.
+        const same = col === 'program_name' ? typeof x === 'string' && x.startsWith(String(r[col] ?? r.program_id)) : sameValue(r[col], x);
+        if (!same) expect.fail(`${name} row ${i + 1} ${col}: parquet ${String(r[col])} vs xlsx ${String(x)}`);
       }));
-      const costCol = header.indexOf('cost');
+      const costCol = names.indexOf('cost');
       const sumCents = pq.reduce((a, r) => a + (r.cost === null ? 0n : BigInt((r.cost as string).replace('.', ''))), 0n);
       expect(Math.round((total[costCol] as number) * 100)).toBe(Number(sumCents));
       if (name === 'program_spend') expect(first.total).toBe((Number(sumCents) / 100).toFixed(2));
@@ -108,7 +115,7 @@ describe('a complete month', () => {
     expect(again.total).toBe(first.total);
     const manifest = JSON.parse(readFileSync(join(again.dir, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ status: 'COMPLETE', partial: false, granularity: 'daily', total: first.total, run_ids: ['run-test-1'],
-      price_book: { revision: '2025-10-01.2' }, period: { month: MONTH } });
+      price_book: { revision: '2025-10-01.3' }, period: { month: MONTH } });
     expect(manifest.files.map((f: { name: string }) => f.name)).toEqual(
       ['framework_spend.parquet', 'program_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet', `usage-${MONTH}.xlsx`]);
     for (const f of manifest.files) expect(sha(join(again.dir, f.name))).toBe(f.sha256);
@@ -184,16 +191,112 @@ describe('a partial month', () => {
     expect(String(wb.getWorksheet('Summary')!.getCell('A2').value)).toContain('PARTIAL');
   });
 
-  test('a report larger than a sheet continues on further sheets with the same rows', async () => {
-    const r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'split'), formats: ['parquet', 'xlsx'], priceBookPath: BOOK, maxRowsPerSheet: 100 });
+  test('a report beyond the row budget is carried as summaries that add up to it and point to its Parquet file', async () => {
+    const r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'budget'), formats: ['parquet', 'xlsx'], priceBookPath: BOOK, rowBudget: 100 });
+    expect(r.rows.transfer).toBeGreaterThan(100);
+    expect(r.summarised.map((s) => s.name)).toContain('transfer');
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(join(r.dir, `usage-${MONTH}.xlsx`));
-    const parts = wb.worksheets.filter((w) => w.name.startsWith('transfer'));
-    expect(r.rows.transfer).toBeGreaterThan(250);
-    expect(parts.length).toBe(Math.ceil(r.rows.transfer / 100));
-    expect(parts[1]!.name).toBe('transfer (2)');
-    const { rows } = await sheetRows(wb, 'transfer');
-    expect(rows.length).toBe(r.rows.transfer);
-    expect(rows.map((x) => x[0])).toEqual(Array.from({ length: r.rows.transfer }, (_, i) => i + 1));
+    const names = wb.worksheets.map((w) => w.name);
+    expect(names).not.toContain('transfer');
+    expect(names).toEqual(expect.arrayContaining(['transfer by program', 'transfer by metric', 'transfer by day']));
+    const pq = join(r.dir, 'transfer.parquet');
+    const exact = await L.store.query<{ program_id: string; cents: bigint }>(
+      `SELECT program_id, CAST(round(sum(coalesce(cost, 0)) * 100) AS BIGINT) AS cents FROM read_parquet('${pq}') GROUP BY program_id ORDER BY program_id`);
+    const byDay = await L.store.query<{ n: bigint }>(`SELECT count(DISTINCT day) AS n FROM read_parquet('${pq}')`);
+    for (const sheet of ['transfer by program', 'transfer by metric', 'transfer by day']) {
+      const { header, rows, total } = await sheetRows(wb, sheet);
+      const cost = header.indexOf('Cost');
+      // The last rows are the totals row and the pointer to the Parquet file.
+      // The last rows: the totals row, then the pointer to the Parquet file.
+      const data = rows.slice(0, -1);
+      const totals = rows.at(-1)!;
+      expect(totals[0]).toBe('Total');
+      expect(String(total[0])).toContain('transfer.parquet');
+      const cents = (x: unknown[]) => Math.round(((x[cost] as number | null) ?? 0) * 100);
+      const sum = data.reduce((a, x) => a + cents(x), 0);
+      expect(Math.round((totals[cost] as number) * 100)).toBe(sum);
+      expect(sum, sheet).toBe(exact.reduce((a, x) => a + Number(x.cents), 0));
+      if (sheet === 'transfer by program') {
+        const pid = header.indexOf('Program id');
+        expect(new Map(data.map((x) => [x[pid], cents(x)]))).toEqual(new Map(exact.map((x) => [x.program_id, Number(x.cents)])));
+      }
+      if (sheet === 'transfer by day') expect(data.length).toBe(Number(byDay[0]!.n));
+    }
+    const summary: string[] = [];
+    wb.getWorksheet('Summary')!.eachRow((row) => summary.push(String(row.getCell(1).value)));
+    expect(summary.some((l) => l.includes('transfer') && l.includes('transfer.parquet'))).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8'));
+    expect(manifest.workbook.summarised.map((x: { report: string }) => x.report)).toContain('transfer');
+  });
+
+  test('the workbook is for people: words for headers, months as months, rates as numbers, print setup on every sheet', async () => {
+    const wb = new ExcelJS.Workbook();
+    const path = first.files.find((f) => f.path.endsWith('.xlsx'))!.path;
+    await wb.xlsx.readFile(path);
+    const ps = wb.getWorksheet('program_spend')!;
+    const header = (ps.getRow(1).values as unknown[]).slice(1).map(String);
+    expect(header).not.toContain('period_plan');
+    expect(header).not.toContain('quantity_raw');
+    const month = ps.getRow(2).getCell(header.indexOf('Month') + 1);
+    expect(month.value).toBeInstanceOf(Date);
+    expect(month.numFmt).toBe('mmm yyyy');
+    // Every sheet prints landscape, one page wide, with a print area; report sheets repeat their header.
+    const xml = execFileSync('unzip', ['-p', path, 'xl/workbook.xml'], { encoding: 'utf8' });
+    wb.worksheets.forEach((ws, i) => {
+      expect(ws.pageSetup.orientation, ws.name).toBe('landscape');
+      expect(ws.pageSetup.fitToWidth, ws.name).toBe(1);
+      expect(xml, ws.name).toMatch(new RegExp(`<definedName name="_xlnm.Print_Area" localSheetId="${i}">&apos;${ws.name}&apos;!\\$A1:\\$[A-Z]+\\d+</definedName>`));
+    });
+    for (const name of ['program_spend', 'framework_spend', 'snapshot_storage', 'transfer']) expect(xml).toContain(`&apos;${name}&apos;!$1:$1`);
+    // Rates on About are numbers, and the assumed ones are marked.
+    const about = wb.getWorksheet('About')!;
+    let rates = 0;
+    let assumed = 0;
+    about.eachRow((row) => {
+      if (typeof row.getCell(4).value === 'number' && typeof row.getCell(1).value === 'string' && String(row.getCell(1).value).includes('/')) {
+        rates++;
+        if (row.getCell(7).value === 'ASSUMED') assumed++;
+      }
+    });
+    expect(rates).toBeGreaterThan(40);
+    expect(assumed).toBe(23);
+    // Deleted programs are named and flagged on the Summary.
+    const deleted = await L.store.query<{ name: string }>('SELECT name FROM programs WHERE deleted_at IS NOT NULL AND program_id IN (SELECT program_id FROM usage_program)');
+    expect(deleted.length).toBeGreaterThan(0);
+    const summaryText: string[] = [];
+    wb.getWorksheet('Summary')!.eachRow((row) => row.eachCell((c) => summaryText.push(String(c.value))));
+    for (const d of deleted) expect(summaryText).toContain(`${d.name} (deleted)`);
+  });
+
+  test('the Summary states the unpriced lines and how much of the total rests on assumed rates', async () => {
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(first.files.find((f) => f.path.endsWith('.xlsx'))!.path);
+    const lines: unknown[][] = [];
+    wb.getWorksheet('Summary')!.eachRow((row) => lines.push((row.values as unknown[]).slice(1)));
+    const pq = first.files.find((f) => f.path.endsWith('program_spend.parquet'))!.path;
+    const [u] = await L.store.query<{ n: bigint }>(`SELECT count(*) AS n FROM read_parquet('${pq}') WHERE NOT priced`);
+    const [a] = await L.store.query<{ cost: string }>(
+      `SELECT CAST(coalesce(sum(cost), 0) AS VARCHAR) AS cost FROM read_parquet('${pq}') WHERE list_contains($ids, rate_id)`,
+      { ids: first.assumed.used.map((x) => x.rate_id) });
+    expect(first.unpricedLines).toBe(Number(u!.n));
+    // The demo world has an enterprise program (no rates) and legacy programs (assumed rates).
+    expect(first.unpricedLines).toBeGreaterThan(0);
+    expect(first.assumed.used.length).toBeGreaterThan(0);
+    const top = lines.slice(0, 8).map((l) => String(l[0]));
+    if (Number(u!.n) > 0) expect(top.some((l) => l.startsWith(`UNPRICED: ${Number(u!.n)} line(s)`))).toBe(true);
+    else expect(top).toContain('Unpriced lines: none (every line has a rate)');
+    expect(first.assumed.marked).toBe(23);
+    expect(first.assumed.amount).toBe(a!.cost);
+    if (first.assumed.used.length > 0) {
+      expect(top.some((l) => l.startsWith('ASSUMED RATES:') && l.includes(`(${first.assumed.share}%)`))).toBe(true);
+      const share = (Number(a!.cost) * 100) / Number(first.total);
+      expect(Math.abs(Number(first.assumed.share) - share)).toBeLessThan(0.006);
+    }
+    // A program whose lines are all unpriced has a blank cost, never 0.
+    const [allUnpriced] = await L.store.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM (SELECT program_id FROM read_parquet('${pq}') GROUP BY program_id HAVING bool_and(NOT priced))`);
+    const blanks = lines.filter((l) => l[6] === 'UNPRICED' && (l[4] === null || l[4] === undefined)).length;
+    expect(blanks).toBeGreaterThanOrEqual(Number(allUnpriced!.n));
   });
 });

@@ -32,7 +32,7 @@ describe('paging returns every item exactly once', () => {
       .sort();
     expect(ids(items)).toEqual(expected);
     expect(pages.length).toBeGreaterThan(5);
-    expect(Object.keys(items[0]).sort()).toEqual(['created_at', 'id', 'name', 'org_id', 'region_id']);
+    expect(Object.keys(items[0]).sort()).toEqual(['created_at', 'id', 'name', 'org_id', 'region_id', 'updated_at']);
   });
 
   it('v2 programs: newest created first, deleted programs included', async () => {

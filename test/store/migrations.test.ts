@@ -31,8 +31,8 @@ describe('migrations', () => {
     expect(tables.map((r) => r.t)).toEqual([
       'billing_periods', 'collection_runs', 'coverage', 'export_partitions', 'frameworks',
       'inventory_listing_state', 'inventory_program_updated', 'inventory_sought', 'inventory_state',
-      'price_allowances', 'price_book', 'price_metrics',
-      'price_rates', 'programs', 'report_finalizations', 'report_focus_finalized',
+      'organizations', 'price_allowances', 'price_book', 'price_metrics',
+      'price_rates', 'programs', 'report_finalizations', 'report_finalized_files', 'report_finalized_lines', 'report_focus_finalized',
       'schema_migrations', 'snapshots', 'usage_framework_buckets', 'usage_program_buckets',
     ]);
     await store.close();

@@ -1,4 +1,4 @@
-// Migration 010 on a file written with the earlier schema (migrations 001-006: long usage tables):
+// Migration 010 on a file written with the earlier schema (migrations 001-008: long usage tables):
 // every value, key and run column comes back through the views exactly as it was stored.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -83,7 +83,7 @@ describe('migration 010 (usage stored by bucket)', () => {
     await expect(openStore({ path })).rejects.toThrow(/010_wide_usage.sql failed and was rolled back: .*made_up_metric/);
     const again = await openStore({ path, migrations: OLD() });
     expect(await again.query(DUMP_PROGRAM)).toEqual(before);
-    expect(await again.schemaVersion()).toBe(6);
+    expect(await again.schemaVersion()).toBe(8);
     await again.close();
   });
 });

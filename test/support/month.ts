@@ -1,11 +1,13 @@
 // Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
 // the store (usage batches with their coverage rows, and the inventory), as the collector would.
+import { readSql } from '../../src/store/sql.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Granularity, Source } from '../../src/domain/granularity.js';
 import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
 import { generateWorld, type World } from '../../src/sandbox/world.js';
+import type { Scenario } from '../../src/sandbox/model.js';
 import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';
 
 export const DAY = 86_400_000;
@@ -56,12 +58,12 @@ function toRow(world: World, r: TruthRow): UsageRowIn {
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
  * `until` loads only the buckets before it (a month in progress) and `now` sets the clock.
  */
-export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; skipOrg?: boolean; dir?: string; until?: number; now?: number }): Promise<Loaded> {
+export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; scenario?: Scenario; skipOrg?: boolean; dir?: string; until?: number; now?: number }): Promise<Loaded> {
   const g = o.granularity ?? 'daily';
   const { from, to: monthEnd } = monthRange(o.month);
   const to = o.until ?? monthEnd;
   const now = o.now ?? monthEnd + 3 * DAY;
-  const world = generateWorld({ seed: o.seed ?? 7, scenario: 'small', now });
+  const world = generateWorld({ seed: o.seed ?? 7, scenario: o.scenario ?? 'small', now });
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'report-test-'));
   const store = await openStore({ path: join(dir, 'usage.duckdb') });
   const runId = 'run-test-1';
@@ -116,11 +118,17 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
   const seen1 = new Date(from - DAY);
   const seen2 = new Date(to - 6 * 3_600_000);
-  await store.upsertPrograms(
-    world.programs.map((p) => ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) })),
-    { seenAt: seen2 },
-  );
   const alive = (t: number) => (f: { created_at: number; deleted_at?: number }) => f.created_at <= t && (f.deleted_at === undefined || f.deleted_at > t);
+  // Programs: an earlier listing saw every program created by then; the last one, complete for every
+  // organisation, no longer lists the deleted ones (so they are marked deleted, names kept).
+  const programRow = (p: World['programs'][number]) =>
+    ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) });
+  await store.upsertPrograms(world.programs.filter((p) => p.created_at <= seen1.getTime()).map(programRow), { seenAt: seen1 });
+  await store.upsertPrograms(world.programs.filter(alive(seen2.getTime())).map(programRow), {
+    seenAt: seen2, completeForOrgs: world.orgs.map((o) => o.id),
+  });
+  // The organization listing, as a collection records it (their names are the billing account names).
+  for (const o of world.orgs) await store.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.id, name: o.name, seen_at: seen2 });
   const fwRow = (f: World['frameworks'][number]) => ({ framework_id: f.id, program_id: f.program_id, name: f.name, current_state: 'ready', created_at: new Date(f.created_at) });
   await store.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
   await store.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {

@@ -1,7 +1,7 @@
 -- Query: daily_lines (report input for the FOCUS export, the charts and the forecast; not a report file)
 -- Parameters: $granularity VARCHAR, $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive),
 --             $framework_metrics VARCHAR[].
--- The rows are the table macro spend_daily_report (queries/schema/004_spend_in_database.sql), which
+-- The rows are the table macro spend_daily_report (queries/schema/007_one_rounding_basis.sql), which
 -- the analysts' spend_daily view reads too: each program_spend / framework_spend line's rounded cost
 -- spread over the days of its usage by largest remainder, so daily amounts add up to the workbook
 -- exactly. One row per line and day.

@@ -1,6 +1,8 @@
 -- Query: focus_digest (report output)
--- Parameters: <table> (identifier, quoted by quoteIdent), $after BIGINT. Row count, BilledCost sum and
--- sha256 of the rows after line $after, each row's text in line order: what a finalisation records.
-SELECT count(*) AS n_rows, CAST(coalesce(sum(t."BilledCost"), 0) AS DECIMAL(18,2)) AS billed,
-  sha256(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY t.line_no), '')) AS digest
-FROM {{table}} t WHERE t.line_no > $after;
+-- Parameters: <table> (identifier, quoted by quoteIdent), $lo BIGINT, $hi BIGINT. One block of the
+-- FOCUS rows (line_no in ($lo, $hi]): its row count and the sha256 of its rows as text in line
+-- order. report/focus.ts hashes the blocks of 10,000 lines one query at a time, then the block
+-- hashes in order, so memory stays bounded however many rows there are. What a finalisation records.
+SELECT count(*) AS n, sha256(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY t.line_no), '')) AS h
+FROM {{table}} t
+WHERE t.line_no > $lo AND t.line_no <= $hi;

@@ -4,7 +4,7 @@
 SELECT api_version, metric, any_value(billing_unit) AS billing_unit,
   CAST(sum(quantity) AS DECIMAL(38,6)) AS quantity,
   CAST(sum(billable_quantity) AS DECIMAL(38,6)) AS billable_quantity,
-  CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost,
+  CAST(sum(cost) AS DECIMAL(18,2)) AS cost,
   CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines
 FROM rpt_program_spend
 GROUP BY api_version, metric
