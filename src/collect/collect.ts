@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, ResponseFormatError } from '../api/errors.js';
-import { CONSUMPTION_PATHS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { CONSUMPTION_PATHS, MAX_PROGRAM_IDS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { type Granularity, type Source } from '../domain/granularity.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -15,6 +15,7 @@ import { isOutOfMemory, isStoreCorruption, PageContentError, StoreCorruptError, 
 import type { PageSource } from '../store/types.js';
 import { readSql } from '../store/sql.js';
 import { refreshInventory } from './inventory.js';
+import { nextBatchSize } from './frameworkBatches.js';
 import { cursorPages } from './pagers.js';
 import { planWindow, type Window } from './planner.js';
 
@@ -514,8 +515,8 @@ function scopeResult(source: Source, ctx: ScopeContext, w: Window, status: Scope
 }
 
 /**
- * v2 programs for one organization, and, pipelined behind each programs page, the frameworks of the
- * programs on that page (a page holds at most 100 programs: exactly one frameworks batch). Deleted
+ * v2 programs for one organization, and, pipelined behind the programs pages, the frameworks of their
+ * programs, in requests of at most 100 programs sized by FrameworkQueue (frameworkBatches.ts). Deleted
  * programs are on the programs pages too, so their frameworks are asked about as well.
  */
 async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolean, out: ScopeResult[]): Promise<void> {
@@ -528,6 +529,11 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
   const limit = PAGE_SIZE.v2_programs.max;
   const what = describe('v2_programs', ctx);
   const frameworkFetches: Promise<void>[] = [];
+  const queue = new FrameworkQueue(ctx, w, (ids) => {
+    const f = fetchFrameworks(ctx, w, ids, frameworks!);
+    f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
+    frameworkFetches.push(f);
+  });
   let programsError: unknown;
   try {
     const maxPages = await pageBound(ctx, ORG_PROGRAMS_COUNT, { org_id: ctx.org }, limit, 'programs');
@@ -537,12 +543,9 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
       { itemsKey: 'programs', limit, describe: what, maxPages },
     )) {
       ctx.checkAbort();
-      if (frameworks) {
-        const f = fetchFrameworks(ctx, w, page.programIds, frameworks);
-        f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
-        frameworkFetches.push(f);
-      }
+      if (frameworks) await queue.add(page.programIds, false);
     }
+    if (frameworks) await queue.add([], true);
   } catch (err) {
     programsError = err;
   }
@@ -581,6 +584,41 @@ async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolea
     if (err) {
       await frameworks.abort().catch(() => {});
       out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
+    }
+  }
+}
+
+const FRAMEWORK_COUNTS = 'src/store/sql/inventory_framework_count_by_program.sql';
+
+/**
+ * The programs of the programs pages, cut into frameworks requests by nextBatchSize(): pipelined behind
+ * the programs pages, a request leaves as soon as its programs are known.
+ */
+class FrameworkQueue {
+  private readonly ids: string[] = [];
+  private readonly counts: number[] = [];
+
+  constructor(
+    private readonly ctx: ScopeContext,
+    private readonly w: Window,
+    private readonly send: (ids: string[]) => void,
+  ) {}
+
+  async add(programIds: string[], final: boolean): Promise<void> {
+    if (programIds.length > 0) {
+      const known = await this.ctx.store.query<{ program_id: string; n: bigint }>(readSql(FRAMEWORK_COUNTS), {
+        program_ids: programIds,
+        window_start: new Date(this.w.from),
+      });
+      const byId = new Map(known.map((r) => [r.program_id, Number(r.n)]));
+      for (const id of programIds) {
+        this.ids.push(id);
+        this.counts.push(byId.get(id) ?? 0);
+      }
+    }
+    for (let n; (n = nextBatchSize(this.counts, PAGE_SIZE.v2_frameworks.max, MAX_PROGRAM_IDS, final)) > 0; ) {
+      this.counts.splice(0, n);
+      this.send(this.ids.splice(0, n));
     }
   }
 }
