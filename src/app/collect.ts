@@ -11,6 +11,11 @@ import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/st
 import { refreshPricesIfValid } from '../report/prices.js';
 import { apiClient, checkWritableDir, clientSettings, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
 
+/** DuckDB's threads while collecting: a batch's statements are small, and one thread spends about a third
+ *  less CPU on them than two (BENCHMARKS.md, "Storage by bucket"), for the same wall time under the API's
+ *  rate limit. */
+const COLLECT_THREADS = 1;
+
 export interface CollectOnceOptions {
   granularities?: readonly Granularity[];
   sources?: readonly Source[];
@@ -77,7 +82,7 @@ export async function collectOnce(
 ): Promise<CollectOnceResult> {
   const client = apiClient(ctx, prepared.settings, opts.signal);
   try {
-    const store = await openCommandStore(ctx, ctx.log, opts.signal ? { signal: opts.signal } : {});
+    const store = await openCommandStore(ctx, ctx.log, { threads: COLLECT_THREADS, ...(opts.signal ? { signal: opts.signal } : {}) });
     try {
       const result = await collect({
         config: ctx.config,

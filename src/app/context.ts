@@ -56,10 +56,15 @@ export function priceBookPaths(ctx: CommandContext, prices?: string): { path: st
 }
 
 /** The command's database, with the configured lock wait and memory limit. */
-export async function openCommandStore(ctx: CommandContext, log: Logger = ctx.log, o: { create?: boolean; signal?: AbortSignal } = {}): Promise<Store> {
+export async function openCommandStore(
+  ctx: CommandContext,
+  log: Logger = ctx.log,
+  o: { create?: boolean; signal?: AbortSignal; threads?: number } = {},
+): Promise<Store> {
   const limit = ctx.config.store.memory_limit;
   return openStore({
     path: ctx.dbPath,
+    ...(o.threads !== undefined ? { threads: o.threads } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.create === false ? { create: false } : {}),
     lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000,

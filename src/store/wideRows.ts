@@ -195,8 +195,10 @@ export function readPage(source: PageSource, json: string, org: string | null, b
   const programIds: string[] = [];
   const replaced: string[] = [];
   let values = 0;
-  // Rows are built first and appended only once the whole page is known to be sound.
-  const rows: [string, string | null, number, DuckDBTimestampTZValue, DuckDBTimestampTZValue, (bigint | null)[]][] = [];
+  // Rows go to the writer as they are read: a page refused half-way refuses its whole batch (usageBatch.ts
+  // marks it so, and the staging table is dropped unread), so nothing of it is ever committed.
+  // One scratch row of metrics serves every bucket: the writer copies it.
+  const metrics = new Array<bigint | null>(width).fill(null);
   for (let i = 0; i < list.length; i++) {
     const item: unknown = list[i];
     if (!isObj(item) || !isId(item.program_id)) return refuse();
@@ -223,7 +225,7 @@ export function readPage(source: PageSource, json: string, org: string | null, b
         const ts = book.time(b.timeframe_start);
         const te = book.time(b.timeframe_end);
         if (ts === null || te === null) return refuse();
-        let metrics: (bigint | null)[] | null = null;
+        let reported = false;
         if (source === 'v1_programs') {
           for (const [name, col] of V1_FIELDS) {
             const raw = b[name];
@@ -231,7 +233,8 @@ export function readPage(source: PageSource, json: string, org: string | null, b
             const n = counter(raw);
             if (n === undefined) return refuse();
             if (n === 0n) continue;
-            metrics ??= new Array<bigint | null>(width).fill(null);
+            if (!reported) metrics.fill(null);
+            reported = true;
             metrics[col] = n;
             values++;
           }
@@ -251,7 +254,8 @@ export function readPage(source: PageSource, json: string, org: string | null, b
               });
             }
             if (n === 0n) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
-            metrics ??= new Array<bigint | null>(width).fill(null);
+            if (!reported) metrics.fill(null);
+            reported = true;
             if (metrics[col] !== null) {
               throw new PageShapeError({
                 path: `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`,
@@ -262,13 +266,12 @@ export function readPage(source: PageSource, json: string, org: string | null, b
             values++;
           }
         }
-        if (metrics === null) continue; // nothing reported: no row, as before
+        if (!reported) continue; // nothing reported: no row, as before
         if (local < 0) local = book.period(p.period_id, p.period_plan, start, end);
-        rows.push([programId, frameworkId, local, ts, te, metrics]);
+        out.add(org, programId, frameworkId, local, ts, te, metrics);
       }
     }
   }
-  for (const [program, framework, period, ts, te, metrics] of rows) out.add(org, program, framework, period, ts, te, metrics);
   return { items: list.length, cursor, programIds, replacedIds: replaced, values };
 }
 
