@@ -172,7 +172,6 @@ export class StagedUsageBatch implements UsageBatch {
         if (err instanceof PageShapeError) throw new PageContentError(err.offence);
         throw err;
       }
-      await this.flushPeriods(conn);
       if (!this.isFramework && this.spec.scope.orgId !== undefined && read.programIds.length > 0) {
         await this.checkOrg(conn, this.spec.scope.orgId, read.programIds);
       }
@@ -396,6 +395,8 @@ export class StagedUsageBatch implements UsageBatch {
       this.appender?.closeSync();
       this.appender = undefined;
       if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
+      // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
+      await this.flushPeriods(conn);
       if (this.mode === 'pages') await this.holdDeletions(conn);
       await this.check(conn);
       // One transaction for the whole scope: whatever its pages were, they replace the window together.
