@@ -15,6 +15,7 @@ export const INTEGRATION = [
   'test/collect/crash.test.ts',
   'test/collect/hostile.test.ts',
   'test/collect/firstRun.test.ts',
+  'test/collect/frameworkRequests.test.ts',
   'test/collect/nonsense.test.ts',
   'test/export/dataset.test.ts',
   'test/package/tarball.test.ts',

@@ -12,6 +12,9 @@ export interface PhaseMeasure {
   peakRssMb: number;
   /** From the first HTTP request sent to the last answer received (undici's diagnostics channels), if any. */
   httpSpanS: number | null;
+  /** Where the memory was at the peak RSS sample: V8's heap (committed), memory outside it that V8
+   *  tracks (Buffers, strings handed to native code), and the rest (DuckDB's buffers and Node itself). */
+  atPeak: { heapMb: number; externalMb: number; otherMb: number };
 }
 
 /** Watches undici's request channels: the first request created and the last one completed. */
@@ -39,11 +42,16 @@ function httpSpan(): { stop(): number | null } {
 
 /** Runs `fn` while sampling this process's RSS; returns its result and what it cost. */
 export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: PhaseMeasure }> {
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    const rss = process.memoryUsage().rss;
-    if (rss > peak) peak = rss;
-  }, RSS_SAMPLE_MS);
+  let at = process.memoryUsage();
+  let peak = at.rss;
+  const sample = () => {
+    const mu = process.memoryUsage();
+    if (mu.rss > peak) {
+      peak = mu.rss;
+      at = mu;
+    }
+  };
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
   const span = httpSpan();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -51,12 +59,17 @@ export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: 
     const result = await fn();
     const wallS = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return { result, m: { wallS, cpuS: (cpu.user + cpu.system) / 1e6, peakRssMb: peak / MB, httpSpanS: span.stop() } };
+    sample();
+    return { result, m: { wallS, cpuS: (cpu.user + cpu.system) / 1e6, peakRssMb: peak / MB, httpSpanS: span.stop(), atPeak: split(at) } };
   } finally {
     clearInterval(timer);
     span.stop();
   }
+}
+
+function split(mu: NodeJS.MemoryUsage): PhaseMeasure['atPeak'] {
+  const mb = (n: number) => Math.round(n / MB);
+  return { heapMb: mb(mu.heapTotal), externalMb: mb(mu.external), otherMb: mb(mu.rss - mu.heapTotal - mu.external) };
 }
 
 /** User+system CPU seconds of a process so far, from /proc/<pid>/stat; null where /proc is not there. */

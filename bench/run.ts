@@ -133,7 +133,7 @@ async function main(): Promise<void> {
         minimum: minimumRequests,
         ...m,
       };
-      say(`${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB, exit ${result.exitCode}`);
+      say(`${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`);
       return phase;
     };
 

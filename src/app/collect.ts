@@ -7,9 +7,14 @@ import { collect, type CollectProgress, type CollectResult } from '../collect/co
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
-import { isStoreCorruption, StoreCorruptError } from '../store/store.js';
+import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
 import { apiClient, checkWritableDir, clientSettings, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
+
+/** DuckDB's threads while collecting: a batch's statements are small, and one thread spends about a third
+ *  less CPU on them than two (BENCHMARKS.md, "Storage by bucket"), for the same wall time under the API's
+ *  rate limit. */
+const COLLECT_THREADS = 1;
 
 export interface CollectOnceOptions {
   granularities?: readonly Granularity[];
@@ -77,7 +82,7 @@ export async function collectOnce(
 ): Promise<CollectOnceResult> {
   const client = apiClient(ctx, prepared.settings, opts.signal);
   try {
-    const store = await openCommandStore(ctx, ctx.log, opts.signal ? { signal: opts.signal } : {});
+    const store = await openCommandStore(ctx, ctx.log, { threads: COLLECT_THREADS, ...(opts.signal ? { signal: opts.signal } : {}) });
     try {
       const result = await collect({
         config: ctx.config,
@@ -111,6 +116,13 @@ export async function collectOnce(
       // DuckDB reads blocks lazily: a damaged file can open and fail at its first read. Never published.
       if (isStoreCorruption(err) && !(err instanceof StoreCorruptError)) {
         throw new StoreCorruptError(ctx.dbPath, (err as Error).message.split('\n')[0] ?? '');
+      }
+      // Out of DuckDB memory outside a scope (recording the run, publishing): what was committed stays.
+      if (isOutOfMemory(err)) {
+        throw new Error(
+          `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
+            `Committed scopes are kept, the one in progress was rolled back; raise store.memory_limit in the config and collect again.`,
+        );
       }
       throw err;
     } finally {

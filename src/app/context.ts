@@ -9,7 +9,7 @@ import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { UsageError } from '../domain/errors.js';
 import type { Config } from '../config/schema.js';
 import { createLogger, type Logger } from '../log.js';
-import { openStore, type Store } from '../store/store.js';
+import { isOutOfMemory, openStore, type Store } from '../store/store.js';
 
 export interface CommonOptions {
   config?: string;
@@ -56,14 +56,27 @@ export function priceBookPaths(ctx: CommandContext, prices?: string): { path: st
 }
 
 /** The command's database, with the configured lock wait and memory limit. */
-export function openCommandStore(ctx: CommandContext, log: Logger = ctx.log, o: { create?: boolean; signal?: AbortSignal } = {}): Promise<Store> {
+export async function openCommandStore(
+  ctx: CommandContext,
+  log: Logger = ctx.log,
+  o: { create?: boolean; signal?: AbortSignal; threads?: number } = {},
+): Promise<Store> {
+  const limit = ctx.config.store.memory_limit;
   return openStore({
     path: ctx.dbPath,
+    ...(o.threads !== undefined ? { threads: o.threads } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.create === false ? { create: false } : {}),
     lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000,
-    memoryLimit: ctx.config.store.memory_limit,
+    memoryLimit: limit,
     log,
+  }).catch((err: unknown) => {
+    // Opening (or upgrading) the file ran out of memory: nothing was changed (each migration is one transaction).
+    if (!isOutOfMemory(err)) throw err;
+    throw new Error(
+      `the database ran out of memory while opening (store.memory_limit = ${limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `It was not changed; raise store.memory_limit in the config and run again.`,
+    );
   });
 }
 

@@ -1,9 +1,10 @@
 // The three consumption fetchers: v1 programs, and v2 programs with the frameworks of each programs page
 // pipelined behind it.
 import { ResponseFormatError } from '../api/errors.js';
-import { CONSUMPTION_PATHS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { CONSUMPTION_PATHS, MAX_PROGRAM_IDS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import type { UsageBatch } from '../store/store.js';
 import { CollectInterrupted } from './errors.js';
+import { nextBatchSize } from './frameworkBatches.js';
 import { cursorPages } from './pagers.js';
 import type { Window } from './planner.js';
 import { baseQuery, beginBatch, describe, pageBound, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
@@ -22,8 +23,8 @@ export const fetchV1: Fetcher = async (ctx, w, batch) => {
 };
 
 /**
- * v2 programs for one organization, and, pipelined behind each programs page, the frameworks of the
- * programs on that page (a page holds at most 100 programs: exactly one frameworks batch). Deleted
+ * v2 programs for one organization, and, pipelined behind the programs pages, the frameworks of their
+ * programs, in requests of at most 100 programs sized by FrameworkQueue (frameworkBatches.ts). Deleted
  * programs are on the programs pages too, so their frameworks are asked about as well.
  */
 export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolean, out: ScopeResult[]): Promise<void> {
@@ -36,6 +37,11 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   const limit = PAGE_SIZE.v2_programs.max;
   const what = describe('v2_programs', ctx);
   const frameworkFetches: Promise<void>[] = [];
+  const queue = new FrameworkQueue(ctx, w, (ids) => {
+    const f = fetchFrameworks(ctx, w, ids, frameworks!);
+    f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
+    frameworkFetches.push(f);
+  });
   let programsError: unknown;
   try {
     const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
@@ -45,12 +51,9 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
       { itemsKey: 'programs', limit, describe: what, maxPages },
     )) {
       ctx.checkAbort();
-      if (frameworks) {
-        const f = fetchFrameworks(ctx, w, page.programIds, frameworks);
-        f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
-        frameworkFetches.push(f);
-      }
+      if (frameworks) await queue.add(page.programIds, false);
     }
+    if (frameworks) await queue.add([], true);
   } catch (err) {
     programsError = err;
   }
@@ -89,6 +92,35 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
     if (err) {
       await frameworks.abort().catch(() => {});
       out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
+    }
+  }
+}
+
+/**
+ * The programs of the programs pages, cut into frameworks requests by nextBatchSize(): pipelined behind
+ * the programs pages, a request leaves as soon as its programs are known.
+ */
+class FrameworkQueue {
+  private readonly ids: string[] = [];
+  private readonly counts: number[] = [];
+
+  constructor(
+    private readonly ctx: ScopeContext,
+    private readonly w: Window,
+    private readonly send: (ids: string[]) => void,
+  ) {}
+
+  async add(programIds: string[], final: boolean): Promise<void> {
+    if (programIds.length > 0) {
+      const known = await this.ctx.store.frameworkCountsByProgram(programIds, new Date(this.w.from));
+      for (const id of programIds) {
+        this.ids.push(id);
+        this.counts.push(known.get(id) ?? 0);
+      }
+    }
+    for (let n; (n = nextBatchSize(this.counts, PAGE_SIZE.v2_frameworks.max, MAX_PROGRAM_IDS, final)) > 0; ) {
+      this.counts.splice(0, n);
+      this.send(this.ids.splice(0, n));
     }
   }
 }

@@ -1,5 +1,6 @@
 // The inventory's turn in a collection, after every consumption scope is committed: its request budget
 // (a share of the hour's requests), the grace a stop leaves to requests already sent, and its scope result.
+import { setMaxListeners } from 'node:events';
 import { ApiError } from '../api/errors.js';
 import { CollectInterrupted, fatal401 } from './errors.js';
 import { refreshInventory } from './inventory.js';
@@ -28,6 +29,8 @@ export async function maybeRefreshInventory(
   let timer: NodeJS.Timeout | undefined;
   if (opts.signal) {
     grace = new AbortController();
+    // Every queued inventory request listens on it (as on the stop signal, see ApiClient): not a leak.
+    setMaxListeners(0, grace.signal);
     const g = grace;
     const onStop = () => {
       timer = setTimeout(() => g.abort(opts.signal?.reason), INVENTORY_GRACE_MS);

@@ -3,7 +3,7 @@
 import { ApiError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
 import type { Granularity, Source } from '../domain/granularity.js';
-import { isStoreCorruption, StoreCorruptError, type UsageBatch } from '../store/store.js';
+import { isOutOfMemory, isStoreCorruption, StoreCorruptError, type UsageBatch } from '../store/store.js';
 import { CollectInterrupted, fatal401, FatalCollectError } from './errors.js';
 import type { Window } from './planner.js';
 import type { CollectOptions, ScopeResult, ScopeStatus } from './types.js';
@@ -68,6 +68,14 @@ export async function runScope(ctx: ScopeContext, source: Source, w: Window | nu
 export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window, err: unknown): Promise<ScopeResult> {
   if (err instanceof ApiError && err.status === 401) throw fatal401(err);
   if (err instanceof FatalCollectError || err instanceof CollectInterrupted) throw err;
+  // DuckDB out of memory: every later scope would fail alike, and a store pressed further risks its file
+  // (ARCHITECTURE.md, "Storage"). The scope was rolled back; the run stops (exit 1), the file intact.
+  if (isOutOfMemory(err)) {
+    throw new FatalCollectError(
+      `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `Nothing of the scope in progress was written; raise store.memory_limit in the config and collect again.`,
+    );
+  }
   // The database file itself cannot be read: nothing more is written, and it must never be published.
   if (isStoreCorruption(err)) throw err instanceof StoreCorruptError ? err : new StoreCorruptError(ctx.store.path, (err as Error).message.split('\n')[0] ?? '');
   // Stopped by a signal: every wait ends with the signal's reason; the scope is rolled back, not failed.

@@ -72,7 +72,7 @@ export const configSchema = z
         memory_limit: z
           .string()
           .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "512MB" or "2GB"')
-          .default('1GB'),
+          .default('512MB'),
       })
       .strict()
       .prefault({}),

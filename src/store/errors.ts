@@ -8,6 +8,11 @@ export class StoreMissingError extends Error {
   }
 }
 
+/** DuckDB's out-of-memory error (a query, a pin or a commit beyond memory_limit). */
+export function isOutOfMemory(err: unknown): boolean {
+  return /Out of Memory Error|could not allocate block|failed to pin block/i.test(err instanceof Error ? err.message : String(err));
+}
+
 /** Whether an error is DuckDB failing to read the file itself (truncated, bad checksum), not a query's fault. */
 export function isStoreCorruption(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);

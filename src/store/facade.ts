@@ -267,6 +267,15 @@ export class Store {
     return Number(row?.n ?? 0);
   }
 
+  /** Each program's known frameworks with usage since windowStart (sizes frameworks requests; collect/frameworkBatches.ts). */
+  async frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, number>> {
+    const rows = await this.query<{ program_id: string; n: bigint }>(readSql('src/store/sql/inventory_framework_count_by_program.sql'), {
+      program_ids: programIds,
+      window_start: windowStart,
+    });
+    return new Map(rows.map((r) => [r.program_id, Number(r.n)]));
+  }
+
   /** An organization from the organization listing; a null name keeps the one already known. */
   async upsertOrganization(o: { orgId: string; name: string | null; seenAt: Date }): Promise<void> {
     await this.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.orgId, name: o.name, seen_at: o.seenAt });

@@ -15,6 +15,9 @@ import { Store } from './facade.js';
 
 /** How long openStore waits for another process to release the file, by default. */
 export const DEFAULT_LOCK_TIMEOUT_MS = CONFIG_DEFAULTS.store.lock_timeout_seconds * 1000;
+/** DuckDB's threads per store: each thread holds its own working buffers, so memory grows with them;
+ *  two keep loading and reports CPU-bound on a small server without multiplying memory on a large one. */
+export const DEFAULT_THREADS = 2;
 /** Backoff between attempts to take a held file: first and largest wait. */
 const LOCK_RETRY_FIRST_MS = 100;
 const LOCK_RETRY_MAX_MS = 2_000;
@@ -32,6 +35,8 @@ export interface OpenOptions {
   migrations?: Migration[];
   /** DuckDB's memory_limit (e.g. '512MB'); beyond it, staged batches spill to `<db>.tmp/`. */
   memoryLimit?: string;
+  /** DuckDB's threads; DEFAULT_THREADS when omitted. */
+  threads?: number;
   /** Ends the wait for a file held by another process (the run's stop signal). */
   signal?: AbortSignal;
   /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
@@ -69,7 +74,10 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
           // Extensions beyond the built-in ones cannot be downloaded where this runs.
           autoinstall_known_extensions: 'false',
           autoload_known_extensions: 'true',
-          ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
+          memory_limit: opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit,
+          threads: String(opts.threads ?? DEFAULT_THREADS),
+          // Keeping insertion order pins whole intermediate results in memory; every query that needs an order says ORDER BY.
+          preserve_insertion_order: 'false',
         });
       } catch (err) {
         releaseInProcess(path, readOnly);

@@ -12,8 +12,8 @@
 export * from './types.js';
 export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatch.js';
 export { SchemaTooNewError } from './migrations.js';
-export { analystCopyName, isStoreCorruption, StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
+export { analystCopyName, isOutOfMemory, isStoreCorruption, StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
 export { IN_MEMORY } from './inProcessLock.js';
-export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js';
+export { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_THREADS, openStore, type OpenOptions } from './open.js';
 export { PAGE_SLOTS, Store } from './facade.js';
 export { DATASET_STREAMS, STAGED_PARTITION, type DatasetPartition, type DatasetPartitionKey, type DatasetStream } from './dataset.js';

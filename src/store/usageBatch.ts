@@ -1,26 +1,16 @@
 // A usage batch of one window and scope (a source, granularity and organization), on its own
 // connection. Two ways in, one way out:
-// - appendPage(): a raw consumption page, parsed by DuckDB's JSON reader, checked strictly and staged
-//   in the batch's TEMP table (the collector uses this);
-// - append(): rows built in JavaScript, staged through the appender (fixtures and tests).
+// - appendPage(): a raw consumption page, parsed and checked strictly in JavaScript (wideRows.ts) and
+//   appended as wide bucket rows into the batch's TEMP staging table (the collector uses this);
+// - append(): long rows built in JavaScript (fixtures and tests), folded into bucket rows per call.
 // commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
 // in one transaction: a scope becomes visible whole or not at all.
-import {
-  BIGINT,
-  DuckDBDataChunk,
-  TIMESTAMPTZ,
-  VARCHAR,
-  type DuckDBAppender,
-  type DuckDBConnection,
-  type DuckDBTimestampTZValue,
-  type DuckDBValue,
-  type DuckDBVector,
-} from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
-import { firstOffence, type Offence } from './pageCheck.js';
-import { timestampTZ } from './values.js';
+import type { Offence } from './pageCheck.js';
+import { INT64, METRIC_COLUMNS, PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, metricColumn, readPage } from './wideRows.js';
 
 // Each table's and each source's statements, named literally so that a search for a file finds its caller.
 const TABLE_SQL = {
@@ -31,23 +21,6 @@ const TABLE_SQL = {
   usage_framework: {
     deleteWindow: 'src/store/sql/usage_framework_delete_window.sql',
     windowDeletions: 'src/store/sql/usage_framework_window_deletions.sql',
-  },
-} as const;
-const PAGE_SQL = {
-  v1_programs: {
-    parse: 'src/store/sql/page_v1_programs.sql',
-    check: 'src/store/sql/page_v1_programs_check.sql',
-    stage: 'src/store/sql/staging_insert_v1_page.sql',
-  },
-  v2_programs: {
-    parse: 'src/store/sql/page_v2_programs.sql',
-    check: 'src/store/sql/page_v2_programs_check.sql',
-    stage: 'src/store/sql/staging_insert_v2_programs_page.sql',
-  },
-  v2_frameworks: {
-    parse: 'src/store/sql/page_v2_frameworks.sql',
-    check: 'src/store/sql/page_v2_frameworks_check.sql',
-    stage: 'src/store/sql/staging_insert_v2_frameworks_page.sql',
   },
 } as const;
 
@@ -94,94 +67,10 @@ export class DeletionHeldError extends UsageBatchError {
   }
 }
 
-/** What staging_insert_*_page.sql raises (DuckDB's error()) at a metric entry that is not documented. */
-const LEAF_REFUSED = 'PAGE_LEAF_REFUSED';
-
-// The columns of staging_usage_create.sql, in order.
-const STAGING_TYPES = [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, TIMESTAMPTZ, TIMESTAMPTZ, TIMESTAMPTZ, TIMESTAMPTZ, VARCHAR, BIGINT];
-const STAGING_COLUMNS = STAGING_TYPES.length;
-// DuckDB's standard vector size: the most rows one data chunk holds.
-const CHUNK_ROWS = 2048;
-const INT64_MAX = 2n ** 63n - 1n;
-const INT64_MIN = -(2n ** 63n);
-
 function describe(row: Record<string, unknown>): string {
   return Object.entries(row)
     .map(([k, v]) => `${k}=${v instanceof Date ? v.toISOString() : v === null ? 'NULL' : String(v)}`)
     .join(' ');
-}
-
-/**
- * Fills DuckDB data chunks column by column and hands each full chunk to the appender. Measured
- * faster than the appender's per-value calls: timestamps and values go into typed arrays and cross
- * into DuckDB once per chunk, and repeated timestamps share one value object.
- */
-class ChunkWriter {
-  private chunk: DuckDBDataChunk | undefined;
-  private vectors: DuckDBVector<DuckDBValue>[] = [];
-  private row = 0;
-  private readonly times = new Map<number, DuckDBTimestampTZValue>();
-  private readonly capacity = CHUNK_ROWS;
-
-  constructor(private readonly appender: DuckDBAppender) {}
-
-  private time(d: Date): DuckDBTimestampTZValue {
-    const ms = d.getTime();
-    let v = this.times.get(ms);
-    if (v === undefined) {
-      v = timestampTZ(d);
-      if (this.times.size > 10_000) this.times.clear();
-      this.times.set(ms, v);
-    }
-    return v;
-  }
-
-  private start(): void {
-    const chunk = DuckDBDataChunk.create(STAGING_TYPES, this.capacity);
-    this.chunk = chunk;
-    this.vectors = STAGING_TYPES.map((_, i) => chunk.getColumnVector(i) as DuckDBVector<DuckDBValue>);
-    this.row = 0;
-  }
-
-  add(r: UsageRowIn): void {
-    if (typeof r.value !== 'bigint' || r.value > INT64_MAX || r.value < INT64_MIN) {
-      throw new TypeError(
-        `usage value must be an int64 bigint, got ${typeof r.value} ${String(r.value)} for ${r.program_id} ${r.metric} ${r.timeframe_start?.toISOString?.()}`,
-      );
-    }
-    if (this.chunk === undefined) this.start();
-    const v = this.vectors;
-    const i = this.row;
-    v[0]!.setItem(i, r.org_id ?? null);
-    v[1]!.setItem(i, r.program_id);
-    v[2]!.setItem(i, r.framework_id ?? null);
-    v[3]!.setItem(i, r.period_id);
-    v[4]!.setItem(i, r.period_plan);
-    v[5]!.setItem(i, this.time(r.period_start));
-    v[6]!.setItem(i, r.period_end === null ? null : this.time(r.period_end));
-    v[7]!.setItem(i, this.time(r.timeframe_start));
-    v[8]!.setItem(i, this.time(r.timeframe_end));
-    v[9]!.setItem(i, r.metric);
-    v[10]!.setItem(i, r.value);
-    this.row = i + 1;
-    if (this.row === this.capacity) this.emit();
-  }
-
-  private emit(): void {
-    const chunk = this.chunk;
-    if (chunk === undefined || this.row === 0) return;
-    // flush() copies each column into DuckDB's vectors; a last, shorter chunk is then cut to its rows.
-    for (const vec of this.vectors) vec.flush();
-    if (this.row < this.capacity) chunk.rowCount = this.row;
-    this.appender.appendDataChunk(chunk);
-    this.chunk = undefined;
-    this.vectors = [];
-    this.row = 0;
-  }
-
-  finish(): void {
-    this.emit();
-  }
 }
 
 export class StagedUsageBatch implements UsageBatch {
@@ -191,12 +80,16 @@ export class StagedUsageBatch implements UsageBatch {
   private state: 'open' | 'committing' | 'closed' = 'open';
   private staged = 0;
   private committing: Promise<unknown> | undefined;
-  /** The last page staged or being staged: pages share the batch's TEMP `page` table, so one at a time. */
+  /** The last page staged or being staged: pages share the batch's appender, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
   /** 'rows': staged through append(); 'pages': raw pages through appendPage(). Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
   private refused = false;
+  /** The batch's plan periods and parsed times (staging_periods). */
+  private readonly book = new PeriodBook();
+  /** Ids (programs, or frameworks) the batch's pages returned: what the deletion guard compares with. */
+  private readonly seen = new Set<string>();
 
   constructor(
     private readonly host: BatchHost,
@@ -223,7 +116,6 @@ export class StagedUsageBatch implements UsageBatch {
       try {
         await execSql(conn, readSql('src/store/sql/staging_usage_create.sql'));
         await execSql(conn, readSql('src/store/sql/seen_ids_create.sql'));
-        await execSql(conn, readSql('src/store/sql/page_check_macros.sql'));
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -258,49 +150,62 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /**
-   * One page: parsed with every leaf kept as raw JSON, checked strictly (page_*_check.sql: a value that
-   * is not a non-negative int64 integer, an id or time missing or malformed, refuses the page whole,
-   * naming the first offending path), then converted into the batch's staging table. Nothing is
-   * written to the usage tables until commit(): a scope's pages become visible together or not at all.
-   * The staging table is DuckDB's (spilling to disk beyond memory_limit), never the JavaScript heap.
+   * One page: parsed and checked strictly (wideRows.ts: a value that is not a non-negative int64
+   * integer, an id or time missing or malformed, refuses the page whole, naming the first offending
+   * path), then appended as bucket rows into the batch's staging table. Nothing is written to the usage
+   * tables until commit(): a scope's pages become visible together or not at all. The staging table is
+   * DuckDB's (spilling to disk beyond memory_limit); a page's JavaScript objects live only while it is read.
    */
   private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
     this.setMode('pages');
-    await this.open();
+    const appender = await this.openAppender();
     const conn = this.conn!;
     return this.host.pageSlot(async () => {
-      await execSql(conn, readSql(PAGE_SQL[source].parse), { json });
-      const [check] = await queryRows<{ bad: bigint | number | null }>(conn, readSql(PAGE_SQL[source].check));
-      if (Number(check?.bad ?? 0) > 0) {
-        const found = firstOffence(source, json);
-        throw new PageContentError(found ?? { path: '$', problem: 'the page does not have the documented shape' });
+      const writer = new WideChunkWriter(appender);
+      let read;
+      try {
+        read = readPage(source, json, this.spec.scope.orgId ?? null, this.book, writer);
+        writer.finish();
+      } catch (err) {
+        if (err instanceof PageShapeError) throw new PageContentError(err.offence);
+        throw err;
       }
-      const [summary] = await queryRows<{ items: bigint | number | null; cursor: string | null; program_ids: string[] | null }>(
-        conn,
-        readSql('src/store/sql/page_summary.sql'),
-      );
-      const items = summary?.items === null || summary?.items === undefined ? null : Number(summary.items);
-      let rows = 0;
-      if (items !== null && items > 0) {
-        rows = await execSql(conn, readSql(PAGE_SQL[source].stage), { org_id: this.spec.scope.orgId ?? null }).catch((err: unknown) => {
-          // The insert checks the metric entries as it converts them; the offending path is found here.
-          if (!String((err as Error).message).includes(LEAF_REFUSED)) throw err;
-          throw new PageContentError(firstOffence(source, json) ?? { path: '$', problem: 'a metric entry is not a name and a counter' });
-        });
-        await execSql(conn, readSql(this.isFramework ? 'src/store/sql/page_framework_ids.sql' : 'src/store/sql/page_ids.sql'));
-        if (!this.isFramework && this.spec.scope.orgId !== undefined) await this.checkOrg(conn, this.spec.scope.orgId);
-        await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'));
+      if (!this.isFramework && this.spec.scope.orgId !== undefined && read.programIds.length > 0) {
+        await this.checkOrg(conn, this.spec.scope.orgId, read.programIds);
       }
-      this.staged += rows;
-      return { items, cursor: summary?.cursor ?? null, programIds: summary?.program_ids ?? [], rows };
+      for (const id of read.replacedIds) this.seen.add(id);
+      this.staged += read.values;
+      return { items: read.items, cursor: read.cursor, programIds: read.programIds, rows: read.values };
     });
   }
 
+  /** Writes the periods first seen since the last call into staging_periods. */
+  private async flushPeriods(conn: DuckDBConnection): Promise<void> {
+    const fresh = this.book.fresh;
+    if (fresh.length === 0) return;
+    this.book.fresh = [];
+    const appender = await conn.createAppender('staging_periods', 'main', 'temp');
+    try {
+      for (const p of fresh) {
+        appender.appendInteger(p.local);
+        appender.appendVarchar(p.id);
+        appender.appendVarchar(p.plan);
+        appender.appendTimestampTZ(p.start);
+        if (p.end === null) appender.appendNull();
+        else appender.appendTimestampTZ(p.end);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+
   /** A program the inventory places in another organization does not belong in this scope's answer. */
-  private async checkOrg(conn: DuckDBConnection, orgId: string): Promise<void> {
-    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, readSql('src/store/sql/page_ids_other_org.sql'), { org_id: orgId });
+  private async checkOrg(conn: DuckDBConnection, orgId: string, ids: string[]): Promise<void> {
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, readSql('src/store/sql/page_ids_other_org.sql'), { ids, org_id: orgId });
     if (stray) {
       throw new UsageBatchError(
         `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
@@ -385,16 +290,38 @@ export class StagedUsageBatch implements UsageBatch {
     const appender = await this.openAppender();
     let n = 0;
     try {
-      const chunk = new ChunkWriter(appender);
+      // The long rows of one call are folded into one row per bucket (a bucket's metrics belong in one call).
+      const book = this.book;
+      const width = this.isFramework ? 6 : METRIC_COLUMNS.length;
+      const buckets = new Map<string, { r: UsageRowIn; period: number; metrics: (bigint | null)[] }>();
       for (const r of rows) {
-        chunk.add(r);
+        checkRow(r, this.isFramework);
+        const col = metricColumn(r.metric, this.isFramework)!;
+        const period = book.period(r.period_id, r.period_plan, book.fromDate(r.period_start), r.period_end === null ? null : book.fromDate(r.period_end));
+        const key = `${r.program_id}\u0000${r.framework_id ?? ''}\u0000${period}\u0000${r.timeframe_start.getTime()}\u0000${r.org_id ?? ''}`;
+        let b = buckets.get(key);
+        if (b === undefined) {
+          b = { r, period, metrics: new Array<bigint | null>(width).fill(null) };
+          buckets.set(key, b);
+        }
+        if (b.metrics[col] !== null) {
+          throw new UsageBatchError(
+            `${this.spec.table} batch refused, nothing was written: the key program_id=${r.program_id}${r.framework_id ? ` framework_id=${r.framework_id}` : ''} ` +
+              `period_id=${r.period_id} timeframe_start=${r.timeframe_start.toISOString()} metric=${r.metric} appears more than once`,
+          );
+        }
+        b.metrics[col] = r.value;
         n++;
       }
-      chunk.finish();
-      // Flushing per call checks the staging constraints (NOT NULL) while the page is still known.
+      const writer = new WideChunkWriter(appender);
+      for (const { r, period, metrics } of buckets.values()) {
+        writer.add(r.org_id ?? null, r.program_id, r.framework_id ?? null, period, book.fromDate(r.timeframe_start), book.fromDate(r.timeframe_end), metrics);
+      }
+      writer.finish();
       appender.flushSync();
+      await this.flushPeriods(this.conn!);
     } catch (err) {
-      // A half-appended page cannot be taken back from the appender: the batch is unusable.
+      // A half-appended call cannot be taken back from the appender: the batch is unusable.
       await this.abort();
       throw err;
     }
@@ -417,8 +344,10 @@ export class StagedUsageBatch implements UsageBatch {
     const dupSql = this.isFramework
       ? 'src/store/sql/staging_usage_duplicate_framework.sql'
       : 'src/store/sql/staging_usage_duplicate_program.sql';
-    const [dup] = await queryRows(conn, readSql(dupSql));
-    if (dup) {
+    const [dup] = await queryRows<Record<string, unknown>>(conn, readSql(dupSql));
+    // A bucket whose metrics came in parts, none twice, is one bucket: folded, as the long rows were.
+    if (dup && dup.metric === null) await execSql(conn, readSql('src/store/sql/staging_usage_merge.sql'));
+    else if (dup) {
       throw new UsageBatchError(
         `${this.spec.table} batch refused, nothing was written: the key ${describe(dup)} appears more than once ` +
           `(window ${this.spec.windowStart.toISOString()}..${this.spec.windowEnd.toISOString()}, scope ${this.spec.coverage.scope})`,
@@ -444,6 +373,7 @@ export class StagedUsageBatch implements UsageBatch {
   private async holdDeletions(conn: DuckDBConnection): Promise<void> {
     const share = this.spec.maxDeletionShare;
     if (share === undefined || share >= 1) return;
+    await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'), { ids: [...this.seen] });
     const { existing, unseen } = await this.deletions(conn, this.isFramework ? 'usage_framework' : 'usage_program');
     if (existing === 0 || unseen / existing <= share) return;
     throw new DeletionHeldError(unseen, existing, share);
@@ -465,15 +395,19 @@ export class StagedUsageBatch implements UsageBatch {
       this.appender?.closeSync();
       this.appender = undefined;
       if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
+      // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
+      await this.flushPeriods(conn);
       if (this.mode === 'pages') await this.holdDeletions(conn);
       await this.check(conn);
       // One transaction for the whole scope: whatever its pages were, they replace the window together.
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, readSql(TABLE_SQL[table].deleteWindow), { ...this.windowParams(), ...this.scopeParams() });
-        const inserted = await this.insertStaged(conn);
-        await this.writeCoverage(conn, inserted);
-        return inserted;
+        await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
+        await this.insertStaged(conn);
+        // Coverage counts values (rows of the long view), as it always has.
+        await this.writeCoverage(conn, this.staged);
+        return this.staged;
       });
       return { rows };
     } finally {
@@ -507,5 +441,23 @@ export class StagedUsageBatch implements UsageBatch {
       this.conn = undefined;
     }
     this.host.batchClosed(this);
+  }
+}
+
+const REQUIRED = ['program_id', 'period_id', 'period_plan', 'period_start', 'timeframe_start', 'timeframe_end', 'metric'] as const;
+
+/** A long row as the store takes it: every key column present, the value an int64 bigint, a known metric. */
+function checkRow(r: UsageRowIn, framework: boolean): void {
+  if (typeof r.value !== 'bigint' || r.value > INT64.max || r.value < INT64.min) {
+    throw new TypeError(
+      `usage value must be an int64 bigint, got ${typeof r.value} ${String(r.value)} for ${r.program_id} ${r.metric} ${r.timeframe_start?.toISOString?.()}`,
+    );
+  }
+  for (const k of REQUIRED) {
+    if (r[k] === null || r[k] === undefined) throw new TypeError(`usage row without ${k}: every row needs ${REQUIRED.join(', ')}`);
+  }
+  if (framework && !r.framework_id) throw new UsageBatchError(`usage_framework batch refused, nothing was written: a row of ${r.program_id} has no framework_id`);
+  if (metricColumn(r.metric, framework) === undefined) {
+    throw new TypeError(`usage metric ${r.metric} is not one the ${framework ? 'usage_framework' : 'usage_program'} table has a column for`);
   }
 }

@@ -150,7 +150,7 @@ describe('usage-pipeline query', () => {
   });
 
   it('is read-only, and says what to do without a query or an analyst copy', async () => {
-    const write = await cli(['query', 'DELETE FROM usage_program', '--db', db], { cwd: dir });
+    const write = await cli(['query', 'DELETE FROM usage_program_buckets', '--db', db], { cwd: dir });
     expect(write.code).toBe(1);
     expect(write.stderr).toMatch(/read-only/i);
     const none = await cli(['query', '--db', db], { cwd: dir });

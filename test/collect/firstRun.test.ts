@@ -119,7 +119,7 @@ describe('first collection of many programs', () => {
     const store = await openStore({ path: db });
     const [gone] = await store.query<{ program_id: string }>('SELECT DISTINCT program_id FROM usage_program JOIN programs USING (program_id) WHERE deleted_at IS NULL ORDER BY 1 LIMIT 1');
     // A program created since: consumption of this run names it (its rows are new), the inventory does not.
-    for (const table of ['programs', 'usage_program', 'usage_framework']) {
+    for (const table of ['programs', 'usage_program_buckets', 'usage_framework_buckets']) {
       await store.run(`DELETE FROM ${table} WHERE program_id = $id`, { id: gone!.program_id });
     }
     await store.run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, { id: gone!.program_id });

@@ -119,8 +119,8 @@ describe('finalise, restate, re-export', () => {
       SELECT program_id, timeframe_start FROM usage_program
       WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND period_plan IN ('launch', 'scale')
         AND timeframe_start = TIMESTAMPTZ '2025-10-12 00:00:00+00' ORDER BY program_id LIMIT 1`);
-    await L.store.run(`UPDATE usage_program SET value = value + 360000 WHERE granularity = 'daily' AND metric = 'compute_unit_seconds'
-      AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
+    await L.store.run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
+      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
 
     const after = await run({ day: 1 });
     for (const n of ['program_spend.parquet', 'framework_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet'])

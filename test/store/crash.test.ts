@@ -34,7 +34,7 @@ describe('a process killed during a batch commit', () => {
   it('leaves either all or none of the batch, never part of it', async () => {
     // The window holds an earlier collection (value 1, fewer programs) that the killed batch replaces.
     const seed = await openStore({ path: dbPath() });
-    const seedRows = hourlyRows({ programs: ['p0', 'p1', 'p2'], fromHour: 0, toHour: 24, metrics: ['m0', 'm1'], value: () => 1n });
+    const seedRows = hourlyRows({ programs: ['p0', 'p1', 'p2'], fromHour: 0, toHour: 24, metrics: ['compute_unit_seconds', 'root_branch_bytes_month'], value: () => 1n });
     await load(seed, spec({ windowStart: at(0), windowEnd: at(24), runId: 'seed' }), seedRows);
     await seed.close();
 

@@ -134,7 +134,7 @@ describe('page-loaded usage batches', () => {
       await bad.abort();
     }
     const bad = store.beginUsageBatch(spec('r2'));
-    await expect(bad.appendPage('v2_programs', '{"programs": [')).rejects.toThrow(/Malformed JSON|Invalid Input/);
+    await expect(bad.appendPage('v2_programs', '{"programs": [')).rejects.toThrow(/not JSON/);
     await bad.abort();
     expect((await rows(store)).map((r) => r.value)).toEqual([1n, 2n]);
   });

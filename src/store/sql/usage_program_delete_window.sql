@@ -2,8 +2,8 @@
 -- Parameters: $api_version VARCHAR, $granularity VARCHAR, $window_start TIMESTAMPTZ,
 --   $window_end TIMESTAMPTZ (exclusive), $by_org BOOLEAN, $org_id VARCHAR, $by_programs BOOLEAN,
 --   $program_ids VARCHAR[].
--- Removes exactly the rows a re-collected window and scope replaces (whatever their period).
-DELETE FROM usage_program
+-- Removes exactly the bucket rows a re-collected window and scope replaces (whatever their period).
+DELETE FROM usage_program_buckets
 WHERE api_version = $api_version
   AND granularity = $granularity
   AND timeframe_start >= $window_start AND timeframe_start < $window_end

@@ -1,9 +1,16 @@
 -- Query: usage_program_insert_staged
 -- Parameters: $api_version VARCHAR, $granularity VARCHAR, $run_id VARCHAR, $collected_at TIMESTAMPTZ.
--- Moves a batch's staged rows into the fact table (after usage_program_delete_window, same transaction).
-INSERT INTO usage_program (
-  api_version, granularity, org_id, program_id, period_id, period_plan, period_start, period_end,
-  timeframe_start, timeframe_end, metric, value, run_id, collected_at)
-SELECT $api_version, $granularity, org_id, program_id, period_id, period_plan, period_start, period_end,
-       timeframe_start, timeframe_end, metric, value, $run_id, $collected_at
-FROM staging_usage;
+-- Moves a batch's staged bucket rows into usage_program_buckets (after usage_program_delete_window and
+-- billing_periods_insert_staged, same transaction), each with the key of its plan period.
+INSERT INTO usage_program_buckets
+SELECT $api_version, $granularity, s.org_id, s.program_id, p.period_key, s.timeframe_start, s.timeframe_end,
+       $run_id, $collected_at,
+  compute_unit_seconds, root_branch_bytes_month, child_branch_bytes_month, instant_restore_bytes_month,
+  public_network_transfer_bytes, private_network_transfer_bytes, extra_branches_month, snapshot_storage_bytes_month,
+  active_time_seconds, compute_time_seconds, written_data_bytes, synthetic_storage_size_bytes,
+  data_storage_bytes_hour, logical_size_bytes, logical_size_bytes_hour
+FROM staging_usage s
+JOIN staging_periods sp ON sp.period_local = s.period_local
+JOIN billing_periods p
+  ON p.period_id = sp.period_id AND p.period_plan = sp.period_plan AND p.period_start = sp.period_start
+ AND p.period_end IS NOT DISTINCT FROM sp.period_end;

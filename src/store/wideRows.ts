@@ -1,0 +1,283 @@
+// Consumption pages and long rows turned into the batch's wide staging rows (one per bucket and plan
+// period, a BIGINT column per metric), written into DuckDB data chunks for the appender.
+//
+// A page is parsed by JSON.parse unless its text holds a number literal that JSON.parse could not keep
+// exactly or could not tell apart (16+ digits, a fraction or exponent, a minus sign): those pages go
+// through lossless-json. Checks are strict, never a filter (ARCHITECTURE.md, "Strict pages"): any leaf
+// not of its documented type refuses the page, and pageCheck.ts names the first offending path.
+import {
+  BIGINT,
+  DuckDBDataChunk,
+  INTEGER,
+  TIMESTAMPTZ,
+  VARCHAR,
+  DuckDBTimestampTZValue,
+  type DuckDBAppender,
+  type DuckDBValue,
+  type DuckDBVector,
+} from '@duckdb/node-api';
+import { isLosslessNumber, parse as losslessParse, type LosslessNumber } from 'lossless-json';
+import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { counterProblem, firstOffence, type Offence } from './pageCheck.js';
+import type { PageSource } from './types.js';
+
+/** The metric columns of staging_usage_create.sql and usage_program_buckets, in order. */
+export const METRIC_COLUMNS: readonly string[] = [...V2_PROGRAM_METRICS, ...V1_METRICS];
+const METRIC_INDEX = new Map(METRIC_COLUMNS.map((m, i) => [m, i]));
+const FRAMEWORK_METRICS = new Set<string>(V2_FRAMEWORK_METRICS);
+const PROGRAM_METRICS = new Set<string>([...V2_PROGRAM_METRICS, ...V1_METRICS]);
+const V1_FIELDS = V1_METRICS.map((m) => [m, METRIC_INDEX.get(m)!] as const);
+
+const KEY_COLUMNS = 6; // org_id, program_id, framework_id, period_local, timeframe_start, timeframe_end
+const TYPES = [VARCHAR, VARCHAR, VARCHAR, INTEGER, TIMESTAMPTZ, TIMESTAMPTZ, ...METRIC_COLUMNS.map(() => BIGINT)];
+export const STAGING_COLUMNS = TYPES.length;
+const CHUNK_ROWS = 2048; // DuckDB's standard vector size
+const INT64_MAX = 2n ** 63n - 1n;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+/** A number literal JSON.parse would round (16+ digits) or could not tell from an integer (1.0, 1e3), or a negative one. */
+const NEEDS_LOSSLESS = /[:[,]\s*(?:-|\d{16}|\d+[.eE])/;
+
+/** A page departed from its documented shape; the caller names the first offending path. */
+export class PageShapeError extends Error {
+  constructor(readonly offence: Offence) {
+    super(`${offence.path}: ${offence.problem}`);
+  }
+}
+
+/** A plan period as reported, numbered within one batch (staging_periods). */
+export interface StagedPeriod {
+  local: number;
+  id: string;
+  plan: string;
+  start: DuckDBTimestampTZValue;
+  end: DuckDBTimestampTZValue | null;
+}
+
+/** Fills data chunks of the staging table's columns and hands each full one to the appender. */
+export class WideChunkWriter {
+  private chunk: DuckDBDataChunk | undefined;
+  private vectors: DuckDBVector<DuckDBValue>[] = [];
+  private row = 0;
+
+  constructor(private readonly appender: DuckDBAppender) {}
+
+  add(org: string | null, program: string, framework: string | null, period: number, start: DuckDBTimestampTZValue, end: DuckDBTimestampTZValue, metrics: (bigint | null)[]): void {
+    if (this.chunk === undefined) {
+      const chunk = DuckDBDataChunk.create(TYPES, CHUNK_ROWS);
+      this.chunk = chunk;
+      this.vectors = TYPES.map((_, i) => chunk.getColumnVector(i) as DuckDBVector<DuckDBValue>);
+      this.row = 0;
+    }
+    const v = this.vectors;
+    const i = this.row;
+    v[0]!.setItem(i, org);
+    v[1]!.setItem(i, program);
+    v[2]!.setItem(i, framework);
+    v[3]!.setItem(i, period);
+    v[4]!.setItem(i, start);
+    v[5]!.setItem(i, end);
+    for (let m = 0; m < metrics.length; m++) v[KEY_COLUMNS + m]!.setItem(i, metrics[m] ?? null);
+    this.row = i + 1;
+    if (this.row === CHUNK_ROWS) this.emit();
+  }
+
+  private emit(): void {
+    const chunk = this.chunk;
+    if (chunk === undefined || this.row === 0) return;
+    for (const vec of this.vectors) vec.flush();
+    if (this.row < CHUNK_ROWS) chunk.rowCount = this.row;
+    this.appender.appendDataChunk(chunk);
+    this.chunk = undefined;
+    this.vectors = [];
+    this.row = 0;
+  }
+
+  finish(): void {
+    this.emit();
+  }
+}
+
+/** The batch's periods and timestamps: each distinct one converted once. */
+export class PeriodBook {
+  readonly periods: StagedPeriod[] = [];
+  private readonly byKey = new Map<string, StagedPeriod>();
+  private readonly times = new Map<string, DuckDBTimestampTZValue | null>();
+  /** Periods not yet written to staging_periods. */
+  fresh: StagedPeriod[] = [];
+
+  /** A time string as TIMESTAMPTZ, or null when it is not an ISO 8601 date-time with a zone. */
+  time(s: unknown): DuckDBTimestampTZValue | null {
+    if (typeof s !== 'string') return null;
+    let v = this.times.get(s);
+    if (v === undefined) {
+      const ms = ISO_TIME.test(s) ? Date.parse(s) : NaN;
+      v = Number.isNaN(ms) ? null : new DuckDBTimestampTZValue(BigInt(ms) * 1000n + subMillisMicros(s));
+      if (this.times.size > 100_000) this.times.clear();
+      this.times.set(s, v);
+    }
+    return v;
+  }
+
+  fromDate(d: Date): DuckDBTimestampTZValue {
+    const ms = d.getTime();
+    if (!Number.isFinite(ms)) throw new RangeError('invalid Date (NaN) where a timestamp was expected');
+    return new DuckDBTimestampTZValue(BigInt(ms) * 1000n);
+  }
+
+  period(id: string, plan: string, start: DuckDBTimestampTZValue, end: DuckDBTimestampTZValue | null): number {
+    const key = `${id}\u0000${plan}\u0000${start.micros}\u0000${end?.micros ?? ''}`;
+    let p = this.byKey.get(key);
+    if (p === undefined) {
+      p = { local: this.periods.length, id, plan, start, end };
+      this.periods.push(p);
+      this.fresh.push(p);
+      this.byKey.set(key, p);
+    }
+    return p.local;
+  }
+}
+
+/** Microseconds beyond the millisecond that Date.parse drops (".123456Z" keeps its 456). */
+function subMillisMicros(s: string): bigint {
+  const f = /\.(\d{4,9})/.exec(s)?.[1];
+  return f ? BigInt(f.slice(3, 6).padEnd(3, '0')) : 0n;
+}
+
+export interface PageRead {
+  items: number | null;
+  cursor: string | null;
+  programIds: string[];
+  /** Framework ids (frameworks pages) or program ids (programs pages): what the page replaces. */
+  replacedIds: string[];
+  /** Non-zero values staged. */
+  values: number;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/** A counter as bigint (0n for zero), or undefined when it is not a JSON integer in [0, 2^63-1]. */
+function counter(v: unknown): bigint | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : undefined;
+  if (isLosslessNumber(v)) return counterProblem(v) === null ? BigInt((v as LosslessNumber).value) : undefined;
+  return undefined;
+}
+
+/**
+ * Reads one consumption page into wide rows. Throws PageShapeError (naming the first offending path)
+ * when any leaf is not of its documented type, or when a bucket reports a metric the request did not
+ * ask for, or the same metric twice.
+ */
+export function readPage(source: PageSource, json: string, org: string | null, book: PeriodBook, out: WideChunkWriter): PageRead {
+  const lossless = NEEDS_LOSSLESS.test(json);
+  let body: unknown;
+  try {
+    body = lossless ? losslessParse(json) : JSON.parse(json);
+  } catch (err) {
+    throw new PageShapeError({ path: '$', problem: `not JSON: ${(err as Error).message}` });
+  }
+  const refuse = (): never => {
+    throw new PageShapeError(firstOffence(source, json) ?? { path: '$', problem: 'the page does not have the documented shape' });
+  };
+  if (!isObj(body)) return refuse();
+  const key = source === 'v2_frameworks' ? 'frameworks' : 'programs';
+  const pagination = body.pagination;
+  const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
+  const cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
+  const list = body[key];
+  if (list === undefined || list === null) return { items: null, cursor, programIds: [], replacedIds: [], values: 0 };
+  if (!Array.isArray(list)) return refuse();
+
+  const isFramework = source === 'v2_frameworks';
+  const allowed = isFramework ? FRAMEWORK_METRICS : PROGRAM_METRICS;
+  const width = isFramework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length;
+  const programIds: string[] = [];
+  const replaced: string[] = [];
+  let values = 0;
+  // Rows go to the writer as they are read: a page refused half-way refuses its whole batch (usageBatch.ts
+  // marks it so, and the staging table is dropped unread), so nothing of it is ever committed.
+  // One scratch row of metrics serves every bucket: the writer copies it.
+  const metrics = new Array<bigint | null>(width).fill(null);
+  for (let i = 0; i < list.length; i++) {
+    const item: unknown = list[i];
+    if (!isObj(item) || !isId(item.program_id)) return refuse();
+    const programId = item.program_id;
+    let frameworkId: string | null = null;
+    if (isFramework) {
+      if (!isId(item.framework_id)) return refuse();
+      frameworkId = item.framework_id;
+    }
+    programIds.push(programId);
+    replaced.push(frameworkId ?? programId);
+    const periods = item.periods;
+    if (!Array.isArray(periods)) return refuse();
+    for (const p of periods as unknown[]) {
+      if (!isObj(p) || !isId(p.period_id) || !isId(p.period_plan)) return refuse();
+      const start = book.time(p.period_start);
+      const end = p.period_end === undefined || p.period_end === null ? null : book.time(p.period_end);
+      if (start === null || (end === null && p.period_end !== undefined && p.period_end !== null)) return refuse();
+      const consumption = p.consumption;
+      if (!Array.isArray(consumption)) return refuse();
+      let local = -1;
+      for (const b of consumption as unknown[]) {
+        if (!isObj(b)) return refuse();
+        const ts = book.time(b.timeframe_start);
+        const te = book.time(b.timeframe_end);
+        if (ts === null || te === null) return refuse();
+        let reported = false;
+        if (source === 'v1_programs') {
+          for (const [name, col] of V1_FIELDS) {
+            const raw = b[name];
+            if (raw === undefined || raw === null) continue;
+            const n = counter(raw);
+            if (n === undefined) return refuse();
+            if (n === 0n) continue;
+            if (!reported) metrics.fill(null);
+            reported = true;
+            metrics[col] = n;
+            values++;
+          }
+        } else {
+          const list = b.metrics;
+          if (!Array.isArray(list)) return refuse();
+          for (let l = 0; l < list.length; l++) {
+            const m: unknown = list[l];
+            if (!isObj(m) || !isId(m.metric_name)) return refuse();
+            const n = counter(m.value);
+            if (n === undefined) return refuse();
+            const col = allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
+            if (col === undefined) {
+              throw new PageShapeError({
+                path: `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}].metric_name`,
+                problem: `${m.metric_name} is not a metric this request asked for`,
+              });
+            }
+            if (n === 0n) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
+            if (!reported) metrics.fill(null);
+            reported = true;
+            if (metrics[col] !== null) {
+              throw new PageShapeError({
+                path: `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`,
+                problem: `${m.metric_name} is given twice in one bucket`,
+              });
+            }
+            metrics[col] = n;
+            values++;
+          }
+        }
+        if (!reported) continue; // nothing reported: no row, as before
+        if (local < 0) local = book.period(p.period_id, p.period_plan, start, end);
+        out.add(org, programId, frameworkId, local, ts, te, metrics);
+      }
+    }
+  }
+  return { items: list.length, cursor, programIds, replacedIds: replaced, values };
+}
+
+/** Whether a metric name has a column in a batch of this kind. */
+export function metricColumn(name: string, framework: boolean): number | undefined {
+  return (framework ? FRAMEWORK_METRICS : PROGRAM_METRICS).has(name) ? METRIC_INDEX.get(name) : undefined;
+}
+
+export const INT64 = { max: INT64_MAX, min: -(2n ** 63n) };
