@@ -7,10 +7,11 @@
 // the store's exclusive section, so a batch commit never interleaves with a transaction of the main
 // connection.
 // One module per job: open.ts (opening, lock retries), inProcessLock.ts (the in-process registry),
-// slots.ts (the page semaphore), facade.ts (the Store and its exclusive section), errors.ts.
+// slots.ts (the page semaphore), facade.ts (the Store and its exclusive section), errors.ts;
+// usageBatch.ts (a batch's staging and commit), usageBatchErrors.ts (what a batch refuses with).
 
 export * from './types.js';
-export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatch.js';
+export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
 export { SchemaTooNewError } from './migrations.js';
 export { analystCopyName, isOutOfMemory, isStoreCorruption, StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
 export { IN_MEMORY } from './inProcessLock.js';

@@ -5,23 +5,6 @@ import type { Granularity } from '../domain/granularity.js';
 
 export type { Granularity };
 
-/** One metric value of one bucket, as the API reported it. */
-export interface UsageRowIn {
-  org_id: string | null;
-  program_id: string;
-  /** Required for usage_framework batches, ignored (must be absent) for usage_program. */
-  framework_id?: string;
-  period_id: string;
-  period_plan: string;
-  period_start: Date;
-  period_end: Date | null;
-  timeframe_start: Date;
-  timeframe_end: Date;
-  metric: string;
-  /** Exact int64. */
-  value: bigint;
-}
-
 export interface UsageBatchSpec {
   table: 'usage_program' | 'usage_framework';
   /** usage_program only; defaults to 'v2'. */
@@ -58,8 +41,6 @@ export interface PageLoaded {
 }
 
 export interface UsageBatch {
-  /** Appends into the batch's TEMP staging table through DuckDB's appender; call once per page. */
-  append(rows: Iterable<UsageRowIn>): Promise<void>;
   /**
    * Stages one raw response body of a consumption endpoint: DuckDB's JSON reader parses it and
    * unnests it into long rows (values exact as int64), so no value passes through JavaScript.

@@ -1,16 +1,18 @@
 // A usage batch of one window and scope (a source, granularity and organization), on its own
-// connection. Two ways in, one way out:
+// connection. One way in for what the collector loads, one way out:
 // - appendPage(): a raw consumption page, parsed and checked strictly in JavaScript (wideRows.ts) and
 //   appended as wide bucket rows into the batch's TEMP staging table (the collector uses this);
-// - append(): long rows built in JavaScript (fixtures and tests), folded into bucket rows per call.
+// - stageRows(): bucket rows written by the caller; the test kit's long-row loader (test/support/rowLoader.ts)
+//   stages fixtures through it.
 // commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
-// in one transaction: a scope becomes visible whole or not at all.
+// in one transaction: a scope becomes visible whole or not at all. The batch's refusals are in
+// usageBatchErrors.ts.
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
-import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec, UsageRowIn } from './types.js';
-import type { Offence } from './pageCheck.js';
-import { INT64, METRIC_COLUMNS, PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, metricColumn, readPage } from './wideRows.js';
+import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
+import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
+import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage } from './wideRows.js';
 
 // Each table's and each source's statements, named literally so that a search for a file finds its caller.
 const TABLE_SQL = {
@@ -35,38 +37,6 @@ export interface BatchHost {
   batchClosed(batch: UsageBatch): void;
 }
 
-/** A batch was refused; the database is unchanged. */
-export class UsageBatchError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageBatchError';
-  }
-}
-
-/** A page's content is not what the API documents: the scope is refused, nothing of it written. */
-export class PageContentError extends UsageBatchError {
-  constructor(readonly offence: Offence) {
-    super(`${offence.path}: ${offence.problem}`);
-    this.name = 'PageContentError';
-  }
-}
-
-/** The answer would delete more of the window than allowed: held, nothing written. */
-export class DeletionHeldError extends UsageBatchError {
-  constructor(
-    readonly unseen: number,
-    readonly existing: number,
-    readonly share: number,
-  ) {
-    super(
-      `the answer would delete ${unseen} of the window's ${existing} stored rows (${Math.round((unseen / existing) * 100)}%, ` +
-        `more than the ${Math.round(share * 100)}% allowed by collect.max_deletion_share): held, nothing was changed. ` +
-        `If the usage really is gone, re-run with --accept-deletions.`,
-    );
-    this.name = 'DeletionHeldError';
-  }
-}
-
 function describe(row: Record<string, unknown>): string {
   return Object.entries(row)
     .map(([k, v]) => `${k}=${v instanceof Date ? v.toISOString() : v === null ? 'NULL' : String(v)}`)
@@ -83,7 +53,7 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's appender, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
-  /** 'rows': staged through append(); 'pages': raw pages through appendPage(). Both commit whole. */
+  /** 'rows': staged through stageRows(); 'pages': raw pages through appendPage(). Both commit whole. */
   private mode: 'rows' | 'pages' | undefined;
   private refused = false;
   /** The batch's plan periods and parsed times (staging_periods). */
@@ -145,7 +115,7 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   private setMode(mode: 'rows' | 'pages'): void {
-    if (this.mode !== undefined && this.mode !== mode) throw new Error('a usage batch takes either append() or appendPage(), not both');
+    if (this.mode !== undefined && this.mode !== mode) throw new Error('a usage batch takes either stageRows() or appendPage(), not both');
     this.mode = mode;
   }
 
@@ -284,39 +254,20 @@ export class StagedUsageBatch implements UsageBatch {
     });
   }
 
-  async append(rows: Iterable<UsageRowIn>): Promise<void> {
+  /**
+   * Stages bucket rows that `write` hands to the writer (returning the values it staged), with the plan
+   * periods it registered in the batch's book. The test kit's long-row loader (test/support/rowLoader.ts)
+   * stages fixtures through it; the collector only ever stages pages (appendPage). A failed call cannot be
+   * taken back from the appender, so it leaves the batch unusable.
+   */
+  async stageRows(write: (writer: WideChunkWriter, book: PeriodBook) => number): Promise<void> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     this.setMode('rows');
     const appender = await this.openAppender();
     let n = 0;
     try {
-      // The long rows of one call are folded into one row per bucket (a bucket's metrics belong in one call).
-      const book = this.book;
-      const width = this.isFramework ? 6 : METRIC_COLUMNS.length;
-      const buckets = new Map<string, { r: UsageRowIn; period: number; metrics: (bigint | null)[] }>();
-      for (const r of rows) {
-        checkRow(r, this.isFramework);
-        const col = metricColumn(r.metric, this.isFramework)!;
-        const period = book.period(r.period_id, r.period_plan, book.fromDate(r.period_start), r.period_end === null ? null : book.fromDate(r.period_end));
-        const key = `${r.program_id}\u0000${r.framework_id ?? ''}\u0000${period}\u0000${r.timeframe_start.getTime()}\u0000${r.org_id ?? ''}`;
-        let b = buckets.get(key);
-        if (b === undefined) {
-          b = { r, period, metrics: new Array<bigint | null>(width).fill(null) };
-          buckets.set(key, b);
-        }
-        if (b.metrics[col] !== null) {
-          throw new UsageBatchError(
-            `${this.spec.table} batch refused, nothing was written: the key program_id=${r.program_id}${r.framework_id ? ` framework_id=${r.framework_id}` : ''} ` +
-              `period_id=${r.period_id} timeframe_start=${r.timeframe_start.toISOString()} metric=${r.metric} appears more than once`,
-          );
-        }
-        b.metrics[col] = r.value;
-        n++;
-      }
       const writer = new WideChunkWriter(appender);
-      for (const { r, period, metrics } of buckets.values()) {
-        writer.add(r.org_id ?? null, r.program_id, r.framework_id ?? null, period, book.fromDate(r.timeframe_start), book.fromDate(r.timeframe_end), metrics);
-      }
+      n = write(writer, this.book);
       writer.finish();
       appender.flushSync();
       await this.flushPeriods(this.conn!);
@@ -441,23 +392,5 @@ export class StagedUsageBatch implements UsageBatch {
       this.conn = undefined;
     }
     this.host.batchClosed(this);
-  }
-}
-
-const REQUIRED = ['program_id', 'period_id', 'period_plan', 'period_start', 'timeframe_start', 'timeframe_end', 'metric'] as const;
-
-/** A long row as the store takes it: every key column present, the value an int64 bigint, a known metric. */
-function checkRow(r: UsageRowIn, framework: boolean): void {
-  if (typeof r.value !== 'bigint' || r.value > INT64.max || r.value < INT64.min) {
-    throw new TypeError(
-      `usage value must be an int64 bigint, got ${typeof r.value} ${String(r.value)} for ${r.program_id} ${r.metric} ${r.timeframe_start?.toISOString?.()}`,
-    );
-  }
-  for (const k of REQUIRED) {
-    if (r[k] === null || r[k] === undefined) throw new TypeError(`usage row without ${k}: every row needs ${REQUIRED.join(', ')}`);
-  }
-  if (framework && !r.framework_id) throw new UsageBatchError(`usage_framework batch refused, nothing was written: a row of ${r.program_id} has no framework_id`);
-  if (metricColumn(r.metric, framework) === undefined) {
-    throw new TypeError(`usage metric ${r.metric} is not one the ${framework ? 'usage_framework' : 'usage_program'} table has a column for`);
   }
 }

@@ -32,7 +32,6 @@ const KEY_COLUMNS = 6; // org_id, program_id, framework_id, period_local, timefr
 const TYPES = [VARCHAR, VARCHAR, VARCHAR, INTEGER, TIMESTAMPTZ, TIMESTAMPTZ, ...METRIC_COLUMNS.map(() => BIGINT)];
 export const STAGING_COLUMNS = TYPES.length;
 const CHUNK_ROWS = 2048; // DuckDB's standard vector size
-const INT64_MAX = 2n ** 63n - 1n;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 /** A number literal JSON.parse would round (16+ digits) or could not tell from an integer (1.0, 1e3), or a negative one. */
 const NEEDS_LOSSLESS = /[:[,]\s*(?:-|\d{16}|\d+[.eE])/;
@@ -274,10 +273,3 @@ export function readPage(source: PageSource, json: string, org: string | null, b
   }
   return { items: list.length, cursor, programIds, replacedIds: replaced, values };
 }
-
-/** Whether a metric name has a column in a batch of this kind. */
-export function metricColumn(name: string, framework: boolean): number | undefined {
-  return (framework ? FRAMEWORK_METRICS : PROGRAM_METRICS).has(name) ? METRIC_INDEX.get(name) : undefined;
-}
-
-export const INT64 = { max: INT64_MAX, min: -(2n ** 63n) };

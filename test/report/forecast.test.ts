@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runReport } from '../../src/report/run.js';
-import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { appendRows, type UsageRowIn } from '../support/rowLoader.js';
 import { DAY, loadMonth, type Loaded } from '../support/month.js';
 
 const MONTH = '2025-10';
@@ -63,7 +64,7 @@ async function loadSteady(store: Store, fromDay: number, toDay: number): Promise
   }
   const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart, windowEnd, scope: { orgId: ORG },
     coverage: { source: 'v2_programs', scope: ORG, status: 'complete' }, runId: `run-${fromDay}`, collectedAt: windowEnd });
-  await b.append(rows);
+  await appendRows(b, rows);
   await b.commit();
   await store.upsertPrograms(PROGRAMS.map((p) => ({ program_id: p.id, org_id: ORG, name: p.id.replace('prg-', ''), region_id: 'r1', created_at: new Date(Date.UTC(2025, 0, 1)) })),
     { seenAt: windowEnd });

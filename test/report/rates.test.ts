@@ -4,7 +4,7 @@
 import { describe, expect, test } from 'vitest';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { refreshPrices } from '../../src/report/prices.js';
-import type { UsageRowIn } from '../../src/store/types.js';
+import type { UsageRowIn } from '../support/rowLoader.js';
 import { load, spec, useTempStore } from '../support/store.js';
 
 const CASES = [

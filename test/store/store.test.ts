@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
+import { appendRows } from '../support/rowLoader.js';
 
 const LATEST = listMigrations().at(-1)!.version;
 
@@ -149,7 +150,7 @@ describe('lifecycle', () => {
 
   it('close aborts a staged batch: nothing of it reaches the file', async () => {
     const b = store.beginUsageBatch(spec({ windowStart: at(0), windowEnd: at(24) }));
-    await b.append(hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24 }));
+    await appendRows(b, hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24 }));
     await store.close();
     await expect(b.commit()).rejects.toThrow(/closed/);
     store = await openStore({ path: join(dir, 'nested', 'usage.duckdb') });

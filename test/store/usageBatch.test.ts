@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type Store, UsageBatchError } from '../../src/store/store.js';
 import { at, dump, hourlyRows, load, spec, useTempStore } from '../support/store.js';
+import { appendRows } from '../support/rowLoader.js';
 
 const currentStore = useTempStore();
 let store: Store;
@@ -109,8 +110,8 @@ describe('usage batches replace exactly their window and scope', () => {
     const before = await dump(store);
     const rows = hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24, value: () => 9n });
     const b = store.beginUsageBatch(day);
-    await b.append(rows);
-    await b.append([rows[5]!]);
+    await appendRows(b, rows);
+    await appendRows(b, [rows[5]!]);
     const err = await b.commit().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageBatchError);
     expect((err as Error).message).toMatch(/program_id=p1 period_id=period-p1 timeframe_start=2025-01-01T02:00:00.000Z metric=public_network_transfer_bytes copies=2/);
@@ -151,24 +152,24 @@ describe('usage batches replace exactly their window and scope', () => {
     await load(store, day, hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24 }));
     const before = await dump(store);
     const b = store.beginUsageBatch(day);
-    await b.append(hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 24 }));
+    await appendRows(b, hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 24 }));
     await b.abort();
     await expect(b.commit()).rejects.toThrow(/closed/);
     const c = store.beginUsageBatch(day);
     const bad = hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 2 }).map((r, i) => (i === 2 ? { ...r, value: 5 as unknown as bigint } : r));
-    await expect(c.append(bad)).rejects.toThrow(/int64 bigint, got number 5/);
+    await expect(appendRows(c, bad)).rejects.toThrow(/int64 bigint, got number 5/);
     await expect(c.commit()).rejects.toThrow(/closed/);
     const tooBig = hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 1, value: () => 2n ** 63n });
-    await expect(store.beginUsageBatch(day).append(tooBig)).rejects.toThrow(/int64 bigint, got bigint 9223372036854775808 for p9/);
+    await expect(appendRows(store.beginUsageBatch(day), tooBig)).rejects.toThrow(/int64 bigint, got bigint 9223372036854775808 for p9/);
     const noPeriod = hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 1 }).map((r) => ({ ...r, period_id: null as unknown as string }));
-    await expect(store.beginUsageBatch(day).append(noPeriod)).rejects.toThrow(/usage row without period_id/);
+    await expect(appendRows(store.beginUsageBatch(day), noPeriod)).rejects.toThrow(/usage row without period_id/);
     expect(await dump(store)).toEqual(before);
   });
 
   it('stages several batches at once and commits them one at a time', async () => {
     const specs = [0, 1, 2, 3].map((d) => spec({ windowStart: at(24 * d), windowEnd: at(24 * (d + 1)) }));
     const batches = specs.map((s) => store.beginUsageBatch(s));
-    await Promise.all(batches.map((b, d) => b.append(hourlyRows({ programs: ['p1', 'p2'], fromHour: 24 * d, toHour: 24 * (d + 1) }))));
+    await Promise.all(batches.map((b, d) => appendRows(b, hourlyRows({ programs: ['p1', 'p2'], fromHour: 24 * d, toHour: 24 * (d + 1) }))));
     const results = await Promise.all(batches.map((b) => b.commit()));
     expect(results.map((r) => r.rows)).toEqual([96, 96, 96, 96]);
     expect(await store.query('SELECT count(*) AS n FROM usage_program')).toEqual([{ n: 384n }]);
@@ -179,7 +180,7 @@ describe('usage batches replace exactly their window and scope', () => {
     const rows = hourlyRows({ programs, fromHour: 0, toHour: 24, metrics: ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month'], value: (p, h, m) => BigInt(p.length * 1_000_003 + h * 101 + m.charCodeAt(0)) * 2n ** 40n });
     expect(rows.length).toBe(4320);
     const b = store.beginUsageBatch(day);
-    for (const [from, to] of [[0, 2047], [2047, 4096], [4096, 4097], [4097, 4320]] as const) await b.append(rows.slice(from, to));
+    for (const [from, to] of [[0, 2047], [2047, 4096], [4096, 4097], [4097, 4320]] as const) await appendRows(b, rows.slice(from, to));
     expect(b.stagedRows).toBe(4320);
     expect(await b.commit()).toEqual({ rows: 4320 });
     const expected = rows.map((r) => `hourly|org-1|${r.program_id}|v2|${r.period_id}|${r.timeframe_start.toISOString().slice(0, 13)}|${r.metric}=${r.value}`).sort();

@@ -8,7 +8,8 @@ import type { Granularity, Source } from '../../src/domain/granularity.js';
 import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
 import { generateWorld, type World } from '../../src/sandbox/world.js';
 import type { Scenario } from '../../src/sandbox/model.js';
-import { openStore, type Store, type UsageRowIn } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { appendRows, type UsageRowIn } from './rowLoader.js';
 
 export const DAY = 86_400_000;
 
@@ -77,7 +78,7 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   {
     const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v1', granularity: g, windowStart, windowEnd, scope: {},
       coverage: { source: 'v1_programs', scope: 'all', status: 'complete' }, runId, collectedAt });
-    await b.append(truth.v1_programs.map((r) => toRow(world, r)));
+    await appendRows(b, truth.v1_programs.map((r) => toRow(world, r)));
     await b.commit();
   }
 
@@ -100,7 +101,7 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
     truth.v2_programs.push(...rows);
     const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v2', granularity: g, windowStart, windowEnd, scope: { orgId },
       coverage: { source: 'v2_programs', scope: orgId, status: 'complete' }, runId, collectedAt });
-    await b.append(rows.map((r) => toRow(world, r)));
+    await appendRows(b, rows.map((r) => toRow(world, r)));
     await b.commit();
 
     const programIds = [...new Set(rows.map((r) => r.program_id))].sort();
@@ -109,7 +110,7 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
     truth.v2_frameworks.push(...fr);
     const fb = store.beginUsageBatch({ table: 'usage_framework', granularity: g, windowStart, windowEnd, scope: { programIds },
       coverage: { source: 'v2_frameworks', scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`, status: 'complete' }, runId, collectedAt });
-    await fb.append(fr.map((r) => toRow(world, r)));
+    await appendRows(fb, fr.map((r) => toRow(world, r)));
     await fb.commit();
   }
 

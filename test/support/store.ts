@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UsageBatchSpec, UsageRowIn } from '../../src/store/types.js';
+import type { UsageBatchSpec } from '../../src/store/types.js';
+import { appendRows, type UsageRowIn } from './rowLoader.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { afterEach, beforeEach } from 'vitest';
 
@@ -98,7 +99,7 @@ export function spec(over: Partial<UsageBatchSpec> & Pick<UsageBatchSpec, 'windo
 /** Loads rows as one batch and commits it. */
 export async function load(store: Store, s: UsageBatchSpec, rows: UsageRowIn[]): Promise<number> {
   const b = store.beginUsageBatch(s);
-  await b.append(rows);
+  await appendRows(b, rows);
   return (await b.commit()).rows;
 }
 
