@@ -3,10 +3,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { bindParams, resultConverter } from './values.js';
 
-export type SqlParams = readonly unknown[] | Record<string, unknown>;
+/** Named parameters ($name), the store's one parameter style. */
+export type SqlParams = Record<string, unknown>;
 
 function hasParams(params: SqlParams | undefined): params is SqlParams {
-  return params !== undefined && (Array.isArray(params) ? params.length > 0 : Object.keys(params).length > 0);
+  return params !== undefined && Object.keys(params).length > 0;
 }
 
 /** Runs SQL (several statements allowed; parameters bind to the last one). Returns rows changed. */

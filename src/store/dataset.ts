@@ -31,9 +31,9 @@ export const STAGED_PARTITION = 'export_partition';
 
 // The partition listings, one per stream. Long ones are files beside this module.
 export const PARTITIONS_SQL_FILE: Record<Exclude<DatasetStream, DimensionStream>, string> = {
-  usage_program: 'src/store/dataset/sql/partitions_usage_program.sql',
-  usage_framework: 'src/store/dataset/sql/partitions_usage_framework.sql',
-  spend_daily: 'src/store/dataset/sql/partitions_spend_daily.sql',
+  usage_program: 'src/store/sql/partitions_usage_program.sql',
+  usage_framework: 'src/store/sql/partitions_usage_framework.sql',
+  spend_daily: 'src/store/sql/partitions_spend_daily.sql',
 };
 
 // A dimension is one unpartitioned file; inventory rows carry no run id.

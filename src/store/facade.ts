@@ -34,6 +34,128 @@ import type {
   UsageSummaryRow,
 } from './types.js';
 import { StagedUsageBatch } from './usageBatch.js';
+import { COVERAGE_DELETE_SAME_FAILED_SQL, COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
+
+// Parameters: $source VARCHAR, $granularity VARCHAR, $by_scope BOOLEAN, $scope VARCHAR. The end
+// (exclusive) of the latest complete window, for one scope or across all scopes.
+const COVERAGE_LATEST_COMPLETE_END_SQL = `
+SELECT max(window_end) AS window_end
+FROM coverage
+WHERE source = $source AND granularity = $granularity AND status = 'complete'
+  AND (NOT $by_scope OR scope = $scope);`;
+
+// Rows in the dimension tables, for status. Parameters: none.
+const DIMENSION_COUNTS_SQL = `
+SELECT (SELECT count(*) FROM programs) AS programs,
+       (SELECT count(*) FROM frameworks) AS frameworks,
+       (SELECT count(*) FROM snapshots) AS snapshots;`;
+
+// How many frameworks the inventory knows for the given programs; the collector bounds a frameworks
+// request's page count by it. Parameters: $program_ids VARCHAR[].
+const INVENTORY_FRAMEWORK_COUNT_SQL = `
+SELECT count(*) AS n FROM frameworks WHERE program_id IN (SELECT unnest($program_ids::VARCHAR[]));`;
+
+// How many frameworks the inventory knows for each of the given programs that a window starting at
+// $window_start could list (those deleted before it are not): the collector sizes its frameworks
+// requests by them so that a request's last page is not exactly full. Parameters: $program_ids
+// VARCHAR[], $window_start TIMESTAMPTZ. Programs with none known have no row.
+const INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL = `
+SELECT program_id, count(*) AS n
+FROM frameworks
+WHERE program_id IN (SELECT unnest($program_ids::VARCHAR[]))
+  AND (deleted_at IS NULL OR deleted_at > $window_start)
+GROUP BY program_id;`;
+
+// How many programs the inventory knows in one organization; the collector bounds a scope's page count
+// by it. Parameters: $org_id VARCHAR.
+const INVENTORY_ORG_PROGRAM_COUNT_SQL = `
+SELECT count(*) AS n FROM programs WHERE org_id = $org_id;`;
+
+// No parameters. Live programs the inventory knows: what a full programs listing would page through,
+// against which asking for a few unknown programs by id is weighed.
+const INVENTORY_PROGRAM_TOTAL_SQL = `
+SELECT count(*) AS n FROM programs WHERE deleted_at IS NULL;`;
+
+// Parameters: $program_ids VARCHAR[], $updated_ats VARCHAR[] (ISO date-times or NULL, same order). The
+// updated_at each program had in the programs listing.
+const INVENTORY_PROGRAM_UPDATED_SQL = `
+INSERT INTO inventory_program_updated (program_id, api_updated_at)
+SELECT p.id, CAST(u.at AS TIMESTAMPTZ)
+FROM (SELECT unnest($program_ids) AS id, generate_subscripts($program_ids, 1) AS i) p
+JOIN (SELECT unnest($updated_ats) AS at, generate_subscripts($updated_ats, 1) AS i) u USING (i)
+ON CONFLICT (program_id) DO UPDATE SET api_updated_at = excluded.api_updated_at;`;
+
+// Parameters: $program_ids VARCHAR[], $kind VARCHAR, $listed_at TIMESTAMPTZ. Those programs' listings
+// of that kind were committed now, as of the updated_at the programs listing gave.
+const INVENTORY_PROGRAMS_LISTED_SQL = `
+INSERT INTO inventory_listing_state (program_id, kind, listed_at, listed_updated_at)
+SELECT p.id, $kind, $listed_at, pu.api_updated_at
+FROM (SELECT unnest($program_ids) AS id) p
+LEFT JOIN inventory_program_updated pu ON pu.program_id = p.id
+ON CONFLICT (program_id, kind) DO UPDATE SET listed_at = excluded.listed_at, listed_updated_at = excluded.listed_updated_at;`;
+
+// Parameters: $kind VARCHAR ('program' | 'framework'), $ids VARCHAR[], $at TIMESTAMPTZ.
+const INVENTORY_SOUGHT_ADD_SQL = `
+INSERT INTO inventory_sought (kind, id, sought_at)
+SELECT $kind, unnest($ids), $at
+ON CONFLICT (kind, id) DO NOTHING;`;
+
+// Parameters: $key VARCHAR. One value of the inventory's progress (no row: not set).
+const INVENTORY_STATE_GET_SQL = `
+SELECT value FROM inventory_state WHERE key = $key;`;
+
+// Parameters: $key VARCHAR, $value VARCHAR (NULL clears it).
+const INVENTORY_STATE_SET_SQL = `
+INSERT INTO inventory_state (key, value) VALUES ($key, $value)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
+
+// Parameters: $program_ids VARCHAR[]. Frameworks of these programs that consumption named and the
+// listing just made still does not: recorded as looked for, so they do not trigger another listing.
+const INVENTORY_UNNAMED_FRAMEWORKS_SQL = `
+SELECT DISTINCT u.framework_id
+FROM usage_framework u
+LEFT JOIN frameworks f USING (framework_id)
+WHERE u.program_id IN (SELECT unnest($program_ids)) AND f.framework_id IS NULL;`;
+
+// (the organization listing of a collection) Parameters: $org_id VARCHAR, $name VARCHAR (NULL when the
+// listing gave none), $seen_at TIMESTAMPTZ.
+const ORGANIZATIONS_UPSERT_SQL = `
+INSERT INTO organizations (org_id, name, last_seen_at) VALUES ($org_id, $name, $seen_at)
+ON CONFLICT (org_id) DO UPDATE SET name = coalesce(excluded.name, organizations.name), last_seen_at = excluded.last_seen_at;`;
+
+// Parameters: $seen_at TIMESTAMPTZ (start of the completed listing), $org_ids VARCHAR[]. After a
+// programs listing paged to its end (possibly over several runs), a program of those organizations it
+// did not return keeps its row, marked deleted as of that listing.
+const PROGRAMS_MARK_UNSEEN_SQL = `
+UPDATE programs
+SET deleted_at = coalesce(deleted_at, $seen_at)
+WHERE org_id IN (SELECT unnest($org_ids))
+  AND deleted_at IS NULL
+  AND last_seen_at < $seen_at;`;
+
+// Parameters: $run_id VARCHAR, $finished_at TIMESTAMPTZ, $status VARCHAR, $requests BIGINT, $retries
+// BIGINT, $throttled BIGINT, $pages BIGINT, $rows_loaded BIGINT, $error VARCHAR, $inventory_requests
+// BIGINT.
+const RUN_FINISH_SQL = `
+UPDATE collection_runs
+SET finished_at = $finished_at, status = $status, requests = $requests, retries = $retries,
+    throttled = $throttled, pages = $pages, rows_loaded = $rows_loaded, error = $error,
+    inventory_requests = $inventory_requests
+WHERE run_id = $run_id;`;
+
+// Parameters: $run_id VARCHAR, $command VARCHAR, $started_at TIMESTAMPTZ, $options VARCHAR (JSON, no
+// secrets).
+const RUN_START_SQL = `
+INSERT INTO collection_runs (run_id, command, started_at, status, options)
+VALUES ($run_id, $command, $started_at, 'running', $options);`;
+
+// Parameters: $n INTEGER. The most recent collection runs, newest first.
+const RUNS_LAST_SQL = `
+SELECT run_id, command, started_at, finished_at, status, requests, retries, throttled, pages,
+       rows_loaded, error, options, inventory_requests
+FROM collection_runs
+ORDER BY started_at DESC, run_id DESC
+LIMIT $n;`;
 
 // The dataset export's record of what it wrote (table export_partitions), per dataset folder.
 const EXPORTED_LIST = 'SELECT partition, fingerprint FROM export_partitions WHERE dataset_dir = $dir';
@@ -107,7 +229,7 @@ export class Store {
   /**
    * Runs a query and returns row objects. Types: BIGINT/HUGEINT -> bigint, TIMESTAMPTZ -> Date,
    * DECIMAL -> string with every digit, VARCHAR -> string, INTEGER/DOUBLE -> number, NULL -> null.
-   * Parameters: Date binds as TIMESTAMPTZ, bigint as BIGINT, arrays as lists; $1/? from an array, $name from an object.
+   * Parameters: Date binds as TIMESTAMPTZ, bigint as BIGINT, arrays as lists; named ($name) from an object.
    */
   async query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.exclusive(() => queryRows<T>(this.conn, sql, params));
@@ -145,7 +267,7 @@ export class Store {
   // ---- collection runs
 
   async startRun(r: { runId: string; command: string; options: unknown }): Promise<void> {
-    await this.run(readSql('src/store/sql/run_start.sql'), {
+    await this.run(RUN_START_SQL, {
       run_id: r.runId,
       command: r.command,
       started_at: this.now(),
@@ -165,7 +287,7 @@ export class Store {
     error?: string;
   }): Promise<void> {
     const changed = await this.exclusive(() =>
-      execSql(this.conn, readSql('src/store/sql/run_finish.sql'), {
+      execSql(this.conn, RUN_FINISH_SQL, {
         run_id: r.runId,
         finished_at: this.now(),
         status: r.status,
@@ -210,12 +332,12 @@ export class Store {
   // ---- the inventory's progress (migration 006): it commits as it goes and resumes
 
   async inventoryState(key: string): Promise<string | null> {
-    const [row] = await this.query<{ value: string | null }>(readSql('src/store/sql/inventory_state_get.sql'), { key });
+    const [row] = await this.query<{ value: string | null }>(INVENTORY_STATE_GET_SQL, { key });
     return row?.value ?? null;
   }
 
   async setInventoryState(key: string, value: string | null): Promise<void> {
-    await this.run(readSql('src/store/sql/inventory_state_set.sql'), { key, value });
+    await this.run(INVENTORY_STATE_SET_SQL, { key, value });
   }
 
   /** One page of the programs listing: the programs (not marking anything deleted) and their updated_at. */
@@ -223,19 +345,19 @@ export class Store {
     await this.upsertPrograms(rows, { seenAt: o.seenAt });
     await this.transaction(async () => {
       if (rows.length > 0) {
-        await execSql(this.conn, readSql('src/store/sql/inventory_program_updated.sql'), {
+        await execSql(this.conn, INVENTORY_PROGRAM_UPDATED_SQL, {
           program_ids: rows.map((r) => r.program_id),
           updated_ats: rows.map((r) => (r.updated_at ? r.updated_at.toISOString() : null)),
         });
       }
-      if (o.cursorKey !== undefined) await execSql(this.conn, readSql('src/store/sql/inventory_state_set.sql'), { key: o.cursorKey, value: o.cursor ?? null });
+      if (o.cursorKey !== undefined) await execSql(this.conn, INVENTORY_STATE_SET_SQL, { key: o.cursorKey, value: o.cursor ?? null });
     });
   }
 
   /** The programs listing reached its end: programs of these organizations it did not return are marked deleted. */
   async markProgramsUnseen(orgIds: string[], listingStartedAt: Date): Promise<void> {
     if (orgIds.length === 0) return;
-    await this.run(readSql('src/store/sql/programs_mark_unseen.sql'), { seen_at: listingStartedAt, org_ids: orgIds });
+    await this.run(PROGRAMS_MARK_UNSEEN_SQL, { seen_at: listingStartedAt, org_ids: orgIds });
   }
 
   /** Live programs' listings (frameworks, snapshots) worth a request, most useful first. */
@@ -251,25 +373,25 @@ export class Store {
 
   /** Programs the inventory knows (live or deleted): what a full programs listing would page through. */
   async inventoryProgramTotal(): Promise<number> {
-    const [row] = await this.query<{ n: bigint | number }>(readSql('src/store/sql/inventory_program_total.sql'));
+    const [row] = await this.query<{ n: bigint | number }>(INVENTORY_PROGRAM_TOTAL_SQL);
     return Number(row?.n ?? 0);
   }
 
   /** Programs the inventory knows in one organization (the collector bounds a scope's pages by it). */
   async inventoryProgramCount(orgId: string): Promise<number> {
-    const [row] = await this.query<{ n: bigint | number }>(readSql('src/store/sql/inventory_org_program_count.sql'), { org_id: orgId });
+    const [row] = await this.query<{ n: bigint | number }>(INVENTORY_ORG_PROGRAM_COUNT_SQL, { org_id: orgId });
     return Number(row?.n ?? 0);
   }
 
   /** Frameworks the inventory knows of these programs (the collector bounds a frameworks request's pages by it). */
   async inventoryFrameworkCount(programIds: string[]): Promise<number> {
-    const [row] = await this.query<{ n: bigint | number }>(readSql('src/store/sql/inventory_framework_count.sql'), { program_ids: programIds });
+    const [row] = await this.query<{ n: bigint | number }>(INVENTORY_FRAMEWORK_COUNT_SQL, { program_ids: programIds });
     return Number(row?.n ?? 0);
   }
 
   /** Each program's known frameworks with usage since windowStart (sizes frameworks requests; collect/frameworkBatches.ts). */
   async frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, number>> {
-    const rows = await this.query<{ program_id: string; n: bigint }>(readSql('src/store/sql/inventory_framework_count_by_program.sql'), {
+    const rows = await this.query<{ program_id: string; n: bigint }>(INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
       program_ids: programIds,
       window_start: windowStart,
     });
@@ -278,7 +400,7 @@ export class Store {
 
   /** An organization from the organization listing; a null name keeps the one already known. */
   async upsertOrganization(o: { orgId: string; name: string | null; seenAt: Date }): Promise<void> {
-    await this.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.orgId, name: o.name, seen_at: o.seenAt });
+    await this.run(ORGANIZATIONS_UPSERT_SQL, { org_id: o.orgId, name: o.name, seen_at: o.seenAt });
   }
 
   async unknownProgramsInRun(runId: string): Promise<string[]> {
@@ -288,7 +410,7 @@ export class Store {
 
   async markSought(kind: 'program' | 'framework', ids: string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
-    await this.run(readSql('src/store/sql/inventory_sought_add.sql'), { kind, ids, at });
+    await this.run(INVENTORY_SOUGHT_ADD_SQL, { kind, ids, at });
   }
 
   /** One batch of listings, each kind committed with its listing state (a listing not in the batch stays due). */
@@ -301,17 +423,17 @@ export class Store {
   }): Promise<void> {
     if (o.frameworksOf.length > 0) {
       await this.upsertFrameworks(o.frameworks, { seenAt: o.listedAt, completeForPrograms: o.frameworksOf });
-      const unnamed = await this.query<{ framework_id: string }>(readSql('src/store/sql/inventory_unnamed_frameworks.sql'), { program_ids: o.frameworksOf });
+      const unnamed = await this.query<{ framework_id: string }>(INVENTORY_UNNAMED_FRAMEWORKS_SQL, { program_ids: o.frameworksOf });
       await this.transaction(async () => {
-        await execSql(this.conn, readSql('src/store/sql/inventory_programs_listed.sql'), { program_ids: o.frameworksOf, kind: 'frameworks', listed_at: o.listedAt });
+        await execSql(this.conn, INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.frameworksOf, kind: 'frameworks', listed_at: o.listedAt });
         if (unnamed.length > 0) {
-          await execSql(this.conn, readSql('src/store/sql/inventory_sought_add.sql'), { kind: 'framework', ids: unnamed.map((r) => r.framework_id), at: o.listedAt });
+          await execSql(this.conn, INVENTORY_SOUGHT_ADD_SQL, { kind: 'framework', ids: unnamed.map((r) => r.framework_id), at: o.listedAt });
         }
       });
     }
     if (o.snapshotsOf.length > 0) {
       await this.upsertSnapshots(o.snapshots, { seenAt: o.listedAt, completeForPrograms: o.snapshotsOf });
-      await this.run(readSql('src/store/sql/inventory_programs_listed.sql'), { program_ids: o.snapshotsOf, kind: 'snapshots', listed_at: o.listedAt });
+      await this.run(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.snapshotsOf, kind: 'snapshots', listed_at: o.listedAt });
     }
   }
 
@@ -343,10 +465,10 @@ export class Store {
       const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
       await execSql(
         this.conn,
-        readSql(unsuccessful ? 'src/store/sql/coverage_delete_same_failed.sql' : 'src/store/sql/coverage_delete_same.sql'),
+        unsuccessful ? COVERAGE_DELETE_SAME_FAILED_SQL : COVERAGE_DELETE_SAME_SQL,
         key,
       );
-      await execSql(this.conn, readSql('src/store/sql/coverage_insert.sql'), {
+      await execSql(this.conn, COVERAGE_INSERT_SQL, {
         ...key,
         status: c.status,
         rows: BigInt(c.rows ?? 0),
@@ -381,7 +503,7 @@ export class Store {
    * coverageSummary for those). null when nothing is complete yet.
    */
   async latestCompleteEnd(source: string, granularity: string, scope?: string): Promise<Date | null> {
-    const [row] = await this.query<{ window_end: Date | null }>(readSql('src/store/sql/coverage_latest_complete_end.sql'), {
+    const [row] = await this.query<{ window_end: Date | null }>(COVERAGE_LATEST_COMPLETE_END_SQL, {
       source,
       granularity,
       by_scope: scope !== undefined,
@@ -391,7 +513,7 @@ export class Store {
   }
 
   async lastRuns(n: number): Promise<RunRow[]> {
-    const rows = await this.query(readSql('src/store/sql/runs_last.sql'), { n });
+    const rows = await this.query(RUNS_LAST_SQL, { n });
     return rows.map((r) => ({
       runId: r.run_id as string,
       command: r.command as string,
@@ -462,7 +584,7 @@ export class Store {
 
   /** Rows in the dimension tables, for `status`. */
   async dimensionCounts(): Promise<{ programs: number; frameworks: number; snapshots: number }> {
-    const [row] = await this.query<Record<string, bigint | number>>(readSql('src/store/sql/dimension_counts.sql'));
+    const [row] = await this.query<Record<string, bigint | number>>(DIMENSION_COUNTS_SQL);
     const n = (k: string) => Number(row?.[k] ?? 0);
     return { programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') };
   }

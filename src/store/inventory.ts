@@ -8,6 +8,41 @@ import { readSql } from './sql.js';
 import type { FrameworkRow, ProgramRow, SnapshotRow } from './types.js';
 import { timestampTZ } from './values.js';
 
+
+// Parameters: $seen_at TIMESTAMPTZ, $program_ids VARCHAR[] (programs whose framework listing was
+// complete).
+const FRAMEWORKS_MARK_DELETED_SQL = `
+UPDATE frameworks
+SET deleted_at = coalesce(deleted_at, $seen_at)
+WHERE program_id IN (SELECT unnest($program_ids))
+  AND deleted_at IS NULL
+  AND framework_id NOT IN (SELECT framework_id FROM staging_frameworks);`;
+
+// Parameters: $seen_at TIMESTAMPTZ, $org_ids VARCHAR[] (organizations whose listing was complete). A
+// program of those organizations that the listing no longer returned keeps its row, marked deleted as
+// of the first listing that missed it.
+const PROGRAMS_MARK_DELETED_SQL = `
+UPDATE programs
+SET deleted_at = coalesce(deleted_at, $seen_at)
+WHERE org_id IN (SELECT unnest($org_ids))
+  AND deleted_at IS NULL
+  AND program_id NOT IN (SELECT program_id FROM staging_programs);`;
+
+// Parameters: $seen_at TIMESTAMPTZ, $program_ids VARCHAR[] (programs whose snapshot listing was
+// complete).
+const SNAPSHOTS_MARK_DELETED_SQL = `
+UPDATE snapshots
+SET deleted_at = coalesce(deleted_at, $seen_at)
+WHERE program_id IN (SELECT unnest($program_ids))
+  AND deleted_at IS NULL
+  AND snapshot_id NOT IN (SELECT snapshot_id FROM staging_snapshots);`;
+
+// Parameters: none. Drops the inventory staging tables of this connection, if any.
+const STAGING_INVENTORY_DROP_SQL = `
+DROP TABLE IF EXISTS temp.main.staging_programs;
+DROP TABLE IF EXISTS temp.main.staging_frameworks;
+DROP TABLE IF EXISTS temp.main.staging_snapshots;`;
+
 function appendText(a: DuckDBAppender, v: string | null | undefined): void {
   if (v === null || v === undefined) a.appendNull();
   else a.appendVarchar(v);
@@ -20,8 +55,10 @@ function appendTime(a: DuckDBAppender, v: Date | null | undefined): void {
 
 interface InventoryKind<R> {
   what: string;
-  stagingSql: string;
-  upsertSql: string;
+  /** The .sql files creating the staging table and merging it (long, so files beside this module). */
+  stagingFile: string;
+  upsertFile: string;
+  /** The statement marking unlisted rows deleted. */
   markSql: string;
   /** Parameter name of the completeness list in markSql. */
   scopeParam: string;
@@ -31,9 +68,9 @@ interface InventoryKind<R> {
 
 export const PROGRAMS: InventoryKind<ProgramRow> = {
   what: 'programs',
-  stagingSql: 'src/store/sql/staging_programs_create.sql',
-  upsertSql: 'src/store/sql/programs_upsert_staged.sql',
-  markSql: 'src/store/sql/programs_mark_deleted.sql',
+  stagingFile: 'src/store/sql/staging_programs_create.sql',
+  upsertFile: 'src/store/sql/programs_upsert_staged.sql',
+  markSql: PROGRAMS_MARK_DELETED_SQL,
   scopeParam: 'org_ids',
   columns: 5,
   appendRow(a, r) {
@@ -47,9 +84,9 @@ export const PROGRAMS: InventoryKind<ProgramRow> = {
 
 export const FRAMEWORKS: InventoryKind<FrameworkRow> = {
   what: 'frameworks',
-  stagingSql: 'src/store/sql/staging_frameworks_create.sql',
-  upsertSql: 'src/store/sql/frameworks_upsert_staged.sql',
-  markSql: 'src/store/sql/frameworks_mark_deleted.sql',
+  stagingFile: 'src/store/sql/staging_frameworks_create.sql',
+  upsertFile: 'src/store/sql/frameworks_upsert_staged.sql',
+  markSql: FRAMEWORKS_MARK_DELETED_SQL,
   scopeParam: 'program_ids',
   columns: 5,
   appendRow(a, r) {
@@ -63,9 +100,9 @@ export const FRAMEWORKS: InventoryKind<FrameworkRow> = {
 
 export const SNAPSHOTS: InventoryKind<SnapshotRow> = {
   what: 'snapshots',
-  stagingSql: 'src/store/sql/staging_snapshots_create.sql',
-  upsertSql: 'src/store/sql/snapshots_upsert_staged.sql',
-  markSql: 'src/store/sql/snapshots_mark_deleted.sql',
+  stagingFile: 'src/store/sql/staging_snapshots_create.sql',
+  upsertFile: 'src/store/sql/snapshots_upsert_staged.sql',
+  markSql: SNAPSHOTS_MARK_DELETED_SQL,
   scopeParam: 'program_ids',
   columns: 7,
   appendRow(a, r) {
@@ -92,7 +129,7 @@ export async function upsertInventory<R>(
   completeFor: readonly string[] | undefined,
   transaction: <T>(fn: () => Promise<T>) => Promise<T>,
 ): Promise<void> {
-  await execSql(conn, readSql(kind.stagingSql));
+  await execSql(conn, readSql(kind.stagingFile));
   try {
     if (rows.length > 0) {
       const stagingTable = `staging_${kind.what}`;
@@ -116,12 +153,12 @@ export async function upsertInventory<R>(
       }
     }
     await transaction(async () => {
-      if (rows.length > 0) await execSql(conn, readSql(kind.upsertSql), { seen_at: seenAt });
+      if (rows.length > 0) await execSql(conn, readSql(kind.upsertFile), { seen_at: seenAt });
       if (completeFor !== undefined && completeFor.length > 0) {
-        await execSql(conn, readSql(kind.markSql), { seen_at: seenAt, [kind.scopeParam]: [...completeFor] });
+        await execSql(conn, kind.markSql, { seen_at: seenAt, [kind.scopeParam]: [...completeFor] });
       }
     });
   } finally {
-    await execSql(conn, readSql('src/store/sql/staging_inventory_drop.sql')).catch(() => {});
+    await execSql(conn, STAGING_INVENTORY_DROP_SQL).catch(() => {});
   }
 }

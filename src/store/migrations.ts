@@ -7,6 +7,32 @@ import { silentLogger, type Logger } from '../log.js';
 import { execSql, queryRows } from './connection.js';
 import { packageRoot, readSql } from './sql.js';
 
+
+// Parameters: none. The migrations already applied, in order.
+const SCHEMA_MIGRATIONS_APPLIED_SQL = `
+SELECT version, name, applied_at FROM schema_migrations ORDER BY version;`;
+
+// Parameters: none. The migration runner's own book-keeping table (not part of any migration, so that
+// the runner can read it before applying 001).
+const SCHEMA_MIGRATIONS_CREATE_SQL = `
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       VARCHAR NOT NULL,
+  applied_at TIMESTAMPTZ NOT NULL
+);`;
+
+// Parameters: none. 1 when the database already has the runner's table (read-only opens cannot create
+// it).
+const SCHEMA_MIGRATIONS_EXISTS_SQL = `
+SELECT count(*)::INTEGER AS n
+FROM duckdb_tables()
+WHERE database_name = current_database() AND schema_name = 'main' AND table_name = 'schema_migrations';`;
+
+// Parameters: $version INTEGER, $name VARCHAR, $applied_at TIMESTAMPTZ. Runs in the same transaction as
+// the migration it records.
+const SCHEMA_MIGRATIONS_RECORD_SQL = `
+INSERT INTO schema_migrations (version, name, applied_at) VALUES ($version, $name, $applied_at);`;
+
 export const SCHEMA_DIR = 'queries/schema';
 const MIGRATION_FILE = /^(\d+)_([A-Za-z0-9_-]+)\.sql$/;
 
@@ -50,12 +76,12 @@ export function listMigrations(dir: string = SCHEMA_DIR): Migration[] {
 
 async function appliedVersions(conn: DuckDBConnection, create: boolean): Promise<number[]> {
   if (create) {
-    await execSql(conn, readSql('src/store/sql/schema_migrations_create.sql'));
+    await execSql(conn, SCHEMA_MIGRATIONS_CREATE_SQL);
   } else {
-    const [row] = await queryRows<{ n: number }>(conn, readSql('src/store/sql/schema_migrations_exists.sql'));
+    const [row] = await queryRows<{ n: number }>(conn, SCHEMA_MIGRATIONS_EXISTS_SQL);
     if (!row || row.n === 0) return [];
   }
-  const rows = await queryRows<{ version: number }>(conn, readSql('src/store/sql/schema_migrations_applied.sql'));
+  const rows = await queryRows<{ version: number }>(conn, SCHEMA_MIGRATIONS_APPLIED_SQL);
   return rows.map((r) => r.version);
 }
 
@@ -92,7 +118,7 @@ export async function migrate(conn: DuckDBConnection, opts: MigrateOptions): Pro
     await execSql(conn, 'BEGIN TRANSACTION');
     try {
       await execSql(conn, readSql(m.file));
-      await execSql(conn, readSql('src/store/sql/schema_migrations_record.sql'), {
+      await execSql(conn, SCHEMA_MIGRATIONS_RECORD_SQL, {
         version: m.version,
         name: m.name,
         applied_at: now(),

@@ -10,8 +10,15 @@ import { execSql } from './connection.js';
 import { StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
 import { IN_MEMORY, InProcessConflict, releaseInProcess, takeInProcess } from './inProcessLock.js';
 import { migrate, type Migration } from './migrations.js';
-import { readSql } from './sql.js';
 import { Store } from './facade.js';
+
+
+// At a writer's open no other writer can be running, so runs still `running` were left by a process
+// that ended (a crash, SIGKILL): they are marked `interrupted`. Parameters: $now TIMESTAMPTZ.
+const RUNS_MARK_INTERRUPTED_SQL = `
+UPDATE collection_runs
+SET status = 'interrupted', finished_at = $now, error = coalesce(error, 'the process ended before the run finished')
+WHERE status = 'running';`;
 
 /** How long openStore waits for another process to release the file, by default. */
 export const DEFAULT_LOCK_TIMEOUT_MS = CONFIG_DEFAULTS.store.lock_timeout_seconds * 1000;
@@ -113,7 +120,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     await execSql(conn, "SET GLOBAL TimeZone = 'UTC'");
     const version = await migrate(conn, { path, readOnly, log, now: opts.now, migrations: opts.migrations });
     if (!readOnly && opts.migrations === undefined) {
-      const n = await execSql(conn, readSql('src/store/sql/runs_mark_interrupted.sql'), { now: (opts.now ?? (() => new Date()))() });
+      const n = await execSql(conn, RUNS_MARK_INTERRUPTED_SQL, { now: (opts.now ?? (() => new Date()))() });
       if (n > 0) log.warn('runs left running by a process that ended were marked interrupted', { runs: n });
     }
     return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version);

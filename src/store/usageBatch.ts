@@ -13,16 +13,65 @@ import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
 import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage } from './wideRows.js';
+import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
-// Each table's and each source's statements, named literally so that a search for a file finds its caller.
+// One program of a page that the inventory places in another organization than the batch's, if any:
+// such a page does not belong in the scope's answer. Parameters: $ids VARCHAR[], $org_id VARCHAR.
+const PAGE_IDS_OTHER_ORG_SQL = `
+SELECT i.program_id AS id, i.org_id
+FROM programs i
+WHERE i.program_id IN (SELECT unnest($ids::VARCHAR[]))
+  AND i.org_id IS NOT NULL AND i.org_id <> $org_id
+LIMIT 1;`;
+
+// Records the ids a page-loaded batch's pages returned in its seen_ids, so that the deletion guard at
+// commit (usage_*_window_deletions.sql) knows every id the fetch returned. Parameters: $ids VARCHAR[].
+const SEEN_IDS_ADD_SQL = `
+INSERT INTO seen_ids SELECT DISTINCT unnest($ids::VARCHAR[]) AS id;`;
+
+// The ids (programs, or frameworks) a page-loaded batch has replaced so far. Parameters: none. TEMP, on
+// the batch's own connection.
+const SEEN_IDS_CREATE_SQL = `
+CREATE OR REPLACE TEMP TABLE seen_ids (id VARCHAR);`;
+
+// Parameters: none. Drops a batch's staging tables.
+const STAGING_USAGE_DROP_SQL = `
+DROP TABLE IF EXISTS temp.main.staging_usage;
+DROP TABLE IF EXISTS temp.main.staging_periods;
+DROP TABLE IF EXISTS temp.main.seen_ids;`;
+
+// Parameters: $granularity VARCHAR, $window_start TIMESTAMPTZ, $window_end TIMESTAMPTZ (exclusive),
+// $by_org BOOLEAN, $org_id VARCHAR, $by_programs BOOLEAN, $program_ids VARCHAR[]. Removes exactly the
+// bucket rows a re-collected window and scope replaces (whatever their period).
+const USAGE_FRAMEWORK_DELETE_WINDOW_SQL = `
+DELETE FROM usage_framework_buckets
+WHERE granularity = $granularity
+  AND timeframe_start >= $window_start AND timeframe_start < $window_end
+  AND (NOT $by_org OR org_id = $org_id)
+  AND (NOT $by_programs OR program_id IN (SELECT unnest($program_ids)));`;
+
+// Parameters: $api_version VARCHAR, $granularity VARCHAR, $window_start TIMESTAMPTZ, $window_end
+// TIMESTAMPTZ (exclusive), $by_org BOOLEAN, $org_id VARCHAR, $by_programs BOOLEAN, $program_ids
+// VARCHAR[]. Removes exactly the bucket rows a re-collected window and scope replaces (whatever their
+// period).
+const USAGE_PROGRAM_DELETE_WINDOW_SQL = `
+DELETE FROM usage_program_buckets
+WHERE api_version = $api_version
+  AND granularity = $granularity
+  AND timeframe_start >= $window_start AND timeframe_start < $window_end
+  AND (NOT $by_org OR org_id = $org_id)
+  AND (NOT $by_programs OR program_id IN (SELECT unnest($program_ids)));`;
+
+// Each table's statements, a closed set (no table name is ever built into SQL); the files named
+// literally so that a search for a file finds its caller.
 const TABLE_SQL = {
   usage_program: {
-    deleteWindow: 'src/store/sql/usage_program_delete_window.sql',
-    windowDeletions: 'src/store/sql/usage_program_window_deletions.sql',
+    deleteWindowSql: USAGE_PROGRAM_DELETE_WINDOW_SQL,
+    windowDeletionsFile: 'src/store/sql/usage_program_window_deletions.sql',
   },
   usage_framework: {
-    deleteWindow: 'src/store/sql/usage_framework_delete_window.sql',
-    windowDeletions: 'src/store/sql/usage_framework_window_deletions.sql',
+    deleteWindowSql: USAGE_FRAMEWORK_DELETE_WINDOW_SQL,
+    windowDeletionsFile: 'src/store/sql/usage_framework_window_deletions.sql',
   },
 } as const;
 
@@ -85,7 +134,7 @@ export class StagedUsageBatch implements UsageBatch {
       const conn = await this.host.connect();
       try {
         await execSql(conn, readSql('src/store/sql/staging_usage_create.sql'));
-        await execSql(conn, readSql('src/store/sql/seen_ids_create.sql'));
+        await execSql(conn, SEEN_IDS_CREATE_SQL);
         this.conn = conn;
       } catch (err) {
         conn.closeSync();
@@ -175,7 +224,7 @@ export class StagedUsageBatch implements UsageBatch {
 
   /** A program the inventory places in another organization does not belong in this scope's answer. */
   private async checkOrg(conn: DuckDBConnection, orgId: string, ids: string[]): Promise<void> {
-    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, readSql('src/store/sql/page_ids_other_org.sql'), { ids, org_id: orgId });
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, PAGE_IDS_OTHER_ORG_SQL, { ids, org_id: orgId });
     if (stray) {
       throw new UsageBatchError(
         `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
@@ -186,7 +235,7 @@ export class StagedUsageBatch implements UsageBatch {
 
   /** Rows the window and scope hold now, and how many of them no page returned (the replacement deletes those). */
   private async deletions(conn: DuckDBConnection, table: keyof typeof TABLE_SQL): Promise<{ existing: number; unseen: number }> {
-    const [r] = await queryRows<{ existing: bigint; unseen: bigint }>(conn, readSql(TABLE_SQL[table].windowDeletions), {
+    const [r] = await queryRows<{ existing: bigint; unseen: bigint }>(conn, readSql(TABLE_SQL[table].windowDeletionsFile), {
       ...this.windowParams(),
       ...this.scopeParams(),
     });
@@ -243,8 +292,8 @@ export class StagedUsageBatch implements UsageBatch {
       window_start: spec.windowStart,
       window_end: spec.windowEnd,
     };
-    await execSql(conn, readSql('src/store/sql/coverage_delete_same.sql'), coverageKey);
-    await execSql(conn, readSql('src/store/sql/coverage_insert.sql'), {
+    await execSql(conn, COVERAGE_DELETE_SAME_SQL, coverageKey);
+    await execSql(conn, COVERAGE_INSERT_SQL, {
       ...coverageKey,
       status: spec.coverage.status,
       rows: BigInt(rows),
@@ -324,7 +373,7 @@ export class StagedUsageBatch implements UsageBatch {
   private async holdDeletions(conn: DuckDBConnection): Promise<void> {
     const share = this.spec.maxDeletionShare;
     if (share === undefined || share >= 1) return;
-    await execSql(conn, readSql('src/store/sql/seen_ids_add.sql'), { ids: [...this.seen] });
+    await execSql(conn, SEEN_IDS_ADD_SQL, { ids: [...this.seen] });
     const { existing, unseen } = await this.deletions(conn, this.isFramework ? 'usage_framework' : 'usage_program');
     if (existing === 0 || unseen / existing <= share) return;
     throw new DeletionHeldError(unseen, existing, share);
@@ -353,7 +402,7 @@ export class StagedUsageBatch implements UsageBatch {
       // One transaction for the whole scope: whatever its pages were, they replace the window together.
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        await execSql(conn, readSql(TABLE_SQL[table].deleteWindow), { ...this.windowParams(), ...this.scopeParams() });
+        await execSql(conn, TABLE_SQL[table].deleteWindowSql, { ...this.windowParams(), ...this.scopeParams() });
         await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
         await this.insertStaged(conn);
         // Coverage counts values (rows of the long view), as it always has.
@@ -387,7 +436,7 @@ export class StagedUsageBatch implements UsageBatch {
     }
     this.appender = undefined;
     if (this.conn) {
-      await execSql(this.conn, readSql('src/store/sql/staging_usage_drop.sql')).catch(() => {});
+      await execSql(this.conn, STAGING_USAGE_DROP_SQL).catch(() => {});
       this.conn.closeSync();
       this.conn = undefined;
     }

@@ -78,21 +78,17 @@ function bindList(items: readonly unknown[]): Bound {
 }
 
 export interface BoundParams {
-  values: DuckDBValue[] | Record<string, DuckDBValue>;
+  values: Record<string, DuckDBValue>;
   // An undefined entry lets DuckDB infer the type (used for NULL and DuckDB's own value objects).
-  types: DuckDBType[] | Record<string, DuckDBType | undefined>;
+  types: Record<string, DuckDBType | undefined>;
 }
 
 /**
  * Parameters as DuckDB takes them. Date -> TIMESTAMPTZ, bigint -> BIGINT (HUGEINT beyond int64),
  * integer number -> INTEGER/BIGINT, other number -> DOUBLE, string -> VARCHAR, array -> LIST,
- * null/undefined -> NULL. Positional ($1, ?) from an array, named ($name) from an object.
+ * null/undefined -> NULL. Named ($name) only: the store's one parameter style.
  */
-export function bindParams(params: readonly unknown[] | Record<string, unknown>): BoundParams {
-  if (Array.isArray(params)) {
-    const bound = params.map(bindOne);
-    return { values: bound.map((b) => b.value), types: bound.map((b) => b.type) as DuckDBType[] };
-  }
+export function bindParams(params: Record<string, unknown>): BoundParams {
   const values: Record<string, DuckDBValue> = {};
   const types: Record<string, DuckDBType | undefined> = {};
   for (const [k, v] of Object.entries(params)) {

@@ -47,18 +47,18 @@ describe('query and run', () => {
       l_sum: 6n,
       n: null,
     });
-    expect(await store.query('SELECT $1::VARCHAR AS a, $2 AS b', ['p', true])).toEqual([{ a: 'p', b: true }]);
+    expect(await store.query('SELECT $a::VARCHAR AS a, $b AS b', { a: 'p', b: true })).toEqual([{ a: 'p', b: true }]);
   });
 
   it('transaction commits, or rolls back everything when fn throws; nested calls join', async () => {
     await store.run('CREATE TABLE t (v BIGINT)');
     await store.transaction(async () => {
-      await store.run('INSERT INTO t VALUES ($1)', [1n]);
-      await store.transaction(() => store.run('INSERT INTO t VALUES ($1)', [2n]));
+      await store.run('INSERT INTO t VALUES ($v)', { v: 1n });
+      await store.transaction(() => store.run('INSERT INTO t VALUES ($v)', { v: 2n }));
     });
     await expect(
       store.transaction(async () => {
-        await store.run('INSERT INTO t VALUES ($1)', [3n]);
+        await store.run('INSERT INTO t VALUES ($v)', { v: 3n });
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');

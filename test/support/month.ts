@@ -1,6 +1,5 @@
 // Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
 // the store (usage batches with their coverage rows, and the inventory), as the collector would.
-import { readSql } from '../../src/store/sql.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,7 +128,7 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
     seenAt: seen2, completeForOrgs: world.orgs.map((o) => o.id),
   });
   // The organization listing, as a collection records it (their names are the billing account names).
-  for (const o of world.orgs) await store.run(readSql('src/store/sql/organizations_upsert.sql'), { org_id: o.id, name: o.name, seen_at: seen2 });
+  for (const o of world.orgs) await store.upsertOrganization({ orgId: o.id, name: o.name, seenAt: seen2 });
   const fwRow = (f: World['frameworks'][number]) => ({ framework_id: f.id, program_id: f.program_id, name: f.name, current_state: 'ready', created_at: new Date(f.created_at) });
   await store.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
   await store.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {

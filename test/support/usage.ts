@@ -22,12 +22,12 @@ export async function storedSums(store: Store, source: Source, g: Granularity) {
   const rows =
     source === 'v2_frameworks'
       ? await store.query<{ id: string; metric: string; total: bigint }>(
-          `SELECT framework_id AS id, metric, sum(value) AS total FROM usage_framework WHERE granularity = ? GROUP BY ALL`,
-          [g],
+          `SELECT framework_id AS id, metric, sum(value) AS total FROM usage_framework WHERE granularity = $g GROUP BY ALL`,
+          { g },
         )
       : await store.query<{ id: string; metric: string; total: bigint }>(
-          `SELECT program_id AS id, metric, sum(value) AS total FROM usage_program WHERE granularity = ? AND api_version = ? GROUP BY ALL`,
-          [g, source === 'v1_programs' ? 'v1' : 'v2'],
+          `SELECT program_id AS id, metric, sum(value) AS total FROM usage_program WHERE granularity = $g AND api_version = $v GROUP BY ALL`,
+          { g, v: source === 'v1_programs' ? 'v1' : 'v2' },
         );
   const sums = new Map<string, bigint>();
   for (const r of rows) if (BigInt(r.total) !== 0n) sums.set(`${r.id}|${r.metric}`, BigInt(r.total));
@@ -36,8 +36,8 @@ export async function storedSums(store: Store, source: Source, g: Granularity) {
 
 export async function completeWindows(store: Store, source: Source, g: Granularity) {
   const rows = await store.query<{ scope: string; window_start: Date; window_end: Date }>(
-    `SELECT scope, window_start, window_end FROM coverage WHERE source = ? AND granularity = ? AND status = 'complete' ORDER BY collected_at`,
-    [source, g],
+    `SELECT scope, window_start, window_end FROM coverage WHERE source = $source AND granularity = $g AND status = 'complete' ORDER BY collected_at`,
+    { source, g },
   );
   // Incremental windows overlap the previous ones, so per scope the table holds their union.
   const span = new Map<string, { scope: string; from: number; to: number }>();
