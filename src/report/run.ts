@@ -6,7 +6,6 @@
 import { existsSync } from 'node:fs';
 import { copyFile, link, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
@@ -21,6 +20,7 @@ import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type 
 import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
+import { materialiseReports } from './stages.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
 
@@ -54,8 +54,6 @@ async function assumedRates(store: Store, ids: string[], total: string): Promise
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
-/** The TEMP table of each line's cost spread over its days (src/report/sql/daily_lines.sql). */
-const DAILY_TABLE = 'rpt_daily';
 /** Bars in the top-frameworks chart. */
 const CHART_TOP_N = 10;
 /** The charts file, beside the workbook that links to it. */
@@ -198,23 +196,13 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
 
   await refreshPrices(store, book, now);
   const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
-  const materialise = readSql('src/report/sql/materialise.sql');
   const sheets: SheetSource[] = [];
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
   let unpricedLines = 0;
-  // The detail of program_spend's lines (each line's rounded cost over its days and frameworks): the
-  // base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
-  await store.run(
-    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
-    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
-  );
-  for (const def of REPORTS) {
-    const table = reportTable(def.name);
-    const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
-    const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
-    await store.run(sql, def.fromDetail ? undefined : def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
-  }
+  // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
+  // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
+  await materialiseReports(store, params);
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
