@@ -20,6 +20,7 @@ import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type 
 import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
+import { configSchema } from '../config/schema.js';
 import { materialiseReports } from './stages.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
@@ -75,7 +76,7 @@ export interface RunReportOptions {
   log?: Logger;
   /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
   signal?: AbortSignal;
-  /** DuckDB's memory limit while the report runs (default 1GB; config report.memory_limit); only ever lowers the store's. */
+  /** DuckDB's memory limit while the report runs (config report.memory_limit, default from the config schema); only ever lowers the store's. */
   memoryLimit?: string;
   /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
   rowBudget?: number;
@@ -140,12 +141,14 @@ export class ReportIncompleteError extends Error {
 }
 
 /**
- * DuckDB's limits while a report runs (memory: config report.memory_limit, only ever lowering the
- * store's): the report's tables spill to the database's temp directory beyond it. Restored
- * afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at 10,000 programs.
+ * DuckDB's limits while a report runs (memory: config report.memory_limit, whose default the config
+ * schema holds, only ever lowering the store's): the report's tables spill to the database's temp
+ * directory beyond it. Restored afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at
+ * 10,000 programs.
  */
-const REPORT_DUCKDB = { memory_limit: '1GB', threads: 2 } as const;
-export const REPORT_MEMORY_LIMIT_DEFAULT = REPORT_DUCKDB.memory_limit;
+const REPORT_THREADS = 2;
+/** The default of report.memory_limit, from the config schema (its single source), for callers that pass none. */
+export const REPORT_MEMORY_LIMIT_DEFAULT: string = configSchema.parse({}).report.memory_limit;
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order";
 
@@ -155,10 +158,10 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
   await opts.store.run('SET preserve_insertion_order = true');
   // Only ever lowered: a store opened with a smaller limit keeps it.
-  const limit = opts.memoryLimit ?? REPORT_DUCKDB.memory_limit;
+  const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
   if (sizeBytes(before!.memory_limit) > sizeBytes(limit)) await opts.store.run(`SET memory_limit = ${quoteLiteral(limit.replace(/\s+/g, ''))}`);
-  if (Number(before!.threads) > REPORT_DUCKDB.threads) await opts.store.run(`SET threads = ${REPORT_DUCKDB.threads}`);
+  if (Number(before!.threads) > REPORT_THREADS) await opts.store.run(`SET threads = ${REPORT_THREADS}`);
   try {
     return await runReportBounded(opts);
   } finally {
@@ -202,7 +205,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
   let unpricedLines = 0;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
-  await materialiseReports(store, params);
+  await materialiseReports(store, params, log);
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
