@@ -17,9 +17,9 @@ const FRAMEWORK_DAYS_TABLE = 'rpt_framework_days';
 const CHUNKS_TABLE = 'rpt_chunks';
 /**
  * Programs whose detail is allocated in one statement: at 10,000 programs and 100,000 frameworks a
- * chunk is about 1.4 million detail rows, which DuckDB's windows handle within the report's memory.
+ * chunk of 1,000 (about 1.4 million detail rows) ran out of a 320 MB limit in its windows.
  */
-export const PROGRAMS_PER_CHUNK = 1000;
+export const PROGRAMS_PER_CHUNK = 250;
 /** No chunk has this number: the statement that creates rpt_daily empty, with the chunks' columns. */
 const NO_CHUNK = -1n;
 

@@ -6,7 +6,7 @@
 --             (billing unit -> FOCUS unit), $region_ids VARCHAR[], $region_names VARCHAR[] (RegionName
 --             of each known region id; an unknown id is its own name), $coverage_status VARCHAR
 --             ('COMPLETE' or 'PARTIAL').
--- Requires rpt_daily (src/report/sql/daily_lines.sql of the same run: program_spend's lines allocated
+-- Requires rpt_daily (src/report/sql/daily_chunk.sql of the same run: program_spend's lines allocated
 -- to days and frameworks by largest remainder), so BilledCost sums to program_spend's total per
 -- program (SubAccountId) and in total.
 -- One Usage row per program line, day and framework (or the program's usage with no framework) with

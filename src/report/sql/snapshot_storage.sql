@@ -1,5 +1,5 @@
 -- Report: snapshot_storage
--- Parameters: none; reads rpt_daily (src/report/sql/daily_lines.sql of the same run: the detail of
+-- Parameters: none; reads rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of
 -- program_spend's lines). One row per organization, program, day, period (plan) and rate: snapshot
 -- storage (snapshot_storage_bytes_month) in GB-month and its share of the program line's rounded
 -- cost (largest remainder), so the report adds up to program_spend's snapshot lines to the cent.

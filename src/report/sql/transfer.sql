@@ -1,5 +1,5 @@
 -- Report: transfer
--- Parameters: none; reads rpt_daily (src/report/sql/daily_lines.sql of the same run: the detail of
+-- Parameters: none; reads rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of
 -- program_spend's lines). Public and private transfer per organization, program, day, period (plan),
 -- rate and framework: one row per current framework and one 'unattributed' row (framework_id NULL)
 -- for the program's usage no current framework accounts for. The allowance is the one program_spend
