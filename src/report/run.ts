@@ -4,7 +4,8 @@
 // whole: a crash or a signal leaves the previous set or the new one. With requireComplete a partial
 // period fails before anything is written.
 import { existsSync } from 'node:fs';
-import { copyFile, link, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -149,11 +150,20 @@ export class ReportIncompleteError extends Error {
 const REPORT_THREADS = 2;
 /** The default of report.memory_limit, from the config schema (its single source), for callers that pass none. */
 export const REPORT_MEMORY_LIMIT_DEFAULT: string = configSchema.parse({}).report.memory_limit;
+/**
+ * DuckDB's allocator keeps memory it freed cached per thread, outside memory_limit, up to
+ * allocator_flush_threshold (128 MiB by default) after each task: at the report's limit that cache
+ * put the process far above it. Flushed after every task beyond this, by background threads.
+ */
+const REPORT_ALLOCATOR_FLUSH = '16MB';
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
-  "current_setting('preserve_insertion_order') AS preserve_insertion_order";
+  "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
+  "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background";
 
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
-  const [before] = await opts.store.query<{ memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean }>(SETTINGS_NOW);
+  const [before] = await opts.store.query<{
+    memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean;
+  }>(SETTINGS_NOW);
   // Report tables are created in line order and copied to files in insertion order (no second sort
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
   await opts.store.run('SET preserve_insertion_order = true');
@@ -162,13 +172,20 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
   if (sizeBytes(before!.memory_limit) > sizeBytes(limit)) await opts.store.run(`SET memory_limit = ${quoteLiteral(limit.replace(/\s+/g, ''))}`);
   if (Number(before!.threads) > REPORT_THREADS) await opts.store.run(`SET threads = ${REPORT_THREADS}`);
+  await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(REPORT_ALLOCATOR_FLUSH)}`);
+  await opts.store.run('SET allocator_background_threads = true');
+  // The run's large stages as Parquet files (stages.ts), removed whatever happens.
+  const scratch = await mkdtemp(join(tmpdir(), 'usage-report-'));
   try {
-    return await runReportBounded(opts);
+    return await runReportBounded(opts, scratch);
   } finally {
+    await rm(scratch, { recursive: true, force: true });
     // The caller's store may serve other work (the daemon): give its limits back.
     await opts.store.run(`SET memory_limit = ${quoteLiteral(before!.memory_limit.replace(/\s+/g, ''))}`);
     await opts.store.run(`SET threads = ${Number(before!.threads)}`);
     await opts.store.run(`SET preserve_insertion_order = ${before!.preserve_insertion_order ? 'true' : 'false'}`);
+    await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(before!.flush.replace(/\s+/g, ''))}`);
+    await opts.store.run(`SET allocator_background_threads = ${before!.background ? 'true' : 'false'}`);
   }
 }
 
@@ -181,7 +198,7 @@ function sizeBytes(text: string): number {
   return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
 }
 
-async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
+async function runReportBounded(opts: RunReportOptions, scratchDir: string): Promise<ReportResult> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? new Date();
   const period = resolvePeriod(opts);
@@ -205,7 +222,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
   let unpricedLines = 0;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
-  await materialiseReports(store, params, log);
+  await materialiseReports(store, params, scratchDir, log);
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 

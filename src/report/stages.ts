@@ -7,12 +7,14 @@
 import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Store } from '../store/store.js';
-import { quoteIdent, readSql } from '../store/sql.js';
+import { join } from 'node:path';
+import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { REPORTS, reportTable } from './definitions.js';
 
 /** The TEMP table of each line's cost spread over its days and frameworks (daily_chunk.sql). */
 export const DAILY_TABLE = 'rpt_daily';
 const DAYS_TABLE = 'rpt_days';
+const DAYS_UNSORTED_TABLE = 'rpt_days_unsorted';
 const FRAMEWORK_DAYS_TABLE = 'rpt_framework_days';
 const CHUNKS_TABLE = 'rpt_chunks';
 /**
@@ -27,8 +29,12 @@ const NO_CHUNK = -1n;
 // DuckDB stream and spill them; the report tables and rpt_daily are built with insertion order kept.
 const UNORDERED = 'SET preserve_insertion_order = false';
 const ORDERED = 'SET preserve_insertion_order = true';
+const TEMP_TABLE_COUNT = "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = $name";
+const SHAPE_TABLE = 'rpt_shape';
+/** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */
+const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
+const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
 const CHUNK_COUNT = `SELECT coalesce(max(chunk) + 1, 0) AS n FROM ${CHUNKS_TABLE}`;
-const INSERT_INTO = (table: string, query: string) => `INSERT INTO ${quoteIdent(table)} ${query}`;
 
 export interface StageParams {
   granularity: string;
@@ -46,25 +52,101 @@ async function materialise(store: Store, table: string, sqlPath: string, params?
   log.debug('report stage', { table, ms: Math.round(performance.now() - t0) });
 }
 
-/** Computes rpt_days, the report tables and rpt_daily for the period; the intermediate stages are dropped. */
-export async function materialiseReports(store: Store, params: StageParams, log: Logger = silentLogger): Promise<void> {
+/** A column of a stage's query: its name and DuckDB type. */
+interface StageColumn {
+  column_name: string;
+  data_type: string;
+}
+
+/** The columns a query gives (its result created empty, read from the catalog, dropped). */
+async function columnsOf(store: Store, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
+  const cols = await store.query<StageColumn>(readSql('src/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
+  await store.run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
+  return cols;
+}
+
+/**
+ * A large stage is written to zstd Parquet files in the run's scratch folder (one per chunk, in
+ * order) and read back through a TEMP view of the same name: DuckDB's TEMP tables are kept
+ * uncompressed and their blocks must be pinned to be appended to or read, which at 10,000 programs ran
+ * out of memory; a Parquet scan streams. Parquet has no HUGEINT, so those columns travel as
+ * DECIMAL(38,0) (exact) and the view casts every column back to the query's own type.
+ */
+class ParquetStage {
+  private readonly parts: string[] = [];
+  private constructor(
+    private readonly name: string,
+    private readonly dir: string,
+    private readonly columns: StageColumn[],
+  ) {}
+
+  static async open(store: Store, name: string, dir: string, sql: string, shapeParams: Record<string, unknown>): Promise<ParquetStage> {
+    return new ParquetStage(name, dir, await columnsOf(store, sql, shapeParams));
+  }
+
+  /** Appends the rows of `sql` (in its order) as the next part. */
+  async append(store: Store, sql: string, params: Record<string, unknown>): Promise<void> {
+    const path = join(this.dir, `${this.name}-${String(this.parts.length).padStart(5, '0')}.parquet`);
+    const select = this.columns
+      .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
+      .join(', ');
+    await store.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`, params as never);
+    this.parts.push(path);
+  }
+
+  /** The TEMP view over the parts in order (an empty part first when there is none). */
+  async publish(store: Store, emptySql: string, emptyParams: Record<string, unknown>): Promise<void> {
+    if (this.parts.length === 0) await this.append(store, emptySql, emptyParams);
+    const select = this.columns.map((c) => `CAST(${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
+    const files = this.parts.map((p) => quoteLiteral(p)).join(', ');
+    // An earlier run on this connection may have left a table of the name (a finalised month's rows).
+    const [t] = await store.query<{ n: bigint }>(TEMP_TABLE_COUNT, { name: this.name });
+    if (Number(t!.n) > 0) await store.run(`DROP TABLE ${quoteIdent(this.name)}`);
+    await store.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(this.name)} AS SELECT ${select} FROM read_parquet([${files}])`);
+  }
+}
+
+/**
+ * Computes rpt_days, the report tables and rpt_daily for the period; the intermediate stages are
+ * dropped. The large stages (the frameworks' daily usage, the detail) are Parquet files in
+ * scratchDir, which the caller removes after the run.
+ */
+export async function materialiseReports(store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger): Promise<void> {
   const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
   await store.run(UNORDERED);
-  await materialise(store, DAYS_TABLE, 'src/report/sql/stage_days.sql', { ...params }, log);
-  await materialise(store, FRAMEWORK_DAYS_TABLE, 'src/report/sql/stage_framework_days.sql', { ...params, framework_metrics: frameworkMetrics }, log);
+  await materialise(store, DAYS_UNSORTED_TABLE, 'src/report/sql/stage_days.sql', { ...params }, log);
   await materialise(store, CHUNKS_TABLE, 'src/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(PROGRAMS_PER_CHUNK) }, log);
+  // rpt_days and rpt_framework_days sorted by chunk into Parquet: a chunk's query reads its row groups only.
+  let t0 = performance.now();
+  const daysSql = stageSql('src/report/sql/stage_days_by_chunk.sql');
+  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, {});
+  await days.append(store, daysSql, {});
+  await days.publish(store, daysSql, {});
+  await store.run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
+  log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  const fdSql = stageSql('src/report/sql/stage_framework_days.sql');
+  const fdParams = { ...params, framework_metrics: frameworkMetrics };
+  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdParams);
+  t0 = performance.now();
+  await fd.append(store, fdSql, fdParams);
+  await fd.publish(store, fdSql, fdParams);
+  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, ms: Math.round(performance.now() - t0) });
   await store.run(ORDERED);
   for (const def of REPORTS.filter((d) => d.basis === 'days')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
 
-  const chunk = readSql('src/report/sql/daily_chunk.sql').trim().replace(/;\s*$/, '');
-  await materialise(store, DAILY_TABLE, 'src/report/sql/daily_chunk.sql', { chunk: NO_CHUNK, framework_metrics: frameworkMetrics });
+  const chunk = stageSql('src/report/sql/daily_chunk.sql');
+  const none = { chunk: NO_CHUNK, framework_metrics: frameworkMetrics };
+  const daily = await ParquetStage.open(store, DAILY_TABLE, scratchDir, chunk, none);
   const [{ n } = { n: 0n }] = await store.query<{ n: bigint | number }>(CHUNK_COUNT);
   for (let i = 0n; i < BigInt(n); i++) {
-    const t0 = performance.now();
-    await store.run(INSERT_INTO(DAILY_TABLE, chunk), { chunk: i, framework_metrics: frameworkMetrics });
+    t0 = performance.now();
+    await daily.append(store, chunk, { chunk: i, framework_metrics: frameworkMetrics });
     log.debug('report stage', { table: DAILY_TABLE, chunk: Number(i), ms: Math.round(performance.now() - t0) });
   }
-  for (const t of [FRAMEWORK_DAYS_TABLE, CHUNKS_TABLE, DAYS_TABLE]) await store.run(`DROP TABLE ${quoteIdent(t)}`);
+  await daily.publish(store, chunk, none);
+  for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await store.run(`DROP VIEW ${quoteIdent(v)}`);
+  await store.run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
 
   for (const def of REPORTS.filter((d) => d.basis === 'detail')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
 }

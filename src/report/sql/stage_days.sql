@@ -1,4 +1,4 @@
--- Query: stage_days (report stage; TEMP table rpt_days, not a report file)
+-- Query: stage_days (report stage; TEMP table rpt_days_unsorted, then rpt_days by stage_days_by_chunk.sql; not a report file)
 -- Parameters: $granularity VARCHAR, $range_start TIMESTAMPTZ, $range_end TIMESTAMPTZ (exclusive).
 -- The finest priced grain, once per run: the rows of spend_program_days (migration 007: one row per
 -- program line and UTC day, the allowance taken in time order over its whole pool) with a day_key,
