@@ -8,6 +8,7 @@ import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';
 import type { ReportPeriod } from './period.js';
+import { ParquetStage, dropTempRelation } from './stages.js';
 import { ReportInputError } from './period.js';
 
 export const FOCUS_VERSION = '1.2';
@@ -56,6 +57,8 @@ export const REGION_NAMES: Record<string, string> = {
 export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
 export const FOCUS_TABLE = 'rpt_focus';
 const FOCUS_STAGING_TABLE = 'rpt_focus_staging';
+/** The TEMP view of one chunk of the detail that focus.sql reads. */
+const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
 
 const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
 const TIME_UNITS: Record<string, string> = {
@@ -157,21 +160,34 @@ export async function buildFocus(store: Store, o: {
   /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
   coverageStatus: 'COMPLETE' | 'PARTIAL';
   identity?: Partial<FocusIdentity>;
+  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (stages.ts). */
+  daily: ParquetStage;
+  /** The run's scratch folder, for the FOCUS rows' parts. */
+  scratchDir: string;
 }): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
   const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
   const materialise = readSql('src/report/sql/materialise.sql');
   const strip = (p: string) => readSql(p).trim().replace(/;\s*$/, '');
-  await store.run(
-    materialise.replace('{{table}}', quoteIdent(FOCUS_CURRENT_TABLE)).replace('{{report}}', () => strip('src/report/sql/focus.sql')),
-    {
-      granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
-      provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
-      service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
-      unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
-      region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
-    },
-  );
+  const params = {
+    granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
+    provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
+    service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
+    unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
+    region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
+  };
+  // One chunk of the detail at a time into Parquet parts (stages.ts), numbered on from the chunks
+  // before: no copy of all the rows is ever held, and no window runs over them all.
+  const focusSql = strip('src/report/sql/focus.sql');
+  await o.daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
+  const current = await ParquetStage.open(store, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, { ...params, line_offset: 0n });
+  let offset = 0n;
+  for (let i = 0; i < o.daily.partCount; i++) {
+    await o.daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+    await current.append(store, focusSql, { ...params, line_offset: offset });
+    offset += BigInt(current.partRows(i));
+  }
+  await dropTempRelation(store, DAILY_CHUNK_VIEW);
 
   const month = o.period.month;
   const finalizations = month === null ? [] : (await store.query<{
@@ -181,20 +197,25 @@ export async function buildFocus(store: Store, o: {
     rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
   }));
 
-  const source = finalizations.length > 0
-    ? strip('src/report/sql/focus_corrected.sql')
-    : `SELECT * FROM ${quoteIdent(FOCUS_CURRENT_TABLE)} ORDER BY line_no`;
-  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => source),
-    finalizations.length > 0 ? { month } : undefined);
-  // The columns in the order of the current rows, whatever order the finalised table holds them in,
-  // so the file of a finalised month has the same schema as before.
-  const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
-    .map((c) => quoteIdent(c.column_name));
-  // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
-  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-  // The staging copy is not read again: free it (at 10,000 programs it is millions of wide rows).
-  await store.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-  await store.run(`DROP TABLE ${quoteIdent(FOCUS_CURRENT_TABLE)}`);
+  if (finalizations.length === 0) {
+    // The rows written are the current rows: the FOCUS table is a view over the same parts.
+    await current.publish(store, focusSql, { ...params, line_offset: 0n }, FOCUS_TABLE);
+  } else {
+    // A finalised month: its recorded rows, then the corrections against the current rows.
+    await current.publish(store, focusSql, { ...params, line_offset: 0n });
+    await dropTempRelation(store, FOCUS_STAGING_TABLE);
+    await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => strip('src/report/sql/focus_corrected.sql')),
+      { month });
+    // The columns in the order of the current rows, whatever order the finalised table holds them in,
+    // so the file of a finalised month has the same schema as before.
+    const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
+      .map((c) => quoteIdent(c.column_name));
+    // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
+    await dropTempRelation(store, FOCUS_TABLE);
+    await store.run(`CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+    await store.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+  }
+  await dropTempRelation(store, FOCUS_CURRENT_TABLE);
 
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
   const [all] = await store.query<{ n_rows: bigint; billed: string; last: bigint | null }>(

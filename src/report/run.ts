@@ -4,8 +4,7 @@
 // whole: a crash or a signal leaves the previous set or the new one. With requireComplete a partial
 // period fails before anything is written.
 import { existsSync } from 'node:fs';
-import { copyFile, link, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, link, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -15,7 +14,7 @@ import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
-import { cleanReportLeftovers, freshSetDir, sha256File, swapInSet, writeAtomically } from './files.js';
+import { cleanReportLeftovers, freshSetDir, freshStageDir, sha256File, swapInSet, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { TOP_PROGRAMS, renderReportHtml } from './html.js';
@@ -174,12 +173,14 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   if (Number(before!.threads) > REPORT_THREADS) await opts.store.run(`SET threads = ${REPORT_THREADS}`);
   await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(REPORT_ALLOCATOR_FLUSH)}`);
   await opts.store.run('SET allocator_background_threads = true');
-  // The run's large stages as Parquet files (stages.ts), removed whatever happens.
-  const scratch = await mkdtemp(join(tmpdir(), 'usage-report-'));
+  // The run's large stages as Parquet files (stages.ts) in a hidden folder of the output folder,
+  // created once the input is checked, removed whatever happens; one a killed run left is removed by
+  // the next run (files.ts).
+  const scratch: { dir?: string } = {};
   try {
     return await runReportBounded(opts, scratch);
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    if (scratch.dir) await rm(scratch.dir, { recursive: true, force: true });
     // The caller's store may serve other work (the daemon): give its limits back.
     await opts.store.run(`SET memory_limit = ${quoteLiteral(before!.memory_limit.replace(/\s+/g, ''))}`);
     await opts.store.run(`SET threads = ${Number(before!.threads)}`);
@@ -198,7 +199,7 @@ function sizeBytes(text: string): number {
   return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
 }
 
-async function runReportBounded(opts: RunReportOptions, scratchDir: string): Promise<ReportResult> {
+async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string }): Promise<ReportResult> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? new Date();
   const period = resolvePeriod(opts);
@@ -222,7 +223,8 @@ async function runReportBounded(opts: RunReportOptions, scratchDir: string): Pro
   let unpricedLines = 0;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
-  await materialiseReports(store, params, scratchDir, log);
+  const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
+  const detail = await materialiseReports(store, params, scratchDir, log);
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
@@ -232,6 +234,7 @@ async function runReportBounded(opts: RunReportOptions, scratchDir: string): Pro
     ? await buildFocus(store, {
       period, granularity: g, book, coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
       ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}),
+      daily: detail, scratchDir,
     })
     : null;
   // A finalised month: every writer writes the finalised content, and the changes since are listed.

@@ -30,6 +30,8 @@ const NO_CHUNK = -1n;
 const UNORDERED = 'SET preserve_insertion_order = false';
 const ORDERED = 'SET preserve_insertion_order = true';
 const TEMP_TABLE_COUNT = "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = $name";
+const TEMP_VIEW_COUNT = "SELECT count(*) AS n FROM duckdb_views() WHERE database_name = 'temp' AND view_name = $name";
+const PART_ROWS = 'SELECT num_rows AS n FROM parquet_file_metadata($path)';
 const SHAPE_TABLE = 'rpt_shape';
 /** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */
 const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
@@ -73,8 +75,9 @@ async function columnsOf(store: Store, sql: string, params: Record<string, unkno
  * out of memory; a Parquet scan streams. Parquet has no HUGEINT, so those columns travel as
  * DECIMAL(38,0) (exact) and the view casts every column back to the query's own type.
  */
-class ParquetStage {
+export class ParquetStage {
   private readonly parts: string[] = [];
+  private readonly counts: number[] = [];
   private constructor(
     private readonly name: string,
     private readonly dir: string,
@@ -92,19 +95,49 @@ class ParquetStage {
       .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
       .join(', ');
     await store.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`, params as never);
+    const [m] = await store.query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
+    this.counts.push(Number(m?.n ?? 0n));
+  }
+
+  /** The number of parts appended. */
+  get partCount(): number {
+    return this.parts.length;
+  }
+
+  /** The rows of part i (from its Parquet footer). */
+  partRows(i: number): number {
+    return this.counts[i]!;
+  }
+
+  /** A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later stage per chunk). */
+  async publishPart(store: Store, i: number, name: string): Promise<void> {
+    await dropTempRelation(store, name);
+    await store.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet(${quoteLiteral(this.parts[i]!)})`);
+  }
+
+  private castBack(): string {
+    return this.columns.map((c) => `CAST(${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
   }
 
   /** The TEMP view over the parts in order (an empty part first when there is none). */
-  async publish(store: Store, emptySql: string, emptyParams: Record<string, unknown>): Promise<void> {
+  async publish(store: Store, emptySql: string, emptyParams: Record<string, unknown>, name: string = this.name): Promise<void> {
     if (this.parts.length === 0) await this.append(store, emptySql, emptyParams);
-    const select = this.columns.map((c) => `CAST(${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
     const files = this.parts.map((p) => quoteLiteral(p)).join(', ');
-    // An earlier run on this connection may have left a table of the name (a finalised month's rows).
-    const [t] = await store.query<{ n: bigint }>(TEMP_TABLE_COUNT, { name: this.name });
-    if (Number(t!.n) > 0) await store.run(`DROP TABLE ${quoteIdent(this.name)}`);
-    await store.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(this.name)} AS SELECT ${select} FROM read_parquet([${files}])`);
+    await dropTempRelation(store, name);
+    await store.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
   }
+}
+
+/**
+ * Drops the TEMP table or view `name` if there is one: an earlier run on this connection may have
+ * left either (a finalised month's rows are tables, a run's stages views).
+ */
+export async function dropTempRelation(store: Store, name: string): Promise<void> {
+  const [t] = await store.query<{ n: bigint }>(TEMP_TABLE_COUNT, { name });
+  if (Number(t!.n) > 0) await store.run(`DROP TABLE ${quoteIdent(name)}`);
+  const [v] = await store.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
+  if (Number(v!.n) > 0) await store.run(`DROP VIEW ${quoteIdent(name)}`);
 }
 
 /**
@@ -112,7 +145,7 @@ class ParquetStage {
  * dropped. The large stages (the frameworks' daily usage, the detail) are Parquet files in
  * scratchDir, which the caller removes after the run.
  */
-export async function materialiseReports(store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger): Promise<void> {
+export async function materialiseReports(store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger): Promise<ParquetStage> {
   const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
   await store.run(UNORDERED);
   await materialise(store, DAYS_UNSORTED_TABLE, 'src/report/sql/stage_days.sql', { ...params }, log);
@@ -149,4 +182,5 @@ export async function materialiseReports(store: Store, params: StageParams, scra
   await store.run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
 
   for (const def of REPORTS.filter((d) => d.basis === 'detail')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
+  return daily;
 }
