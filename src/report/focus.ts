@@ -8,7 +8,7 @@ import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';
 import type { ReportPeriod } from './period.js';
-import { ParquetStage, dropTempRelation } from './stages.js';
+import { ParquetStage, chunkwise, dropTempRelation } from './stages.js';
 import { ReportInputError } from './period.js';
 
 export const FOCUS_VERSION = '1.2';
@@ -57,8 +57,6 @@ export const REGION_NAMES: Record<string, string> = {
 export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
 export const FOCUS_TABLE = 'rpt_focus';
 const FOCUS_STAGING_TABLE = 'rpt_focus_staging';
-/** The TEMP view of one chunk of the detail that focus.sql reads. */
-const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
 
 const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
 const TIME_UNITS: Record<string, string> = {
@@ -179,15 +177,7 @@ export async function buildFocus(store: Store, o: {
   // One chunk of the detail at a time into Parquet parts (stages.ts), numbered on from the chunks
   // before: no copy of all the rows is ever held, and no window runs over them all.
   const focusSql = strip('src/report/sql/focus.sql');
-  await o.daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
-  const current = await ParquetStage.open(store, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, { ...params, line_offset: 0n });
-  let offset = 0n;
-  for (let i = 0; i < o.daily.partCount; i++) {
-    await o.daily.publishPart(store, i, DAILY_CHUNK_VIEW);
-    await current.append(store, focusSql, { ...params, line_offset: offset });
-    offset += BigInt(current.partRows(i));
-  }
-  await dropTempRelation(store, DAILY_CHUNK_VIEW);
+  const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false);
 
   const month = o.period.month;
   const finalizations = month === null ? [] : (await store.query<{

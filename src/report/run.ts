@@ -78,6 +78,8 @@ export interface RunReportOptions {
   signal?: AbortSignal;
   /** DuckDB's memory limit while the report runs (config report.memory_limit, default from the config schema); only ever lowers the store's. */
   memoryLimit?: string;
+  /** Programs whose detail is computed in one statement (default PROGRAMS_PER_CHUNK of stages.ts); the files do not depend on it. */
+  programsPerChunk?: number;
   /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
   rowBudget?: number;
   /**
@@ -224,7 +226,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
-  const detail = await materialiseReports(store, params, scratchDir, log);
+  const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 

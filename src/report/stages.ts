@@ -145,11 +145,13 @@ export async function dropTempRelation(store: Store, name: string): Promise<void
  * dropped. The large stages (the frameworks' daily usage, the detail) are Parquet files in
  * scratchDir, which the caller removes after the run.
  */
-export async function materialiseReports(store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger): Promise<ParquetStage> {
+export async function materialiseReports(
+  store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger, programsPerChunk: number = PROGRAMS_PER_CHUNK,
+): Promise<ParquetStage> {
   const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
   await store.run(UNORDERED);
   await materialise(store, DAYS_UNSORTED_TABLE, 'src/report/sql/stage_days.sql', { ...params }, log);
-  await materialise(store, CHUNKS_TABLE, 'src/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(PROGRAMS_PER_CHUNK) }, log);
+  await materialise(store, CHUNKS_TABLE, 'src/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
   // rpt_days and rpt_framework_days sorted by chunk into Parquet: a chunk's query reads its row groups only.
   let t0 = performance.now();
   const daysSql = stageSql('src/report/sql/stage_days_by_chunk.sql');
@@ -181,6 +183,36 @@ export async function materialiseReports(store: Store, params: StageParams, scra
   for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await store.run(`DROP VIEW ${quoteIdent(v)}`);
   await store.run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
 
+  for (const def of REPORTS.filter((d) => d.basis === 'chunk')) {
+    t0 = performance.now();
+    const sql = stageSql(def.sqlPath);
+    await chunkwise(store, daily, reportTable(def.name), scratchDir, sql, {});
+    log.debug('report stage', { table: reportTable(def.name), ms: Math.round(performance.now() - t0) });
+  }
   for (const def of REPORTS.filter((d) => d.basis === 'detail')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
   return daily;
+}
+
+/** The TEMP view of one chunk of the detail that a per-chunk query reads. */
+export const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
+
+/**
+ * Runs `sql` (which reads rpt_daily_chunk and numbers its lines from $line_offset) once per chunk of
+ * the detail, in order, into Parquet parts published as a TEMP view `name` (and returns them): the
+ * lines of every chunk numbered on from the chunks before, with no query over all the detail.
+ */
+export async function chunkwise(
+  store: Store, daily: ParquetStage, name: string, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
+): Promise<ParquetStage> {
+  await daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
+  const stage = await ParquetStage.open(store, name, scratchDir, sql, { ...params, line_offset: 0n });
+  let offset = 0n;
+  for (let i = 0; i < daily.partCount; i++) {
+    await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+    await stage.append(store, sql, { ...params, line_offset: offset });
+    offset += BigInt(stage.partRows(i));
+  }
+  await dropTempRelation(store, DAILY_CHUNK_VIEW);
+  if (publish) await stage.publish(store, sql, { ...params, line_offset: 0n });
+  return stage;
 }

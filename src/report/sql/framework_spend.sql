@@ -1,6 +1,8 @@
 -- Report: framework_spend
--- Parameters: none; reads rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of
--- program_spend's lines).
+-- Parameters: $line_offset BIGINT (the lines of the chunks before this one); reads rpt_daily_chunk,
+-- one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of program_spend's
+-- lines). The lines are numbered program first and never span programs, so the chunks, in order,
+-- give the lines of the whole period (report/stages.ts).
 -- The lines are the table macro spend_framework_of (queries/schema/009_report_stages.sql), which
 -- the analysts' spend_month_framework view reads too (through spend_framework_report): every
 -- program_spend line (program_line_no) split into
@@ -10,5 +12,5 @@
 --                             branches, snapshot storage).
 -- Costs are the line's rounded cost allocated by largest remainder, so the report adds up to
 -- program_spend per line, per program and in total.
-SELECT * FROM spend_framework_of('rpt_daily')
+SELECT * REPLACE (CAST($line_offset + line_no AS BIGINT) AS line_no) FROM spend_framework_of('rpt_daily_chunk')
 ORDER BY line_no;
