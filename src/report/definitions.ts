@@ -9,18 +9,18 @@ export interface ReportDefinition {
   title: string;
   /**
    * The stage it reads (src/report/stages.ts; no report takes parameters): 'days' (rpt_days, so it is
-   * materialised before the detail, which reads it), 'detail' (rpt_daily) or 'chunk' (one chunk of
-   * rpt_daily at a time, as rpt_daily_chunk, its lines numbered on from $line_offset: for a report whose
-   * lines never span programs, so no query holds all the detail).
+   * materialised before the detail, which reads it) or 'chunk' (one chunk of the detail rpt_daily at a
+   * time, as rpt_daily_chunk, its lines numbered program first on from $line_offset: its lines never
+   * span programs, so no query holds all the detail).
    */
-  basis: 'days' | 'detail' | 'chunk';
+  basis: 'days' | 'chunk';
 }
 
 export const REPORTS: readonly ReportDefinition[] = [
   { name: 'program_spend', sqlPath: 'src/report/sql/program_spend.sql', title: 'Spend per program, plan and metric', basis: 'days' },
   { name: 'framework_spend', sqlPath: 'src/report/sql/framework_spend.sql', title: 'Spend per framework, with the charges that have no framework', basis: 'chunk' },
-  { name: 'snapshot_storage', sqlPath: 'src/report/sql/snapshot_storage.sql', title: 'Snapshot storage per program and day', basis: 'detail' },
-  { name: 'transfer', sqlPath: 'src/report/sql/transfer.sql', title: 'Public and private transfer per program, framework and day', basis: 'detail' },
+  { name: 'snapshot_storage', sqlPath: 'src/report/sql/snapshot_storage.sql', title: 'Snapshot storage per program and day', basis: 'chunk' },
+  { name: 'transfer', sqlPath: 'src/report/sql/transfer.sql', title: 'Public and private transfer per program, framework and day', basis: 'chunk' },
 ];
 
 /** The TEMP table a report is materialised into for the duration of a run. */

@@ -189,7 +189,6 @@ export async function materialiseReports(
     await chunkwise(store, daily, reportTable(def.name), scratchDir, sql, {});
     log.debug('report stage', { table: reportTable(def.name), ms: Math.round(performance.now() - t0) });
   }
-  for (const def of REPORTS.filter((d) => d.basis === 'detail')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
   return daily;
 }
 
