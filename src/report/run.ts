@@ -227,6 +227,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
   const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
+  log.debug('report stages done', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
@@ -239,6 +240,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
       daily: detail, scratchDir,
     })
     : null;
+  log.debug('report focus built', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await finalizedState(store, period.month);
   const corrections = finalized ? await applyFinalized(store, finalized) : null;
@@ -281,6 +283,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
     }
 
@@ -299,6 +302,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
+        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
     }
 
@@ -310,6 +314,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
           await writeArrowFile(store, s.table, tmp);
         });
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
     }
 
@@ -319,6 +324,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
       opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
       files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
 
     const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
@@ -338,6 +344,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
       opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => writeFile(tmp, html));
       files.push({ path, rows: daily.length, sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
 
     const coverageLines = coverage.scopes.map(
@@ -401,6 +408,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         summarised = w.summarised;
       });
       files.push({ path, rows: written, sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
 
     // Finalise only once every file is in place, so a failed run records nothing; what is recorded is
@@ -480,6 +488,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     opts.signal?.throwIfAborted();
     await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
     files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+    log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     opts.signal?.throwIfAborted();
     await swapInSet(dir, finalDir);
     log.info('report written', { dir: finalDir, total, partial });
