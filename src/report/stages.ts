@@ -18,10 +18,12 @@ const DAYS_UNSORTED_TABLE = 'rpt_days_unsorted';
 const FRAMEWORK_DAYS_TABLE = 'rpt_framework_days';
 const CHUNKS_TABLE = 'rpt_chunks';
 /**
- * Programs whose detail is allocated in one statement: at 10,000 programs and 100,000 frameworks a
- * chunk of 1,000 (about 1.4 million detail rows) ran out of a 320 MB limit in its windows.
+ * Programs whose detail (and whose FOCUS rows, framework_spend, snapshot_storage and transfer) are
+ * computed in one statement: at 10,000 programs and 100,000 frameworks a chunk of 1,000 (about 1.4
+ * million detail rows) ran out of a 320 MB limit in its windows, and 250 in FOCUS's numbering (about
+ * 120,000 wide rows a chunk).
  */
-export const PROGRAMS_PER_CHUNK = 250;
+export const PROGRAMS_PER_CHUNK = 100;
 /** No chunk has this number: the statement that creates rpt_daily empty, with the chunks' columns. */
 const NO_CHUNK = -1n;
 
