@@ -101,8 +101,11 @@ export interface FocusBuild {
   finalizations: FocusFinalization[];
   /** Recorded by this run (finalize). */
   finalized: FocusFinalization | null;
-  /** What a finalisation of this build would record: the rows after line `after`. */
-  pending: { month: string | null; after: number; rows: number; digest: string };
+  /**
+   * What a finalisation of this build would record: the rows after line `after`, up to line `last`
+   * (their digest is computed only when a finalisation records them: pendingDigest).
+   */
+  pending: { month: string | null; after: number; rows: number; last: number };
 }
 
 /** finalize was asked for a period that cannot be finalised; nothing was recorded. */
@@ -149,6 +152,14 @@ async function digestRows(store: Store, after: number, last: number): Promise<{ 
     hashes.push(b!.h);
   }
   return { rows, digest: createHash('sha256').update(hashes.join('\n')).digest('hex') };
+}
+
+/**
+ * The rows a finalisation of `build` records and their sha256 (digestRows): only computed when a
+ * month is finalised, since at 10,000 programs (about 14 million rows) it reads every row again.
+ */
+export async function pendingDigest(store: Store, build: FocusBuild): Promise<{ rows: number; digest: string }> {
+  return digestRows(store, build.pending.after, build.pending.last);
 }
 
 export async function buildFocus(store: Store, o: {
@@ -210,7 +221,7 @@ export async function buildFocus(store: Store, o: {
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
   const [all] = await store.query<{ n_rows: bigint; billed: string; last: bigint | null }>(
     FOCUS_TOTALS.replace('{{table}}', quoteIdent(FOCUS_TABLE)));
-  const fresh = await digestRows(store, finalizedRows, Number(all!.last ?? 0n));
+  const last = Number(all!.last ?? 0n);
 
   return {
     table: FOCUS_TABLE,
@@ -219,7 +230,7 @@ export async function buildFocus(store: Store, o: {
     billedTotal: all!.billed,
     finalizations,
     finalized: null,
-    pending: { month, after: finalizedRows, rows: fresh.rows, digest: fresh.digest },
+    pending: { month, after: finalizedRows, rows: Number(all!.n_rows) - finalizedRows, last },
   };
 }
 
@@ -228,9 +239,10 @@ export async function buildFocus(store: Store, o: {
  * on a later finalisation; nothing when there is nothing new. Call after the files are written.
  */
 export async function recordFinalization(store: Store, build: FocusBuild, o: { book: PriceBook; now: Date }): Promise<FocusFinalization | null> {
-  const { month, after, rows, digest } = build.pending;
+  const { month, after } = build.pending;
   if (month === null) throw new FocusFinalizeError('only a calendar month can be finalised');
-  if (rows === 0) return null;
+  if (build.pending.rows === 0) return null;
+  const { rows, digest } = await pendingDigest(store, build);
   const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
   const finalizationId = `${month}#${seq}`;
   await store.transaction(async () => {
