@@ -23,6 +23,7 @@ export const INTEGRATION = [
   'test/report/atomic.test.ts',
   'test/report/html.test.ts',
   'test/report/report.test.ts',
+  'test/report/stageFolder.test.ts',
   'test/sandbox/errors.test.ts',
   'test/sandbox/large.test.ts',
   'test/sandbox/paging.test.ts',

@@ -89,10 +89,14 @@ function column(c: ColumnType, values: unknown[]): { type: DataType; vector: Vec
 /** Rows per record batch: large enough for fast columnar reads, small enough to keep memory flat. */
 const BATCH_ROWS = 65_536;
 
-/** Reads one batch of rows by rowid range (cheap on a table, unlike OFFSET) and converts it to Arrow. */
-async function readBatch(store: Store, table: string, cols: ColumnType[], from: bigint): Promise<Table> {
+/**
+ * Reads one batch of rows by a range of `key` (cheap, unlike OFFSET) and converts it to Arrow. The key
+ * is line_no when the relation has it (a report's lines are numbered 1..n in order; a report stage may
+ * be a view over Parquet parts, which has no rowid), else the table's rowid.
+ */
+async function readBatch(store: Store, table: string, cols: ColumnType[], key: string, from: bigint): Promise<Table> {
   const rows = await store.query<Record<string, unknown>>(
-    `SELECT ${cols.map(projection).join(', ')} FROM ${quoteIdent(table)} WHERE rowid >= $from AND rowid < $to ORDER BY rowid`,
+    `SELECT ${cols.map(projection).join(', ')} FROM ${quoteIdent(table)} WHERE ${key} >= $from AND ${key} < $to ORDER BY ${key}`,
     { from, to: from + BigInt(BATCH_ROWS) },
   );
   const vectors: Record<string, Vector> = {};
@@ -106,8 +110,9 @@ async function readBatch(store: Store, table: string, cols: ColumnType[], from: 
  */
 export async function writeArrowFile(store: Store, table: string, path: string): Promise<number> {
   const cols = await store.query<ColumnType>(`DESCRIBE ${quoteIdent(table)}`);
-  const [bounds] = await store.query<{ n: bigint; last: bigint | null }>(
-    `SELECT count(*)::BIGINT AS n, max(rowid)::BIGINT AS last FROM ${quoteIdent(table)}`,
+  const key = cols.some((c) => c.column_name === 'line_no') ? 'line_no' : 'rowid';
+  const [bounds] = await store.query<{ n: bigint; first: bigint | null; last: bigint | null }>(
+    `SELECT count(*)::BIGINT AS n, min(${key})::BIGINT AS first, max(${key})::BIGINT AS last FROM ${quoteIdent(table)}`,
   );
   const writer = new RecordBatchFileWriter();
   const written = pipeline(writer.toNodeStream(), createWriteStream(path));
@@ -115,9 +120,9 @@ export async function writeArrowFile(store: Store, table: string, path: string):
   const put = (t: Table) => t.batches.forEach((b) => writer.write(b));
   try {
     // An empty table still gets its schema, from one empty batch.
-    if (bounds!.last === null) put(await readBatch(store, table, cols, 0n));
-    for (let from = 0n; bounds!.last !== null && from <= bounds!.last; from += BigInt(BATCH_ROWS)) {
-      put(await readBatch(store, table, cols, from));
+    if (bounds!.last === null) put(await readBatch(store, table, cols, key, 0n));
+    for (let from = bounds!.first ?? 0n; bounds!.last !== null && from <= bounds!.last; from += BigInt(BATCH_ROWS)) {
+      put(await readBatch(store, table, cols, key, from));
     }
   } catch (err) {
     writer.abort();

@@ -7,17 +7,20 @@ export interface ReportDefinition {
   name: ReportName;
   sqlPath: string;
   title: string;
-  /** Takes $framework_metrics besides the period parameters. */
-  needsFrameworkMetrics?: boolean;
-  /** Reads only the run's detail table (rpt_daily) and takes no parameters. */
-  fromDetail?: boolean;
+  /**
+   * The stage it reads (src/report/stages.ts; no report takes parameters): 'days' (rpt_days, so it is
+   * materialised before the detail, which reads it) or 'chunk' (one chunk of the detail rpt_daily at a
+   * time, as rpt_daily_chunk, its lines numbered program first on from $line_offset: its lines never
+   * span programs, so no query holds all the detail).
+   */
+  basis: 'days' | 'chunk';
 }
 
 export const REPORTS: readonly ReportDefinition[] = [
-  { name: 'program_spend', sqlPath: 'src/report/sql/program_spend.sql', title: 'Spend per program, plan and metric' },
-  { name: 'framework_spend', sqlPath: 'src/report/sql/framework_spend.sql', title: 'Spend per framework, with the charges that have no framework', needsFrameworkMetrics: true },
-  { name: 'snapshot_storage', sqlPath: 'src/report/sql/snapshot_storage.sql', title: 'Snapshot storage per program and day', fromDetail: true },
-  { name: 'transfer', sqlPath: 'src/report/sql/transfer.sql', title: 'Public and private transfer per program, framework and day', fromDetail: true },
+  { name: 'program_spend', sqlPath: 'src/report/sql/program_spend.sql', title: 'Spend per program, plan and metric', basis: 'days' },
+  { name: 'framework_spend', sqlPath: 'src/report/sql/framework_spend.sql', title: 'Spend per framework, with the charges that have no framework', basis: 'chunk' },
+  { name: 'snapshot_storage', sqlPath: 'src/report/sql/snapshot_storage.sql', title: 'Snapshot storage per program and day', basis: 'chunk' },
+  { name: 'transfer', sqlPath: 'src/report/sql/transfer.sql', title: 'Public and private transfer per program, framework and day', basis: 'chunk' },
 ];
 
 /** The TEMP table a report is materialised into for the duration of a run. */

@@ -10,12 +10,24 @@ import { basename, dirname, join } from 'node:path';
 import { pidAlive } from '../process.js';
 
 /** Hidden entries beside a month: a set being written (new), a complete set (set), the link about to
- * replace the month's (link), and a month folder of an earlier release moved aside (old). */
-const STAGE = /^\.(.+)\.(new|set|link|old)-(\d+)-[0-9a-f]+$/;
+ * replace the month's (link), a month folder of an earlier release moved aside (old), and a run's
+ * scratch folder of intermediate Parquet stages (stage). */
+const STAGE = /^\.(.+)\.(new|set|link|old|stage)-(\d+)-[0-9a-f]+$/;
 const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/;
 
-const stageName = (label: string, kind: 'new' | 'set' | 'link' | 'old') =>
+const stageName = (label: string, kind: 'new' | 'set' | 'link' | 'old' | 'stage') =>
   `.${label}.${kind}-${process.pid}-${randomBytes(4).toString('hex')}`;
+
+/**
+ * A fresh hidden folder under outDir for a run's intermediate stages (report/stages.ts): on the
+ * output's disk rather than the OS temp folder, and removed by cleanReportLeftovers if the run dies.
+ */
+export async function freshStageDir(outDir: string): Promise<string> {
+  await mkdir(outDir, { recursive: true });
+  const dir = join(outDir, stageName('report', 'stage'));
+  await mkdir(dir);
+  return dir;
+}
 
 /** The set folder a month's link points at (a name beside it), or null when it is no link. */
 function liveSet(monthPath: string): string | null {

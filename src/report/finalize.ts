@@ -15,6 +15,7 @@ const storeTable = (t: string) => `report_finalized_${t.replace(/^rpt_/, '')}`;
 
 const TABLE_EXISTS = "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = $name AND database_name <> 'temp'";
 const LATEST = 'SELECT finalization_id FROM report_finalized_files WHERE month = $month ORDER BY finalization_id DESC LIMIT 1';
+const TEMP_VIEW_COUNT = "SELECT count(*) AS n FROM duckdb_views() WHERE database_name = 'temp' AND view_name = $name";
 const INSERT_FILE = 'INSERT INTO report_finalized_files VALUES ($finalization_id, $month, $name, $n_rows, $sha256)';
 const FILES_OF = 'SELECT name, n_rows, sha256 FROM report_finalized_files WHERE finalization_id = $finalization_id ORDER BY name';
 
@@ -44,6 +45,9 @@ export async function applyFinalized(store: Store, state: FinalizedState): Promi
   await store.run(materialise.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{report}}', () => corrections),
     { finalization_id: state.finalizationId });
   for (const t of FINALIZED_TABLES) {
+    // rpt_daily is a view over the run's Parquet stage (stages.ts): replaced by a table of the finalised rows.
+    const [v] = await store.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name: t });
+    if (Number(v!.n) > 0) await store.run(`DROP VIEW ${quoteIdent(t)}`);
     await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(t)} AS SELECT * EXCLUDE (finalization_id, month) FROM ${quoteIdent(storeTable(t))} ` +
       'WHERE finalization_id = $finalization_id ORDER BY line_order', { finalization_id: state.finalizationId });
     await store.run(`ALTER TABLE ${quoteIdent(t)} DROP COLUMN line_order`);

@@ -8,6 +8,7 @@ import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import { quoteIdent, readSql } from '../store/sql.js';
 import type { ReportPeriod } from './period.js';
+import { ParquetStage, chunkwise, dropTempRelation } from './stages.js';
 import { ReportInputError } from './period.js';
 
 export const FOCUS_VERSION = '1.2';
@@ -100,8 +101,11 @@ export interface FocusBuild {
   finalizations: FocusFinalization[];
   /** Recorded by this run (finalize). */
   finalized: FocusFinalization | null;
-  /** What a finalisation of this build would record: the rows after line `after`. */
-  pending: { month: string | null; after: number; rows: number; digest: string };
+  /**
+   * What a finalisation of this build would record: the rows after line `after`, up to line `last`
+   * (their digest is computed only when a finalisation records them: pendingDigest).
+   */
+  pending: { month: string | null; after: number; rows: number; last: number };
 }
 
 /** finalize was asked for a period that cannot be finalised; nothing was recorded. */
@@ -150,6 +154,14 @@ async function digestRows(store: Store, after: number, last: number): Promise<{ 
   return { rows, digest: createHash('sha256').update(hashes.join('\n')).digest('hex') };
 }
 
+/**
+ * The rows a finalisation of `build` records and their sha256 (digestRows): only computed when a
+ * month is finalised, since at 10,000 programs (about 14 million rows) it reads every row again.
+ */
+export async function pendingDigest(store: Store, build: FocusBuild): Promise<{ rows: number; digest: string }> {
+  return digestRows(store, build.pending.after, build.pending.last);
+}
+
 export async function buildFocus(store: Store, o: {
   period: ReportPeriod;
   granularity: Granularity;
@@ -157,21 +169,26 @@ export async function buildFocus(store: Store, o: {
   /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
   coverageStatus: 'COMPLETE' | 'PARTIAL';
   identity?: Partial<FocusIdentity>;
+  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (stages.ts). */
+  daily: ParquetStage;
+  /** The run's scratch folder, for the FOCUS rows' parts. */
+  scratchDir: string;
 }): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
   const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
   const materialise = readSql('src/report/sql/materialise.sql');
   const strip = (p: string) => readSql(p).trim().replace(/;\s*$/, '');
-  await store.run(
-    materialise.replace('{{table}}', quoteIdent(FOCUS_CURRENT_TABLE)).replace('{{report}}', () => strip('src/report/sql/focus.sql')),
-    {
-      granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
-      provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
-      service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
-      unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
-      region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
-    },
-  );
+  const params = {
+    granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
+    provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
+    service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
+    unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
+    region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
+  };
+  // One chunk of the detail at a time into Parquet parts (stages.ts), numbered on from the chunks
+  // before: no copy of all the rows is ever held, and no window runs over them all.
+  const focusSql = strip('src/report/sql/focus.sql');
+  const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false);
 
   const month = o.period.month;
   const finalizations = month === null ? [] : (await store.query<{
@@ -181,25 +198,30 @@ export async function buildFocus(store: Store, o: {
     rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
   }));
 
-  const source = finalizations.length > 0
-    ? strip('src/report/sql/focus_corrected.sql')
-    : `SELECT * FROM ${quoteIdent(FOCUS_CURRENT_TABLE)} ORDER BY line_no`;
-  await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => source),
-    finalizations.length > 0 ? { month } : undefined);
-  // The columns in the order of the current rows, whatever order the finalised table holds them in,
-  // so the file of a finalised month has the same schema as before.
-  const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
-    .map((c) => quoteIdent(c.column_name));
-  // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
-  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-  // The staging copy is not read again: free it (at 10,000 programs it is millions of wide rows).
-  await store.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-  await store.run(`DROP TABLE ${quoteIdent(FOCUS_CURRENT_TABLE)}`);
+  if (finalizations.length === 0) {
+    // The rows written are the current rows: the FOCUS table is a view over the same parts.
+    await current.publish(store, focusSql, { ...params, line_offset: 0n }, FOCUS_TABLE);
+  } else {
+    // A finalised month: its recorded rows, then the corrections against the current rows.
+    await current.publish(store, focusSql, { ...params, line_offset: 0n });
+    await dropTempRelation(store, FOCUS_STAGING_TABLE);
+    await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => strip('src/report/sql/focus_corrected.sql')),
+      { month });
+    // The columns in the order of the current rows, whatever order the finalised table holds them in,
+    // so the file of a finalised month has the same schema as before.
+    const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
+      .map((c) => quoteIdent(c.column_name));
+    // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
+    await dropTempRelation(store, FOCUS_TABLE);
+    await store.run(`CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+    await store.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+  }
+  await dropTempRelation(store, FOCUS_CURRENT_TABLE);
 
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
   const [all] = await store.query<{ n_rows: bigint; billed: string; last: bigint | null }>(
     FOCUS_TOTALS.replace('{{table}}', quoteIdent(FOCUS_TABLE)));
-  const fresh = await digestRows(store, finalizedRows, Number(all!.last ?? 0n));
+  const last = Number(all!.last ?? 0n);
 
   return {
     table: FOCUS_TABLE,
@@ -208,7 +230,7 @@ export async function buildFocus(store: Store, o: {
     billedTotal: all!.billed,
     finalizations,
     finalized: null,
-    pending: { month, after: finalizedRows, rows: fresh.rows, digest: fresh.digest },
+    pending: { month, after: finalizedRows, rows: Number(all!.n_rows) - finalizedRows, last },
   };
 }
 
@@ -217,9 +239,10 @@ export async function buildFocus(store: Store, o: {
  * on a later finalisation; nothing when there is nothing new. Call after the files are written.
  */
 export async function recordFinalization(store: Store, build: FocusBuild, o: { book: PriceBook; now: Date }): Promise<FocusFinalization | null> {
-  const { month, after, rows, digest } = build.pending;
+  const { month, after } = build.pending;
   if (month === null) throw new FocusFinalizeError('only a calendar month can be finalised');
-  if (rows === 0) return null;
+  if (build.pending.rows === 0) return null;
+  const { rows, digest } = await pendingDigest(store, build);
   const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
   const finalizationId = `${month}#${seq}`;
   await store.transaction(async () => {

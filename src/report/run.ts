@@ -6,7 +6,6 @@
 import { existsSync } from 'node:fs';
 import { copyFile, link, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
@@ -15,12 +14,14 @@ import type { Store } from '../store/store.js';
 import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
-import { cleanReportLeftovers, freshSetDir, sha256File, swapInSet, writeAtomically } from './files.js';
+import { cleanReportLeftovers, freshSetDir, freshStageDir, sha256File, swapInSet, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
+import { configSchema } from '../config/schema.js';
+import { materialiseReports } from './stages.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
 
@@ -54,8 +55,6 @@ async function assumedRates(store: Store, ids: string[], total: string): Promise
 
 export { OUTPUT_FORMATS, REPORT_FORMATS, type OutputFormat, type ReportFormat } from '../domain/formats.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
-/** The TEMP table of each line's cost spread over its days (src/report/sql/daily_lines.sql). */
-const DAILY_TABLE = 'rpt_daily';
 /** Bars in the top-frameworks chart. */
 const CHART_TOP_N = 10;
 /** The charts file, beside the workbook that links to it. */
@@ -77,8 +76,10 @@ export interface RunReportOptions {
   log?: Logger;
   /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
   signal?: AbortSignal;
-  /** DuckDB's memory limit while the report runs (default 1GB; config report.memory_limit); only ever lowers the store's. */
+  /** DuckDB's memory limit while the report runs (config report.memory_limit, default from the config schema); only ever lowers the store's. */
   memoryLimit?: string;
+  /** Programs whose detail is computed in one statement (default PROGRAMS_PER_CHUNK of stages.ts); the files do not depend on it. */
+  programsPerChunk?: number;
   /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
   rowBudget?: number;
   /**
@@ -142,32 +143,52 @@ export class ReportIncompleteError extends Error {
 }
 
 /**
- * DuckDB's limits while a report runs (memory: config report.memory_limit, only ever lowering the
- * store's): the report's tables spill to the database's temp directory beyond it. Restored
- * afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at 10,000 programs.
+ * DuckDB's limits while a report runs (memory: config report.memory_limit, whose default the config
+ * schema holds, only ever lowering the store's): the report's tables spill to the database's temp
+ * directory beyond it. Restored afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at
+ * 10,000 programs.
  */
-const REPORT_DUCKDB = { memory_limit: '1GB', threads: 2 } as const;
-export const REPORT_MEMORY_LIMIT_DEFAULT = REPORT_DUCKDB.memory_limit;
+const REPORT_THREADS = 2;
+/** The default of report.memory_limit, from the config schema (its single source), for callers that pass none. */
+export const REPORT_MEMORY_LIMIT_DEFAULT: string = configSchema.parse({}).report.memory_limit;
+/**
+ * DuckDB's allocator keeps memory it freed cached per thread, outside memory_limit, up to
+ * allocator_flush_threshold (128 MiB by default) after each task: at the report's limit that cache
+ * put the process far above it. Flushed after every task beyond this, by background threads.
+ */
+const REPORT_ALLOCATOR_FLUSH = '16MB';
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
-  "current_setting('preserve_insertion_order') AS preserve_insertion_order";
+  "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
+  "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background";
 
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
-  const [before] = await opts.store.query<{ memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean }>(SETTINGS_NOW);
+  const [before] = await opts.store.query<{
+    memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean;
+  }>(SETTINGS_NOW);
   // Report tables are created in line order and copied to files in insertion order (no second sort
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
   await opts.store.run('SET preserve_insertion_order = true');
   // Only ever lowered: a store opened with a smaller limit keeps it.
-  const limit = opts.memoryLimit ?? REPORT_DUCKDB.memory_limit;
+  const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
   if (sizeBytes(before!.memory_limit) > sizeBytes(limit)) await opts.store.run(`SET memory_limit = ${quoteLiteral(limit.replace(/\s+/g, ''))}`);
-  if (Number(before!.threads) > REPORT_DUCKDB.threads) await opts.store.run(`SET threads = ${REPORT_DUCKDB.threads}`);
+  if (Number(before!.threads) > REPORT_THREADS) await opts.store.run(`SET threads = ${REPORT_THREADS}`);
+  await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(REPORT_ALLOCATOR_FLUSH)}`);
+  await opts.store.run('SET allocator_background_threads = true');
+  // The run's large stages as Parquet files (stages.ts) in a hidden folder of the output folder,
+  // created once the input is checked, removed whatever happens; one a killed run left is removed by
+  // the next run (files.ts).
+  const scratch: { dir?: string } = {};
   try {
-    return await runReportBounded(opts);
+    return await runReportBounded(opts, scratch);
   } finally {
+    if (scratch.dir) await rm(scratch.dir, { recursive: true, force: true });
     // The caller's store may serve other work (the daemon): give its limits back.
     await opts.store.run(`SET memory_limit = ${quoteLiteral(before!.memory_limit.replace(/\s+/g, ''))}`);
     await opts.store.run(`SET threads = ${Number(before!.threads)}`);
     await opts.store.run(`SET preserve_insertion_order = ${before!.preserve_insertion_order ? 'true' : 'false'}`);
+    await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(before!.flush.replace(/\s+/g, ''))}`);
+    await opts.store.run(`SET allocator_background_threads = ${before!.background ? 'true' : 'false'}`);
   }
 }
 
@@ -180,7 +201,7 @@ function sizeBytes(text: string): number {
   return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
 }
 
-async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
+async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string }): Promise<ReportResult> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? new Date();
   const period = resolvePeriod(opts);
@@ -198,23 +219,15 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
 
   await refreshPrices(store, book, now);
   const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
-  const materialise = readSql('src/report/sql/materialise.sql');
   const sheets: SheetSource[] = [];
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
   let unpricedLines = 0;
-  // The detail of program_spend's lines (each line's rounded cost over its days and frameworks): the
-  // base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
-  await store.run(
-    materialise.replace('{{table}}', quoteIdent(DAILY_TABLE)).replace('{{report}}', () => readSql('src/report/sql/daily_lines.sql').trim().replace(/;\s*$/, '')),
-    { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] },
-  );
-  for (const def of REPORTS) {
-    const table = reportTable(def.name);
-    const reportSql = readSql(def.sqlPath).trim().replace(/;\s*$/, '');
-    const sql = materialise.replace('{{table}}', quoteIdent(table)).replace('{{report}}', () => reportSql);
-    await store.run(sql, def.fromDetail ? undefined : def.needsFrameworkMetrics ? { ...params, framework_metrics: [...V2_FRAMEWORK_METRICS] } : params);
-  }
+  // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
+  // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
+  const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
+  const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
+  log.debug('report stages done', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
@@ -224,8 +237,10 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
     ? await buildFocus(store, {
       period, granularity: g, book, coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
       ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}),
+      daily: detail, scratchDir,
     })
     : null;
+  log.debug('report focus built', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await finalizedState(store, period.month);
   const corrections = finalized ? await applyFinalized(store, finalized) : null;
@@ -268,6 +283,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
     }
 
@@ -286,6 +302,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
+        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
     }
 
@@ -297,6 +314,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
           await writeArrowFile(store, s.table, tmp);
         });
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
+        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
     }
 
@@ -306,6 +324,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
       opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
       files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
 
     const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
@@ -325,6 +344,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
       opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => writeFile(tmp, html));
       files.push({ path, rows: daily.length, sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
 
     const coverageLines = coverage.scopes.map(
@@ -388,6 +408,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
         summarised = w.summarised;
       });
       files.push({ path, rows: written, sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
 
     // Finalise only once every file is in place, so a failed run records nothing; what is recorded is
@@ -467,6 +488,7 @@ async function runReportBounded(opts: RunReportOptions): Promise<ReportResult> {
     opts.signal?.throwIfAborted();
     await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
     files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+    log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     opts.signal?.throwIfAborted();
     await swapInSet(dir, finalDir);
     log.info('report written', { dir: finalDir, total, partial });

@@ -5,10 +5,12 @@
 --             (BillingAccountId when no organization is known), $unit_from VARCHAR[], $unit_to VARCHAR[]
 --             (billing unit -> FOCUS unit), $region_ids VARCHAR[], $region_names VARCHAR[] (RegionName
 --             of each known region id; an unknown id is its own name), $coverage_status VARCHAR
---             ('COMPLETE' or 'PARTIAL').
--- Requires rpt_daily (src/report/sql/daily_lines.sql of the same run: program_spend's lines allocated
--- to days and frameworks by largest remainder), so BilledCost sums to program_spend's total per
--- program (SubAccountId) and in total.
+--             ('COMPLETE' or 'PARTIAL'), $line_offset BIGINT (the lines of the chunks before this one).
+-- Reads rpt_daily_chunk: one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run:
+-- program_spend's lines allocated to days and frameworks by largest remainder), so BilledCost sums to
+-- program_spend's total per program (SubAccountId) and in total. The FOCUS rows are built one chunk
+-- at a time (focus.ts) and the chunks follow each other in program order, so the lines are numbered
+-- program first (organization, program, then charge period), continuing from $line_offset.
 -- One Usage row per program line, day and framework (or the program's usage with no framework) with
 -- a positive quantity or a cost: no negative or zero-quantity Usage rows.
 -- Costs: BilledCost = EffectiveCost = the row's share of the line's rounded cost (cents);
@@ -20,7 +22,7 @@
 -- listing (table organizations), else 'Organization <id>' when no listing named it. An unpriced row carries no price and no cost (NULL, never 0),
 -- x_Unpriced true and the reason in x_UnpricedReason and ChargeDescription.
 SELECT
-  row_number() OVER (ORDER BY d.charge_from, d.org_id NULLS FIRST, d.program_id, d.line_type, d.framework_id NULLS FIRST,
+  $line_offset + row_number() OVER (ORDER BY d.org_id NULLS FIRST, d.program_id, d.charge_from, d.line_type, d.framework_id NULLS FIRST,
                               d.metric, d.period_id, d.rate_id NULLS FIRST, d.program_line_no) AS line_no,
   CAST(d.cost AS DECIMAL(18,2)) AS "BilledCost",
   coalesce(d.org_id, p.org_id, $unknown_account) AS "BillingAccountId",
@@ -85,7 +87,7 @@ SELECT
   NOT d.priced AS "x_Unpriced",
   CASE WHEN NOT d.priced THEN d.note END AS "x_UnpricedReason",
   CAST(NULL AS VARCHAR) AS "x_CorrectsFinalization"
-FROM rpt_daily d
+FROM rpt_daily_chunk d
 LEFT JOIN programs p ON p.program_id = d.program_id
 LEFT JOIN organizations o ON o.org_id = coalesce(d.org_id, p.org_id)
 LEFT JOIN price_metrics m ON m.metric = d.metric

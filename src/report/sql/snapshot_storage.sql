@@ -1,6 +1,8 @@
 -- Report: snapshot_storage
--- Parameters: none; reads rpt_daily (src/report/sql/daily_lines.sql of the same run: the detail of
--- program_spend's lines). One row per organization, program, day, period (plan) and rate: snapshot
+-- Parameters: $line_offset BIGINT (the lines of the chunks before this one); reads rpt_daily_chunk,
+-- one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of
+-- program_spend's lines); the lines are numbered program first, so the chunks in order give the
+-- period's lines (report/stages.ts). One row per organization, program, day, period (plan) and rate: snapshot
 -- storage (snapshot_storage_bytes_month) in GB-month and its share of the program line's rounded
 -- cost (largest remainder), so the report adds up to program_spend's snapshot lines to the cent.
 -- Snapshots from the inventory that existed during the day (created before its end; not deleted or
@@ -8,7 +10,7 @@
 -- snapshots (snapshots_known_from), because they are not known then. With monthly data the day is
 -- the first of the month.
 WITH d AS (
-  SELECT * FROM rpt_daily WHERE metric = 'snapshot_storage_bytes_month'
+  SELECT * FROM rpt_daily_chunk WHERE metric = 'snapshot_storage_bytes_month'
 ),
 known AS (
   SELECT min(first_seen_at) AS known_from FROM snapshots
@@ -33,7 +35,7 @@ snaps AS (
   GROUP BY days.program_id, days.usage_day
 )
 SELECT
-  row_number() OVER (ORDER BY d.org_id NULLS FIRST, d.program_id, d.usage_day, d.period_id, d.rate_id NULLS FIRST) AS line_no,
+  CAST($line_offset + row_number() OVER (ORDER BY d.org_id NULLS FIRST, d.program_id, d.usage_day, d.period_id, d.rate_id NULLS FIRST) AS BIGINT) AS line_no,
   d.program_line_no,
   d.org_id,
   d.program_id,

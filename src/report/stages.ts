@@ -1,0 +1,219 @@
+// The report's tables, computed in stages so that memory stays bounded at any number of programs
+// (ARCHITECTURE.md, "Reports"): spend_program_days once (rpt_days: its allowance windows run over
+// whole pools), program_spend from it, the frameworks' usage once, then the detail (rpt_daily) one
+// chunk of programs at a time (every window of the split is per day or per line), appended in line
+// order; the other reports read rpt_daily. Each stage is a macro of migration 009 that the analysts'
+// spend views chain too, so the report and the views share one SQL.
+import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { Store } from '../store/store.js';
+import { join } from 'node:path';
+import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
+import { REPORTS, reportTable } from './definitions.js';
+
+/** The TEMP table of each line's cost spread over its days and frameworks (daily_chunk.sql). */
+export const DAILY_TABLE = 'rpt_daily';
+const DAYS_TABLE = 'rpt_days';
+const DAYS_UNSORTED_TABLE = 'rpt_days_unsorted';
+const FRAMEWORK_DAYS_TABLE = 'rpt_framework_days';
+const CHUNKS_TABLE = 'rpt_chunks';
+/**
+ * Programs whose detail (and whose FOCUS rows, framework_spend, snapshot_storage and transfer) are
+ * computed in one statement: at 10,000 programs and 100,000 frameworks a chunk of 1,000 (about 1.4
+ * million detail rows) ran out of a 320 MB limit in its windows, and 250 in FOCUS's numbering (about
+ * 120,000 wide rows a chunk).
+ */
+export const PROGRAMS_PER_CHUNK = 100;
+/** No chunk has this number: the statement that creates rpt_daily empty, with the chunks' columns. */
+const NO_CHUNK = -1n;
+
+// The unordered stages (read by joins, never copied to a file) may be built in any order, which lets
+// DuckDB stream and spill them; the report tables and rpt_daily are built with insertion order kept.
+const UNORDERED = 'SET preserve_insertion_order = false';
+const ORDERED = 'SET preserve_insertion_order = true';
+const TEMP_TABLE_COUNT = "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = $name";
+const TEMP_VIEW_COUNT = "SELECT count(*) AS n FROM duckdb_views() WHERE database_name = 'temp' AND view_name = $name";
+const PART_ROWS = 'SELECT num_rows AS n FROM parquet_file_metadata($path)';
+const SHAPE_TABLE = 'rpt_shape';
+/** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */
+const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
+const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
+const CHUNK_COUNT = `SELECT coalesce(max(chunk) + 1, 0) AS n FROM ${CHUNKS_TABLE}`;
+
+export interface StageParams {
+  granularity: string;
+  range_start: Date;
+  range_end: Date;
+}
+
+/** Runs a query once into a TEMP table (materialise.sql) that every writer then reads. */
+async function materialise(store: Store, table: string, sqlPath: string, params?: Record<string, unknown>, log: Logger = silentLogger): Promise<void> {
+  const t0 = performance.now();
+  const sql = readSql('src/report/sql/materialise.sql')
+    .replace('{{table}}', quoteIdent(table))
+    .replace('{{report}}', () => readSql(sqlPath).trim().replace(/;\s*$/, ''));
+  await store.run(sql, params as never);
+  log.debug('report stage', { table, ms: Math.round(performance.now() - t0) });
+}
+
+/** A column of a stage's query: its name and DuckDB type. */
+interface StageColumn {
+  column_name: string;
+  data_type: string;
+}
+
+/** The columns a query gives (its result created empty, read from the catalog, dropped). */
+async function columnsOf(store: Store, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
+  const cols = await store.query<StageColumn>(readSql('src/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
+  await store.run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
+  return cols;
+}
+
+/**
+ * A large stage is written to zstd Parquet files in the run's scratch folder (one per chunk, in
+ * order) and read back through a TEMP view of the same name: DuckDB's TEMP tables are kept
+ * uncompressed and their blocks must be pinned to be appended to or read, which at 10,000 programs ran
+ * out of memory; a Parquet scan streams. Parquet has no HUGEINT, so those columns travel as
+ * DECIMAL(38,0) (exact) and the view casts every column back to the query's own type.
+ */
+export class ParquetStage {
+  private readonly parts: string[] = [];
+  private readonly counts: number[] = [];
+  private constructor(
+    private readonly name: string,
+    private readonly dir: string,
+    private readonly columns: StageColumn[],
+  ) {}
+
+  static async open(store: Store, name: string, dir: string, sql: string, shapeParams: Record<string, unknown>): Promise<ParquetStage> {
+    return new ParquetStage(name, dir, await columnsOf(store, sql, shapeParams));
+  }
+
+  /** Appends the rows of `sql` (in its order) as the next part. */
+  async append(store: Store, sql: string, params: Record<string, unknown>): Promise<void> {
+    const path = join(this.dir, `${this.name}-${String(this.parts.length).padStart(5, '0')}.parquet`);
+    const select = this.columns
+      .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
+      .join(', ');
+    await store.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`, params as never);
+    const [m] = await store.query<{ n: bigint }>(PART_ROWS, { path });
+    this.parts.push(path);
+    this.counts.push(Number(m?.n ?? 0n));
+  }
+
+  /** The number of parts appended. */
+  get partCount(): number {
+    return this.parts.length;
+  }
+
+  /** The rows of part i (from its Parquet footer). */
+  partRows(i: number): number {
+    return this.counts[i]!;
+  }
+
+  /** A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later stage per chunk). */
+  async publishPart(store: Store, i: number, name: string): Promise<void> {
+    await dropTempRelation(store, name);
+    await store.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet(${quoteLiteral(this.parts[i]!)})`);
+  }
+
+  private castBack(): string {
+    return this.columns.map((c) => `CAST(${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
+  }
+
+  /** The TEMP view over the parts in order (an empty part first when there is none). */
+  async publish(store: Store, emptySql: string, emptyParams: Record<string, unknown>, name: string = this.name): Promise<void> {
+    if (this.parts.length === 0) await this.append(store, emptySql, emptyParams);
+    const files = this.parts.map((p) => quoteLiteral(p)).join(', ');
+    await dropTempRelation(store, name);
+    await store.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
+  }
+}
+
+/**
+ * Drops the TEMP table or view `name` if there is one: an earlier run on this connection may have
+ * left either (a finalised month's rows are tables, a run's stages views).
+ */
+export async function dropTempRelation(store: Store, name: string): Promise<void> {
+  const [t] = await store.query<{ n: bigint }>(TEMP_TABLE_COUNT, { name });
+  if (Number(t!.n) > 0) await store.run(`DROP TABLE ${quoteIdent(name)}`);
+  const [v] = await store.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
+  if (Number(v!.n) > 0) await store.run(`DROP VIEW ${quoteIdent(name)}`);
+}
+
+/**
+ * Computes rpt_days, the report tables and rpt_daily for the period; the intermediate stages are
+ * dropped. The large stages (the frameworks' daily usage, the detail) are Parquet files in
+ * scratchDir, which the caller removes after the run.
+ */
+export async function materialiseReports(
+  store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger, programsPerChunk: number = PROGRAMS_PER_CHUNK,
+): Promise<ParquetStage> {
+  const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
+  await store.run(UNORDERED);
+  await materialise(store, DAYS_UNSORTED_TABLE, 'src/report/sql/stage_days.sql', { ...params }, log);
+  await materialise(store, CHUNKS_TABLE, 'src/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
+  // rpt_days and rpt_framework_days sorted by chunk into Parquet: a chunk's query reads its row groups only.
+  let t0 = performance.now();
+  const daysSql = stageSql('src/report/sql/stage_days_by_chunk.sql');
+  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, {});
+  await days.append(store, daysSql, {});
+  await days.publish(store, daysSql, {});
+  await store.run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
+  log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  const fdSql = stageSql('src/report/sql/stage_framework_days.sql');
+  const fdParams = { ...params, framework_metrics: frameworkMetrics };
+  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdParams);
+  t0 = performance.now();
+  await fd.append(store, fdSql, fdParams);
+  await fd.publish(store, fdSql, fdParams);
+  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  await store.run(ORDERED);
+  for (const def of REPORTS.filter((d) => d.basis === 'days')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
+
+  const chunk = stageSql('src/report/sql/daily_chunk.sql');
+  const none = { chunk: NO_CHUNK, framework_metrics: frameworkMetrics };
+  const daily = await ParquetStage.open(store, DAILY_TABLE, scratchDir, chunk, none);
+  const [{ n } = { n: 0n }] = await store.query<{ n: bigint | number }>(CHUNK_COUNT);
+  for (let i = 0n; i < BigInt(n); i++) {
+    t0 = performance.now();
+    await daily.append(store, chunk, { chunk: i, framework_metrics: frameworkMetrics });
+    log.debug('report stage', { table: DAILY_TABLE, chunk: Number(i), ms: Math.round(performance.now() - t0) });
+  }
+  await daily.publish(store, chunk, none);
+  for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await store.run(`DROP VIEW ${quoteIdent(v)}`);
+  await store.run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
+
+  for (const def of REPORTS.filter((d) => d.basis === 'chunk')) {
+    t0 = performance.now();
+    const sql = stageSql(def.sqlPath);
+    await chunkwise(store, daily, reportTable(def.name), scratchDir, sql, {});
+    log.debug('report stage', { table: reportTable(def.name), ms: Math.round(performance.now() - t0) });
+  }
+  return daily;
+}
+
+/** The TEMP view of one chunk of the detail that a per-chunk query reads. */
+export const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
+
+/**
+ * Runs `sql` (which reads rpt_daily_chunk and numbers its lines from $line_offset) once per chunk of
+ * the detail, in order, into Parquet parts published as a TEMP view `name` (and returns them): the
+ * lines of every chunk numbered on from the chunks before, with no query over all the detail.
+ */
+export async function chunkwise(
+  store: Store, daily: ParquetStage, name: string, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
+): Promise<ParquetStage> {
+  await daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
+  const stage = await ParquetStage.open(store, name, scratchDir, sql, { ...params, line_offset: 0n });
+  let offset = 0n;
+  for (let i = 0; i < daily.partCount; i++) {
+    await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+    await stage.append(store, sql, { ...params, line_offset: offset });
+    offset += BigInt(stage.partRows(i));
+  }
+  await dropTempRelation(store, DAILY_CHUNK_VIEW);
+  if (publish) await stage.publish(store, sql, { ...params, line_offset: 0n });
+  return stage;
+}

@@ -1,0 +1,66 @@
+// The report is computed one chunk of programs at a time (report/stages.ts): the detail, framework_spend
+// and FOCUS per chunk, their lines numbered on from the chunks before. The files must not depend on
+// the chunk size: the medium world (380 programs) with chunks of 7 programs and with the default.
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { runReport, type ReportResult } from '../../src/report/run.js';
+import { loadMonth, type Loaded } from '../support/month.js';
+
+const MONTH = '2025-10';
+const BOOK = 'config/prices.toml';
+const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+
+let L: Loaded;
+let whole: ReportResult;
+let chunked: ReportResult;
+beforeAll(async () => {
+  L = await loadMonth({ month: MONTH, scenario: 'medium' });
+  const base = { store: L.store, month: MONTH, formats: ['parquet', 'focus'] as const, priceBookPath: BOOK, now: new Date(L.now) };
+  whole = await runReport({ ...base, formats: [...base.formats], outDir: join(L.dir, 'whole') });
+  chunked = await runReport({ ...base, formats: [...base.formats], outDir: join(L.dir, 'chunked'), programsPerChunk: 7 });
+}, 300_000);
+afterAll(async () => {
+  await L?.store.close();
+});
+
+/** Rows of file a, with their positions, that file b does not hold at the same position. */
+const positionalDiff = (a: string, b: string) => `
+  SELECT count(*) AS n FROM (
+    SELECT row_number() OVER () AS pos, * FROM read_parquet('${a}')
+    EXCEPT ALL
+    SELECT row_number() OVER () AS pos, * FROM read_parquet('${b}'))`;
+
+test('chunks of 7 programs give the same report files, byte for byte, and the same FOCUS rows in the same order', async () => {
+  const names = readdirSync(whole.dir).filter((n) => n.endsWith('.parquet')).sort();
+  expect(names).toEqual(['framework_spend.parquet', `focus-${MONTH}.parquet`, 'program_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet'].sort());
+  expect(readdirSync(chunked.dir).filter((n) => n.endsWith('.parquet')).sort()).toEqual(names);
+  for (const n of names.filter((x) => !x.startsWith('focus-'))) expect({ n, sha: sha(join(chunked.dir, n)) }).toEqual({ n, sha: sha(join(whole.dir, n)) });
+  // The FOCUS file is written from one Parquet part per chunk, so its row groups may be cut
+  // differently: its rows and their order are the same.
+  const focus = `focus-${MONTH}.parquet`;
+  for (const [a, b] of [[chunked.dir, whole.dir], [whole.dir, chunked.dir]] as const) {
+    const [d] = await L.store.query<{ n: bigint }>(positionalDiff(join(a, focus), join(b, focus)));
+    expect(Number(d!.n)).toBe(0);
+  }
+  expect(chunked.focus!.rows).toBe(whole.focus!.rows);
+});
+
+test('FOCUS and framework_spend lines are numbered program first, one after another, across the chunks', async () => {
+  const [fw] = await L.store.query<{ n: bigint; max_no: bigint; distinct_no: bigint; out_of_order: bigint }>(`
+    WITH f AS (SELECT line_no, org_id, program_id, row_number() OVER () AS pos FROM read_parquet('${join(chunked.dir, 'framework_spend.parquet')}'))
+    SELECT count(*) AS n, max(line_no) AS max_no, count(DISTINCT line_no) AS distinct_no,
+           count(*) FILTER (WHERE line_no <> pos) AS out_of_order FROM f`);
+  expect(Number(fw!.n)).toBeGreaterThan(380);
+  expect(fw!.max_no).toBe(fw!.n);
+  expect(fw!.distinct_no).toBe(fw!.n);
+  expect(Number(fw!.out_of_order)).toBe(0);
+  // The FOCUS file's programs come in one run each (program first), so chunks never interleave.
+  const [fo] = await L.store.query<{ runs: bigint; programs: bigint }>(`
+    WITH f AS (SELECT "SubAccountId" AS p, lag("SubAccountId") OVER () AS prev FROM read_parquet('${join(chunked.dir, `focus-${MONTH}.parquet`)}'))
+    SELECT count(*) FILTER (WHERE prev IS DISTINCT FROM p) AS runs, count(DISTINCT p) AS programs FROM f`);
+  expect(Number(fo!.programs)).toBeGreaterThan(300);
+  expect(fo!.runs).toBe(fo!.programs);
+});
+
