@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm ci` builds dist/ with TypeScript. A production install (`npm ci --omit=dev`) has no TypeScript:
 // then the build is skipped rather than failing, and says so when there is no dist/ to run.
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
@@ -16,3 +16,5 @@ try {
   process.exit(0);
 }
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { stdio: 'inherit' });
+// tsc writes the entry point without the executable bit; `npx usage-pipeline` in the checkout runs the file itself.
+chmodSync('dist/src/cli/main.js', 0o755);
