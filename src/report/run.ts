@@ -20,7 +20,7 @@ import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type 
 import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
-import { configSchema } from '../config/schema.js';
+import { CONFIG_DEFAULTS } from '../config/schema.js';
 import { materialiseReports } from './stages.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
@@ -150,7 +150,7 @@ export class ReportIncompleteError extends Error {
  */
 const REPORT_THREADS = 2;
 /** The default of report.memory_limit, from the config schema (its single source), for callers that pass none. */
-export const REPORT_MEMORY_LIMIT_DEFAULT: string = configSchema.parse({}).report.memory_limit;
+const REPORT_MEMORY_LIMIT_DEFAULT = CONFIG_DEFAULTS.report.memory_limit;
 /**
  * DuckDB's allocator keeps memory it freed cached per thread, outside memory_limit, up to
  * allocator_flush_threshold (128 MiB by default) after each task: at the report's limit that cache

@@ -138,15 +138,7 @@ function v1Programs(ctx: RouteContext): unknown {
   if (orgIds.size === 0) throw notEligible('no organization on a legacy plan is reachable with this key');
   checkLookBack(w);
   const list = listPrograms(world, 'v1_programs', orgIds, w, picked && new Set(picked.map((p) => p.id)), key.programId);
-  const { page, cursor } = paginate(ctx, list, (p) => p.id, limit);
-  const iso = isoCache();
-  return pageText(ctx.pool, 'programs', page, cursor, w, metrics.length, (out, p) => {
-    out.text('{"program_id":');
-    out.quoted(p.id);
-    out.text(',"periods":');
-    writePeriods(out, 'v1_programs', entityPeriods(world, 'v1_programs', p, undefined, metrics, w), metrics, p.key, ctx.now, iso);
-    out.text('}');
-  });
+  return programsPage(ctx, 'v1_programs', list, w, metrics, limit);
 }
 
 function v2Programs(ctx: RouteContext): unknown {
@@ -166,13 +158,25 @@ function v2Programs(ctx: RouteContext): unknown {
   for (const p of picked ?? []) if (p.org_id !== orgId) throw notFound(`program '${p.id}' not found in organization '${orgId}'`);
   checkLookBack(w);
   const list = listPrograms(world, 'v2_programs', new Set([orgId]), w, picked && new Set(picked.map((p) => p.id)), key.programId);
+  return programsPage(ctx, 'v2_programs', list, w, metrics, limit);
+}
+
+/** One page of a programs listing (v1 or v2): the same shape, the periods of the source's plans. */
+function programsPage(
+  ctx: RouteContext,
+  source: 'v1_programs' | 'v2_programs',
+  list: readonly Program[],
+  w: QueryWindow,
+  metrics: readonly Metric[],
+  limit: number,
+): unknown {
   const { page, cursor } = paginate(ctx, list, (p) => p.id, limit);
   const iso = isoCache();
   return pageText(ctx.pool, 'programs', page, cursor, w, metrics.length, (out, p) => {
     out.text('{"program_id":');
     out.quoted(p.id);
     out.text(',"periods":');
-    writePeriods(out, 'v2_programs', entityPeriods(world, 'v2_programs', p, undefined, metrics, w), metrics, p.key, ctx.now, iso);
+    writePeriods(out, source, entityPeriods(ctx.world, source, p, undefined, metrics, w), metrics, p.key, ctx.now, iso);
     out.text('}');
   });
 }

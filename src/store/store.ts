@@ -15,6 +15,6 @@ export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBat
 export { SchemaTooNewError } from './migrations.js';
 export { analystCopyName, isOutOfMemory, isStoreCorruption, StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
 export { IN_MEMORY } from './inProcessLock.js';
-export { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_THREADS, openStore, type OpenOptions } from './open.js';
+export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js';
 export { PAGE_SLOTS, Store } from './facade.js';
 export { DATASET_STREAMS, STAGED_PARTITION, type DatasetPartition, type DatasetPartitionKey, type DatasetStream } from './dataset.js';
