@@ -11,28 +11,30 @@ import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
-import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
+import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setMemoryLimit, setThreads } from '../store/report/settings.js';
+import {
+  assumedRateUse, chartData, copyFocusToParquet, copyTableToParquet, dailySpend, dataEnd, moneyTotals, rateChangesInside, reportRunIds,
+  tableColumns, workbookSummary, type ReportRange,
+} from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
 import { cleanReportLeftovers, freshSetDir, freshStageDir, sha256File, swapInSet, writeAtomically } from './files.js';
 import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
-import { TOP_PROGRAMS, renderReportHtml } from './html.js';
+import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
 import { CONFIG_DEFAULTS } from '../config/schema.js';
-import { materialiseReports } from './stages.js';
+import { materialiseReports } from '../store/report/stages.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
-import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
+import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from '../store/report/finalize.js';
 
 /**
  * With monthly data only, a rate that changes inside the period cannot be applied (each bucket is the
  * whole month): one warning line per such rate. Collect daily data for the month to price it exactly.
  */
-async function monthlyRateChangeWarnings(store: Store, params: Record<string, unknown>): Promise<string[]> {
-  const rows = await store.query<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }>(
-    readSql('src/report/sql/rate_changes_inside.sql'), params as never,
-  );
+async function monthlyRateChangeWarnings(store: Store, params: ReportRange): Promise<string[]> {
+  const rows = await rateChangesInside(store, params);
   return rows.map((r) =>
     `WARNING: rate ${r.rate_id} (${r.plan}, ${r.metric}) starts or ends inside the period ` +
     `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
@@ -42,8 +44,7 @@ async function monthlyRateChangeWarnings(store: Store, params: Record<string, un
 
 /** What of the total rests on the rates the price book marks assumed: amount and share (percent, 2 decimals, exact). */
 async function assumedRates(store: Store, ids: string[], total: string): Promise<AssumedSummary> {
-  const used = ids.length === 0 ? [] : (await store.query<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }>(
-    readSql('src/report/sql/assumed_rates.sql'), { rate_ids: ids })).map((r) => ({ ...r, lines: Number(r.lines) }));
+  const used = ids.length === 0 ? [] : (await assumedRateUse(store, ids)).map((r) => ({ ...r, lines: Number(r.lines) }));
   const cents = (v: string) => BigInt(v.replace('.', ''));
   const amountCents = used.reduce((a, r) => a + cents(r.cost), 0n);
   const totalCents = cents(total);
@@ -157,24 +158,18 @@ const REPORT_MEMORY_LIMIT_DEFAULT = CONFIG_DEFAULTS.report.memory_limit;
  * put the process far above it. Flushed after every task beyond this, by background threads.
  */
 const REPORT_ALLOCATOR_FLUSH = '16MB';
-const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
-  "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
-  "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background";
 
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
-  const [before] = await opts.store.query<{
-    memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean;
-  }>(SETTINGS_NOW);
+  const before = await reportSettings(opts.store);
   // Report tables are created in line order and copied to files in insertion order (no second sort
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
-  await opts.store.run('SET preserve_insertion_order = true');
+  await keepInsertionOrder(opts.store);
   // Only ever lowered: a store opened with a smaller limit keeps it.
   const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
-  if (sizeBytes(before!.memory_limit) > sizeBytes(limit)) await opts.store.run(`SET memory_limit = ${quoteLiteral(limit.replace(/\s+/g, ''))}`);
-  if (Number(before!.threads) > REPORT_THREADS) await opts.store.run(`SET threads = ${REPORT_THREADS}`);
-  await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(REPORT_ALLOCATOR_FLUSH)}`);
-  await opts.store.run('SET allocator_background_threads = true');
+  if (sizeBytes(before.memory_limit) > sizeBytes(limit)) await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));
+  if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
+  await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
   // The run's large stages as Parquet files (stages.ts) in a hidden folder of the output folder,
   // created once the input is checked, removed whatever happens; one a killed run left is removed by
   // the next run (files.ts).
@@ -184,11 +179,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   } finally {
     if (scratch.dir) await rm(scratch.dir, { recursive: true, force: true });
     // The caller's store may serve other work (the daemon): give its limits back.
-    await opts.store.run(`SET memory_limit = ${quoteLiteral(before!.memory_limit.replace(/\s+/g, ''))}`);
-    await opts.store.run(`SET threads = ${Number(before!.threads)}`);
-    await opts.store.run(`SET preserve_insertion_order = ${before!.preserve_insertion_order ? 'true' : 'false'}`);
-    await opts.store.run(`SET allocator_flush_threshold = ${quoteLiteral(before!.flush.replace(/\s+/g, ''))}`);
-    await opts.store.run(`SET allocator_background_threads = ${before!.background ? 'true' : 'false'}`);
+    await restoreSettings(opts.store, before);
   }
 }
 
@@ -218,7 +209,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   log.info('report period', { period: period.label, granularity: g, partial, revision: book.revision });
 
   await refreshPrices(store, book, now);
-  const params = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
+  const params: ReportRange = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
   const sheets: SheetSource[] = [];
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
@@ -247,26 +238,23 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
 
   for (const def of REPORTS) {
     const table = reportTable(def.name);
-    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
-      .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
-    const [t] = await store.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
-      readSql('src/report/sql/money_totals.sql').replace('{{table}}', quoteIdent(table)),
-    );
-    rows[def.name] = Number(t!.n_rows);
+    const columns = (await tableColumns(store, table)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    const t = await moneyTotals(store, table);
+    rows[def.name] = Number(t.n_rows);
     if (def.name === 'program_spend') {
-      total = t!.cost;
-      unpricedLines = Number(t!.unpriced_lines);
+      total = t.cost;
+      unpricedLines = Number(t.unpriced_lines);
     }
-    sheets.push({ def, table, columns, rows: Number(t!.n_rows), totalCost: t!.cost });
+    sheets.push({ def, table, columns, rows: Number(t.n_rows), totalCost: t.cost });
   }
-  const runIds = (await store.query<{ run_id: string }>(readSql('src/report/sql/run_ids.sql'), params)).map((r) => r.run_id);
+  const runIds = await reportRunIds(store, params);
   const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
 
-  const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/chart_daily_spend.sql'));
+  const daily = await dailySpend<DailyProgramSpend>(store);
   let forecast: Forecast | null = null;
   if (period.month !== null) {
-    const [end] = await store.query<{ data_end: Date | null }>(readSql('src/report/sql/data_end.sql'), params);
-    forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null, currency: book.currency, daily });
+    const end = await dataEnd(store, params);
+    forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end, currency: book.currency, daily });
   }
   const finalDir = join(opts.outDir, period.label);
   const cleaned = await cleanReportLeftovers(opts.outDir);
@@ -277,11 +265,10 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     const files: ReportFile[] = [];
 
     if (formats.includes('parquet')) {
-      const copy = readSql('src/report/sql/copy_parquet.sql');
       for (const s of sheets) {
         const path = join(dir, `${s.def.name}.parquet`);
         opts.signal?.throwIfAborted();
-        await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+        await writeAtomically(path, (tmp) => copyTableToParquet(store, s.table, tmp));
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
         log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
@@ -290,17 +277,15 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     // The corrections section of a finalised month, as its own file beside the finalised ones.
     let correctionsSheet: SheetSource | null = null;
     if (corrections) {
-      const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table: CORRECTIONS_TABLE }))
-        .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+      const columns = (await tableColumns(store, CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
       correctionsSheet = {
-        def: { name: 'corrections', sqlPath: 'src/report/sql/corrections.sql', title: 'Changes since finalisation' },
+        def: { name: 'corrections', title: 'Changes since finalisation' },
         table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
       };
       if (formats.includes('parquet')) {
         const path = join(dir, 'corrections.parquet');
-        const copy = readSql('src/report/sql/copy_parquet.sql');
         opts.signal?.throwIfAborted();
-        await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{path}}', () => quoteLiteral(tmp))));
+        await writeAtomically(path, (tmp) => copyTableToParquet(store, CORRECTIONS_TABLE, tmp));
         files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
         log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
       }
@@ -320,9 +305,8 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
 
     if (focus && formats.includes('focus')) {
       const path = join(dir, `focus-${period.label}.parquet`);
-      const copy = readSql('src/report/sql/copy_focus_parquet.sql');
       opts.signal?.throwIfAborted();
-      await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
+      await writeAtomically(path, (tmp) => copyFocusToParquet(store, focus.table, tmp));
       files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
       log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
@@ -334,11 +318,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
         currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
         dailySpend: daily,
-        topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(TOP_PROGRAMS) }),
-        topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
-        storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
-        snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
-        transfer: await store.query(readSql('src/report/sql/chart_transfer.sql')),
+        ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer'>>(store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
         forecast,
       });
       opts.signal?.throwIfAborted();
@@ -354,10 +334,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     let summarised: SummarisedReport[] = [];
     if (formats.includes('xlsx')) {
       const path = join(dir, `usage-${period.label}.xlsx`);
-      const summaryByProgram = await store.query(readSql('src/report/sql/summary_by_program.sql'));
-      const summaryByMetric = await store.query(readSql('src/report/sql/summary_by_metric.sql'));
-      const programLabels = new Map((await store.query<{ program_id: string; label: string }>(readSql('src/report/sql/program_labels.sql'),
-        { range_end: period.rangeEnd })).map((r) => [r.program_id, r.label]));
+      const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await workbookSummary(store, period.rangeEnd);
       let written = 0;
       opts.signal?.throwIfAborted();
       await writeAtomically(path, async (tmp) => {

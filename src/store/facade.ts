@@ -22,6 +22,7 @@ import { releaseInProcess } from './inProcessLock.js';
 import { FRAMEWORKS, PROGRAMS, SNAPSHOTS, upsertInventory } from './inventory.js';
 import { Slots } from './slots.js';
 import { readSql } from './sql.js';
+import { RAW_SQL, type RawSql } from './rawSql.js';
 import type {
   CoverageRow,
   CoverageSummaryRow,
@@ -226,21 +227,18 @@ export class Store {
     return this.version;
   }
 
-  /**
-   * Runs a query and returns row objects. Types: BIGINT/HUGEINT -> bigint, TIMESTAMPTZ -> Date,
-   * DECIMAL -> string with every digit, VARCHAR -> string, INTEGER/DOUBLE -> number, NULL -> null.
-   * Parameters: Date binds as TIMESTAMPTZ, bigint as BIGINT, arrays as lists; named ($name) from an object.
-   */
-  async query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
+  /** Raw SQL (store/rawSql.ts): for the store's modules and the analysts' `query` command only. */
+  readonly [RAW_SQL]: RawSql = {
+    query: <T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> => this.query<T>(sql, params),
+    run: (sql: string, params?: SqlParams): Promise<void> => this.run(sql, params),
+    queryTable: (sql: string) => this.exclusive(() => queryTable(this.conn, sql)),
+  };
+
+  private async query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.exclusive(() => queryRows<T>(this.conn, sql, params));
   }
 
-  /** One ad-hoc statement (the `query` command): its column names and rows. */
-  async queryTable(sql: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
-    return this.exclusive(() => queryTable(this.conn, sql));
-  }
-
-  async run(sql: string, params?: SqlParams): Promise<void> {
+  private async run(sql: string, params?: SqlParams): Promise<void> {
     await this.exclusive(() => execSql(this.conn, sql, params));
   }
 
