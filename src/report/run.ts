@@ -8,7 +8,7 @@ import { copyFile, link, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type Granularity } from '../domain/granularity.js';
 import { silentLogger, type Logger } from '../log.js';
-import { loadPriceBook } from '../billing/pricebook.js';
+import { loadPriceBook, type PriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
 import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setMemoryLimit, setThreads } from '../store/report/settings.js';
@@ -27,7 +27,7 @@ import { resolvePeriod } from './period.js';
 import { CONFIG_DEFAULTS } from '../config/schema.js';
 import { materialiseReports } from '../store/report/stages.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
-import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from '../store/report/finalize.js';
+import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles, type FinalizedState } from '../store/report/finalize.js';
 
 /**
  * With monthly data only, a rate that changes inside the period cannot be applied (each bucket is the
@@ -192,9 +192,28 @@ function sizeBytes(text: string): number {
   return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
 }
 
-async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string }): Promise<ReportResult> {
-  const log = opts.log ?? silentLogger;
-  const now = opts.now ?? new Date();
+/** What the staging step settled: the period, its coverage, the book, the report tables and FOCUS built. */
+interface StagedReport {
+  period: ReturnType<typeof resolvePeriod>;
+  formats: OutputFormat[];
+  book: PriceBook;
+  coverage: CoverageAssessment;
+  partial: boolean;
+  g: Granularity;
+  params: ReportRange;
+  warnings: string[];
+  focus: FocusBuild | null;
+  finalized: FinalizedState | null;
+  corrections: { rows: number; amount: string } | null;
+}
+
+/**
+ * Step 1, price and stage: checks the period and formats, assesses coverage (refusing a partial period
+ * when asked), refreshes the price tables, computes the report tables and the detail (stages), the
+ * monthly-rate warnings, FOCUS, and for a finalised month replaces the tables by what was finalised.
+ */
+async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o: { log: Logger; now: Date }): Promise<StagedReport> {
+  const { log, now } = o;
   const period = resolvePeriod(opts);
   const formats = [...new Set(opts.formats)];
   for (const f of formats) if (!OUTPUT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${OUTPUT_FORMATS.join(', ')})`);
@@ -210,10 +229,6 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
 
   await refreshPrices(store, book, now);
   const params: ReportRange = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
-  const sheets: SheetSource[] = [];
-  const rows = {} as Record<ReportName, number>;
-  let total = '0.00';
-  let unpricedLines = 0;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
@@ -235,7 +250,28 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await finalizedState(store, period.month);
   const corrections = finalized ? await applyFinalized(store, finalized) : null;
+  return { period, formats, book, coverage, partial, g, params, warnings, focus, finalized, corrections };
+}
 
+/** What the totals step read: each report's sheet source and rows, the total, run ids, assumed rates, the daily spend and forecast. */
+interface ReportTotals {
+  sheets: SheetSource[];
+  rows: Record<ReportName, number>;
+  total: string;
+  unpricedLines: number;
+  runIds: string[];
+  assumed: AssumedSummary;
+  daily: DailyProgramSpend[];
+  forecast: Forecast | null;
+}
+
+/** Step 2, totals: each report's columns and money totals, the run ids, assumed rates, daily spend and the forecast. */
+async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<ReportTotals> {
+  const { period, book, params } = st;
+  const sheets: SheetSource[] = [];
+  const rows = {} as Record<ReportName, number>;
+  let total = '0.00';
+  let unpricedLines = 0;
   for (const def of REPORTS) {
     const table = reportTable(def.name);
     const columns = (await tableColumns(store, table)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
@@ -256,98 +292,99 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     const end = await dataEnd(store, params);
     forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end, currency: book.currency, daily });
   }
-  const finalDir = join(opts.outDir, period.label);
-  const cleaned = await cleanReportLeftovers(opts.outDir);
-  if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });
-  // The set is written into a fresh folder and swapped in whole, manifest last (files.ts).
-  const dir = await freshSetDir(opts.outDir, period.label);
-  try {
-    const files: ReportFile[] = [];
+  return { sheets, rows, total, unpricedLines, runIds, assumed, daily, forecast };
+}
 
-    if (formats.includes('parquet')) {
-      for (const s of sheets) {
-        const path = join(dir, `${s.def.name}.parquet`);
-        opts.signal?.throwIfAborted();
-        await writeAtomically(path, (tmp) => copyTableToParquet(store, s.table, tmp));
-        files.push({ path, rows: s.rows, sha256: await sha256File(path) });
-        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
-      }
-    }
+/** Where a writer puts its file: the store, the set's folder, the files written so far, the log and the run's signal. */
+interface WriteTarget {
+  store: Store;
+  dir: string;
+  files: ReportFile[];
+  log: Logger;
+  signal?: AbortSignal;
+}
 
-    // The corrections section of a finalised month, as its own file beside the finalised ones.
-    let correctionsSheet: SheetSource | null = null;
-    if (corrections) {
-      const columns = (await tableColumns(store, CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
-      correctionsSheet = {
-        def: { name: 'corrections', title: 'Changes since finalisation' },
-        table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
-      };
-      if (formats.includes('parquet')) {
-        const path = join(dir, 'corrections.parquet');
-        opts.signal?.throwIfAborted();
-        await writeAtomically(path, (tmp) => copyTableToParquet(store, CORRECTIONS_TABLE, tmp));
-        files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
-        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
-      }
-    }
+/** Writes one file of the set atomically and lists it with its rows and sha256. */
+async function writeSetFile(w: WriteTarget, name: string, rows: number | (() => number), write: (tmp: string) => Promise<void>, checkFirst = true): Promise<void> {
+  const path = join(w.dir, name);
+  if (checkFirst) w.signal?.throwIfAborted();
+  await writeAtomically(path, write);
+  w.files.push({ path, rows: typeof rows === 'number' ? rows : rows(), sha256: await sha256File(path) });
+  w.log.debug('report file', { path: w.files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+}
 
-    if (formats.includes('arrow')) {
-      for (const s of sheets) {
-        const path = join(dir, `${s.def.name}.arrow`);
-        opts.signal?.throwIfAborted();
-        await writeAtomically(path, async (tmp) => {
-          await writeArrowFile(store, s.table, tmp);
-        });
-        files.push({ path, rows: s.rows, sha256: await sha256File(path) });
-        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
-      }
-    }
+/** parquet: one file per report. */
+async function writeParquetFiles(w: WriteTarget, sheets: SheetSource[]): Promise<void> {
+  for (const s of sheets) await writeSetFile(w, `${s.def.name}.parquet`, s.rows, (tmp) => copyTableToParquet(w.store, s.table, tmp));
+}
 
-    if (focus && formats.includes('focus')) {
-      const path = join(dir, `focus-${period.label}.parquet`);
-      opts.signal?.throwIfAborted();
-      await writeAtomically(path, (tmp) => copyFocusToParquet(store, focus.table, tmp));
-      files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
-      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
-    }
+/** The corrections section of a finalised month, as a sheet source (and its Parquet file with parquet). */
+async function writeCorrections(w: WriteTarget, corrections: { rows: number; amount: string }, parquet: boolean): Promise<SheetSource> {
+  const columns = (await tableColumns(w.store, CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+  const sheet: SheetSource = {
+    def: { name: 'corrections', title: 'Changes since finalisation' },
+    table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
+  };
+  if (parquet) await writeSetFile(w, 'corrections.parquet', corrections.rows, (tmp) => copyTableToParquet(w.store, CORRECTIONS_TABLE, tmp));
+  return sheet;
+}
 
-    const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
-    if (formats.includes('html')) {
-      const path = join(dir, HTML_REPORT_NAME);
-      const html = renderReportHtml({
-        title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
-        currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
-        dailySpend: daily,
-        ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer'>>(store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
-        forecast,
-      });
-      opts.signal?.throwIfAborted();
-      await writeAtomically(path, (tmp) => writeFile(tmp, html));
-      files.push({ path, rows: daily.length, sha256: await sha256File(path) });
-      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
-    }
+/** arrow: one Arrow IPC file per report. */
+async function writeArrowFiles(w: WriteTarget, sheets: SheetSource[]): Promise<void> {
+  for (const s of sheets) {
+    await writeSetFile(w, `${s.def.name}.arrow`, s.rows, async (tmp) => {
+      await writeArrowFile(w.store, s.table, tmp);
+    });
+  }
+}
 
-    const coverageLines = coverage.scopes.map(
-      (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
-        `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
-    );
-    let summarised: SummarisedReport[] = [];
-    if (formats.includes('xlsx')) {
-      const path = join(dir, `usage-${period.label}.xlsx`);
-      const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await workbookSummary(store, period.rangeEnd);
-      let written = 0;
-      opts.signal?.throwIfAborted();
-      await writeAtomically(path, async (tmp) => {
-        const w = await writeWorkbook(store, tmp, {
-          title,
-          partial,
-          currency: book.currency,
-          summaryByProgram,
-          summaryByMetric,
-          total,
-          unpricedLines,
-          assumed,
-          programLabels,
+/** focus: the FOCUS 1.2 Parquet file. */
+async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: string): Promise<void> {
+  await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) => copyFocusToParquet(w.store, focus.table, tmp));
+}
+
+/** html: the charts file. */
+async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: { title: string; now: Date }): Promise<void> {
+  const { period, partial, book, g } = st;
+  const { total, unpricedLines, assumed, daily, forecast } = t;
+  const html = renderReportHtml({
+    title: o.title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: o.now, partial,
+    currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
+    dailySpend: daily,
+    ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer'>>(w.store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
+    forecast,
+  });
+  w.signal?.throwIfAborted();
+  await writeSetFile(w, HTML_REPORT_NAME, daily.length, (tmp) => writeFile(tmp, html), false);
+}
+
+/** xlsx: the workbook (summaries beyond the row budget); returns the reports it summarised. */
+async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
+  title: string; now: Date; correctionsSheet: SheetSource | null; rowBudget?: number; forecast: Forecast | null;
+}): Promise<SummarisedReport[]> {
+  const { period, partial, book, g, coverage, warnings, finalized, corrections, formats } = st;
+  const { total, unpricedLines, assumed, runIds, sheets, forecast } = t;
+  const { title, now, correctionsSheet } = o;
+  const { store } = w;
+  const coverageLines = coverage.scopes.map(
+    (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
+  );
+  let summarised: SummarisedReport[] = [];
+  const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await workbookSummary(store, period.rangeEnd);
+  let written = 0;
+  w.signal?.throwIfAborted();
+  await writeSetFile(w, `usage-${period.label}.xlsx`, () => written, async (tmp) => {
+    const wb = await writeWorkbook(store, tmp, {
+      title,
+      partial,
+      currency: book.currency,
+      summaryByProgram,
+      summaryByMetric,
+      total,
+      unpricedLines,
+      assumed,
+      programLabels,
           about: [
             ['Period', period.month ?? period.label],
             ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
@@ -372,100 +409,152 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
             ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
           ],
           rates: book.rates.map((r) => ({
-            rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
-            effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source, assumed: r.assumed,
-          })),
-          sheets,
-          ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
-          ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}),
-          ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
-          ...(forecast?.current ? { forecast } : {}),
-        });
-        written = w.rows;
-        summarised = w.summarised;
+        rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
+        effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source, assumed: r.assumed,
+      })),
+      sheets,
+      ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
+      ...(o.rowBudget !== undefined ? { rowBudget: o.rowBudget } : {}),
+      ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
+      ...(forecast?.current ? { forecast } : {}),
+    });
+    written = wb.rows;
+    summarised = wb.summarised;
+  }, false);
+  return summarised;
+}
+
+/**
+ * Step 4, finalisation: only once every file is in place, so a failed run records nothing; what is
+ * recorded is what the files written contain (FOCUS rows only when the FOCUS file was written).
+ * Returns the id of the files' finalisation recorded now, if any.
+ */
+async function finalizeMonth(store: Store, st: StagedReport, o: { files: ReportFile[]; dir: string; now: Date }): Promise<string | null> {
+  const { period, focus, book, finalized } = st;
+  let finalizedNow: string | null = null;
+  if (period.month !== null) {
+    if (focus) await recordFinalization(store, focus, { book, now: o.now });
+    if (!finalized) {
+      finalizedNow = `${period.month}#files`;
+      await recordFinalizedFiles(store, {
+        finalizationId: finalizedNow, month: period.month,
+        files: o.files.map((f) => ({ name: f.path.slice(o.dir.length + 1), rows: f.rows, sha256: f.sha256 })),
       });
-      files.push({ path, rows: written, sha256: await sha256File(path) });
-      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
     }
+  }
+  return finalizedNow;
+}
 
-    // Finalise only once every file is in place, so a failed run records nothing; what is recorded is
-    // what the files written contain (FOCUS rows only when the FOCUS file was written).
-    let finalizedNow: string | null = null;
-    if (opts.finalize && period.month !== null) {
-      if (focus) await recordFinalization(store, focus, { book, now });
-      if (!finalized) {
-        finalizedNow = `${period.month}#files`;
-        await recordFinalizedFiles(store, {
-          finalizationId: finalizedNow, month: period.month,
-          files: files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256 })),
-        });
-      }
-    }
-
-    const manifestPath = join(dir, 'manifest.json');
-    // A run may write only some formats (say `--format focus`) over a month an earlier run filled: the
-    // earlier run's files that this run did not rewrite are carried into the new set (hard links, else
-    // copies), and the manifest lists them with their own generation time and a sha256 recomputed from
-    // the file, so the swapped-in set is the whole folder and its manifest describes every file.
-    const writtenFiles = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
-    opts.signal?.throwIfAborted();
-    const kept = await carryEarlierFiles(finalDir, dir, new Set(writtenFiles.map((f) => f.name)));
-    const manifest = {
-      period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
-      generated_at: now.toISOString(),
-      status: partial ? 'PARTIAL' : 'COMPLETE',
-      partial,
-      granularity: g,
-      coverage: {
-        complete: coverage.complete,
-        complete_granularities: coverage.completeGranularities,
-        reason: coverage.reason,
-        scopes: coverage.scopes.map((s) => ({
-          source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
-          complete: s.complete, required: s.required, statuses: s.statuses,
+/**
+ * Step 5, the manifest (written last: its presence means the month finished): the files this run
+ * wrote, the earlier run's files carried into the set, coverage, prices, totals, finalisation, FOCUS.
+ */
+async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
+  finalDir: string; now: Date; finalizedNow: string | null; summarised: SummarisedReport[]; rowBudget?: number;
+}) {
+  const { dir, files } = w;
+  const { period, partial, g, coverage, book, warnings, finalized, corrections, formats, focus } = st;
+  const { total, unpricedLines, assumed, runIds, forecast } = t;
+  const { finalDir, now, finalizedNow, summarised } = o;
+  const manifestPath = join(dir, 'manifest.json');
+  // A run may write only some formats (say `--format focus`) over a month an earlier run filled: the
+  // earlier run's files that this run did not rewrite are carried into the new set (hard links, else
+  // copies), and the manifest lists them with their own generation time and a sha256 recomputed from
+  // the file, so the swapped-in set is the whole folder and its manifest describes every file.
+  const writtenFiles = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
+  w.signal?.throwIfAborted();
+  const kept = await carryEarlierFiles(finalDir, dir, new Set(writtenFiles.map((f) => f.name)));
+  const manifest = {
+    period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
+    generated_at: now.toISOString(),
+    status: partial ? 'PARTIAL' : 'COMPLETE',
+    partial,
+    granularity: g,
+    coverage: {
+      complete: coverage.complete,
+      complete_granularities: coverage.completeGranularities,
+      reason: coverage.reason,
+      scopes: coverage.scopes.map((s) => ({
+        source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
+        complete: s.complete, required: s.required, statuses: s.statuses,
+      })),
+    },
+    price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
+    rounding: ROUNDING_RULE,
+    allowance_rule: ALLOWANCE_RULE,
+    warnings,
+    finalized: finalized !== null || finalizedNow !== null,
+    corrected: (corrections?.rows ?? 0) > 0,
+    ...(finalized ? {
+      finalization: { id: finalized.finalizationId, files: finalized.files },
+      corrections: { rows: corrections!.rows, net_amount: corrections!.amount, file: formats.includes('parquet') ? 'corrections.parquet' : null,
+        sheet: formats.includes('xlsx') ? 'corrections' : null },
+    } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
+    total: total,
+    unpriced_lines: unpricedLines,
+    assumed_rates: {
+      marked: assumed.marked, amount: assumed.amount, share_percent: assumed.share,
+      used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
+    },
+    ...(formats.includes('xlsx') ? {
+      workbook: { row_budget: o.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
+    } : {}),
+    run_ids: runIds,
+    ...(forecast ? {
+      forecast: {
+        current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
+        month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
+      },
+    } : {}),
+    ...(focus ? {
+      focus: {
+        version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
+        finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+          id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
         })),
       },
-      price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
-      rounding: ROUNDING_RULE,
-      allowance_rule: ALLOWANCE_RULE,
-      warnings,
-      finalized: finalized !== null || finalizedNow !== null,
-      corrected: (corrections?.rows ?? 0) > 0,
-      ...(finalized ? {
-        finalization: { id: finalized.finalizationId, files: finalized.files },
-        corrections: { rows: corrections!.rows, net_amount: corrections!.amount, file: formats.includes('parquet') ? 'corrections.parquet' : null,
-          sheet: formats.includes('xlsx') ? 'corrections' : null },
-      } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
-      total: total,
-      unpriced_lines: unpricedLines,
-      assumed_rates: {
-        marked: assumed.marked, amount: assumed.amount, share_percent: assumed.share,
-        used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
-      },
-      ...(formats.includes('xlsx') ? {
-        workbook: { row_budget: opts.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
-      } : {}),
-      run_ids: runIds,
-      ...(forecast ? {
-        forecast: {
-          current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
-          month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
-        },
-      } : {}),
-      ...(focus ? {
-        focus: {
-          version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
-          finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
-            id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
-          })),
-        },
-      } : {}),
-      files: [...writtenFiles, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
-    };
-    opts.signal?.throwIfAborted();
-    await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
-    files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
-    log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+    } : {}),
+    files: [...writtenFiles, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
+  };
+  w.signal?.throwIfAborted();
+  await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+  files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+  w.log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  return manifest;
+}
+
+async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string }): Promise<ReportResult> {
+  const log = opts.log ?? silentLogger;
+  const now = opts.now ?? new Date();
+  const { store } = opts;
+  const st = await stageReport(opts, scratch, { log, now });
+  const { period, formats, book, coverage, partial, g, warnings, focus, corrections } = st;
+  const totals = await reportTotals(store, st, now);
+  const { sheets, rows, total, unpricedLines, runIds, assumed, forecast } = totals;
+  const finalDir = join(opts.outDir, period.label);
+  const cleaned = await cleanReportLeftovers(opts.outDir);
+  if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });
+  // The set is written into a fresh folder and swapped in whole, manifest last (files.ts).
+  const dir = await freshSetDir(opts.outDir, period.label);
+  try {
+    const files: ReportFile[] = [];
+    const w: WriteTarget = { store, dir, files, log, ...(opts.signal ? { signal: opts.signal } : {}) };
+
+    // Step 3, one writer per format.
+    if (formats.includes('parquet')) await writeParquetFiles(w, sheets);
+    const correctionsSheet = corrections ? await writeCorrections(w, corrections, formats.includes('parquet')) : null;
+    if (formats.includes('arrow')) await writeArrowFiles(w, sheets);
+    if (focus && formats.includes('focus')) await writeFocusFile(w, focus, period.label);
+    const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
+    if (formats.includes('html')) await writeHtmlFile(w, st, totals, { title, now });
+    const summarised = formats.includes('xlsx')
+      ? await writeWorkbookFile(w, st, totals, { title, now, correctionsSheet, forecast, ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}) })
+      : [];
+
+    const finalizedNow = opts.finalize ? await finalizeMonth(store, st, { files, dir, now }) : null;
+
+    // Step 5, the manifest, then the swap.
+    const manifest = await writeManifest(w, st, totals, { finalDir, now, finalizedNow, summarised, ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}) });
     opts.signal?.throwIfAborted();
     await swapInSet(dir, finalDir);
     log.info('report written', { dir: finalDir, total, partial });
