@@ -166,7 +166,7 @@ export async function buildFocus(store: Store, o: {
   /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
   coverageStatus: 'COMPLETE' | 'PARTIAL';
   identity?: Partial<FocusIdentity>;
-  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (stages.ts). */
+  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (store/report/stages.ts). */
   daily: ParquetStage;
   /** The run's scratch folder, for the FOCUS rows' parts. */
   scratchDir: string;
@@ -180,7 +180,7 @@ export async function buildFocus(store: Store, o: {
     unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
     region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
   };
-  // One chunk of the detail at a time into Parquet parts (stages.ts), numbered on from the chunks
+  // One chunk of the detail at a time into Parquet parts (store/report/stages.ts), numbered on from the chunks
   // before: no copy of all the rows is ever held, and no window runs over them all.
   const focusSql = focusRowsSql();
   const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false);

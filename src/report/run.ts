@@ -79,7 +79,7 @@ export interface RunReportOptions {
   signal?: AbortSignal;
   /** DuckDB's memory limit while the report runs (config report.memory_limit, default from the config schema); only ever lowers the store's. */
   memoryLimit?: string;
-  /** Programs whose detail is computed in one statement (default PROGRAMS_PER_CHUNK of stages.ts); the files do not depend on it. */
+  /** Programs whose detail is computed in one statement (default PROGRAMS_PER_CHUNK of store/report/stages.ts); the files do not depend on it. */
   programsPerChunk?: number;
   /** Lines a report may have on its own workbook sheet before it is summarised (default ROW_BUDGET). */
   rowBudget?: number;
@@ -170,7 +170,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   if (sizeBytes(before.memory_limit) > sizeBytes(limit)) await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));
   if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
   await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
-  // The run's large stages as Parquet files (stages.ts) in a hidden folder of the output folder,
+  // The run's large stages as Parquet files (store/report/stages.ts) in a hidden folder of the output folder,
   // created once the input is checked, removed whatever happens; one a killed run left is removed by
   // the next run (files.ts).
   const scratch: { dir?: string } = {};

@@ -1,4 +1,4 @@
-// The report is computed one chunk of programs at a time (report/stages.ts): the detail, framework_spend
+// The report is computed one chunk of programs at a time (store/report/stages.ts): the detail, framework_spend
 // and FOCUS per chunk, their lines numbered on from the chunks before. The files must not depend on
 // the chunk size: the medium world (380 programs) with chunks of 7 programs and with the default.
 import { createHash } from 'node:crypto';
