@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { V2_FRAMEWORK_METRICS } from '../src/contract/api.js';
 import { openStore } from '../src/store/store.js';
+import { rawSql } from '../src/store/rawSql.js';
 
 const THREADS = Number(process.argv[2] ?? 1);
 const BATCHES = 8;
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
       await batch.commit();
       commitMs += cpuMs() - t;
     }
-    const [duck] = await store.query<{ mb: number }>('SELECT round(sum(memory_usage_bytes) / 1048576) AS mb FROM duckdb_memory()');
+    const [duck] = await rawSql(store).query<{ mb: number }>('SELECT round(sum(memory_usage_bytes) / 1048576) AS mb FROM duckdb_memory()');
     const mu = process.memoryUsage();
     await store.close();
     console.log(JSON.stringify({

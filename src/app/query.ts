@@ -6,6 +6,7 @@ import { UsageError } from '../domain/errors.js';
 import { analystCopyPath } from '../store/publish.js';
 import { openStore } from '../store/store.js';
 import type { CommandContext } from './context.js';
+import { rawSql } from '../store/rawSql.js';
 
 export interface QueryResult {
   /** The database file queried: the analyst copy. */
@@ -21,7 +22,7 @@ export async function queryAnalystCopy(ctx: CommandContext, sql: string): Promis
   }
   const store = await openStore({ path: db, readOnly: true, log: ctx.log });
   try {
-    return { db, ...(await store.queryTable(sql)) };
+    return { db, ...(await rawSql(store).queryTable(sql)) };
   } finally {
     await store.close();
   }

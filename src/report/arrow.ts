@@ -11,22 +11,11 @@ import {
   makeData, makeVector, vectorFromArray, type Data, type DataType, type Vector,
 } from 'apache-arrow';
 import type { Store } from '../store/store.js';
-import { quoteIdent } from '../store/sql.js';
+import { describeTable, exactRows, keyBounds, type DescribedColumn } from '../store/report/tables.js';
 
-interface ColumnType { column_name: string; column_type: string }
+type ColumnType = DescribedColumn;
 
 const DECIMAL = /^DECIMAL\((\d+),(\d+)\)$/;
-
-/** How each DuckDB type is read so that no value passes through a float. */
-function projection(c: ColumnType): string {
-  const id = quoteIdent(c.column_name);
-  const dec = DECIMAL.exec(c.column_type);
-  if (dec) return `CAST(CAST(${id} * CAST(10 ** ${dec[2]} AS HUGEINT) AS HUGEINT) AS VARCHAR) AS ${id}`;
-  if (c.column_type === 'TIMESTAMP WITH TIME ZONE' || c.column_type === 'TIMESTAMP') return `epoch_us(${id}) AS ${id}`;
-  if (c.column_type === 'DATE') return `CAST(date_diff('day', DATE '1970-01-01', ${id}) AS INTEGER) AS ${id}`;
-  if (c.column_type === 'HUGEINT' || c.column_type === 'UBIGINT') return `CAST(${id} AS VARCHAR) AS ${id}`;
-  return id;
-}
 
 function validity(values: unknown[]): { nullBitmap: Uint8Array; nullCount: number } {
   const nullBitmap = new Uint8Array(Math.ceil(values.length / 8));
@@ -94,11 +83,8 @@ const BATCH_ROWS = 65_536;
  * is line_no when the relation has it (a report's lines are numbered 1..n in order; a report stage may
  * be a view over Parquet parts, which has no rowid), else the table's rowid.
  */
-async function readBatch(store: Store, table: string, cols: ColumnType[], key: string, from: bigint): Promise<Table> {
-  const rows = await store.query<Record<string, unknown>>(
-    `SELECT ${cols.map(projection).join(', ')} FROM ${quoteIdent(table)} WHERE ${key} >= $from AND ${key} < $to ORDER BY ${key}`,
-    { from, to: from + BigInt(BATCH_ROWS) },
-  );
+async function readBatch(store: Store, table: string, cols: ColumnType[], key: 'line_no' | 'rowid', from: bigint): Promise<Table> {
+  const rows = await exactRows(store, table, cols, key, from, from + BigInt(BATCH_ROWS));
   const vectors: Record<string, Vector> = {};
   for (const c of cols) vectors[c.column_name] = column(c, rows.map((r) => r[c.column_name] ?? null)).vector;
   return new Table(vectors);
@@ -109,19 +95,17 @@ async function readBatch(store: Store, table: string, cols: ColumnType[], key: s
  * most BATCH_ROWS rows at a time; returns the row count.
  */
 export async function writeArrowFile(store: Store, table: string, path: string): Promise<number> {
-  const cols = await store.query<ColumnType>(`DESCRIBE ${quoteIdent(table)}`);
+  const cols = await describeTable(store, table);
   const key = cols.some((c) => c.column_name === 'line_no') ? 'line_no' : 'rowid';
-  const [bounds] = await store.query<{ n: bigint; first: bigint | null; last: bigint | null }>(
-    `SELECT count(*)::BIGINT AS n, min(${key})::BIGINT AS first, max(${key})::BIGINT AS last FROM ${quoteIdent(table)}`,
-  );
+  const bounds = await keyBounds(store, table, key);
   const writer = new RecordBatchFileWriter();
   const written = pipeline(writer.toNodeStream(), createWriteStream(path));
   // Batches one by one: writing a whole Table would finish the file after it.
   const put = (t: Table) => t.batches.forEach((b) => writer.write(b));
   try {
     // An empty table still gets its schema, from one empty batch.
-    if (bounds!.last === null) put(await readBatch(store, table, cols, key, 0n));
-    for (let from = bounds!.first ?? 0n; bounds!.last !== null && from <= bounds!.last; from += BigInt(BATCH_ROWS)) {
+    if (bounds.last === null) put(await readBatch(store, table, cols, key, 0n));
+    for (let from = bounds.first ?? 0n; bounds.last !== null && from <= bounds.last; from += BigInt(BATCH_ROWS)) {
       put(await readBatch(store, table, cols, key, from));
     }
   } catch (err) {
@@ -131,5 +115,5 @@ export async function writeArrowFile(store: Store, table: string, path: string):
   }
   writer.finish();
   await written;
-  return Number(bounds!.n);
+  return Number(bounds.n);
 }

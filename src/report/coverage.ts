@@ -4,7 +4,7 @@
 import type { Granularity } from '../domain/granularity.js';
 import { GRANULARITIES } from '../domain/granularity.js';
 import type { Store } from '../store/store.js';
-import { readSql } from '../store/sql.js';
+import { coverageOfRange, dataGranularities } from '../store/report/tables.js';
 
 export interface ScopeCoverage {
   source: string;
@@ -34,10 +34,7 @@ const FINEST_FIRST: readonly Granularity[] = GRANULARITIES; // hourly, daily, mo
 
 export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: Date): Promise<CoverageAssessment> {
   const rangeMs = rangeEnd.getTime() - rangeStart.getTime();
-  const rows = await store.query<{ source: string; granularity: Granularity; scope: string; covered_ms: bigint; statuses: string; run_ids: string }>(
-    readSql('src/report/sql/coverage.sql'),
-    { range_start: rangeStart, range_end: rangeEnd },
-  );
+  const rows = await coverageOfRange(store, rangeStart, rangeEnd);
   const all: ScopeCoverage[] = rows.map((r) => ({
     source: r.source,
     scope: r.scope,
@@ -87,10 +84,7 @@ export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: D
     granularity = best;
     reason = 'no granularity is completely collected for the period; using the one covering most of it';
   } else {
-    const present = await store.query<{ granularity: Granularity; n_rows: bigint }>(
-      readSql('src/report/sql/data_granularities.sql'),
-      { range_start: rangeStart, range_end: rangeEnd },
-    );
+    const present = await dataGranularities(store, rangeStart, rangeEnd);
     const have = new Set(present.map((p) => p.granularity));
     granularity = FINEST_FIRST.find((g) => have.has(g)) ?? 'daily';
     reason = 'no coverage recorded for the period; using the finest granularity with data';

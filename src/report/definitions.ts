@@ -1,32 +1,21 @@
-// The reports: each is one SQL file in src/report/sql, one Parquet file and one (or more, when
-// split) worksheet. The SQL files hold the logic; this module only names them.
+// The reports: each is one SQL file of the store (src/store/report/stages.ts names them), one
+// Parquet file and one (or more, when split) worksheet. This module gives them their titles.
+import type { ReportName } from '../domain/reports.js';
 
-export type ReportName = 'program_spend' | 'framework_spend' | 'snapshot_storage' | 'transfer';
+export { reportTable, type ReportName } from '../domain/reports.js';
 
 export interface ReportDefinition {
   name: ReportName;
-  sqlPath: string;
   title: string;
-  /**
-   * The stage it reads (src/report/stages.ts; no report takes parameters): 'days' (rpt_days, so it is
-   * materialised before the detail, which reads it) or 'chunk' (one chunk of the detail rpt_daily at a
-   * time, as rpt_daily_chunk, its lines numbered program first on from $line_offset: its lines never
-   * span programs, so no query holds all the detail).
-   */
-  basis: 'days' | 'chunk';
 }
 
 export const REPORTS: readonly ReportDefinition[] = [
-  { name: 'program_spend', sqlPath: 'src/report/sql/program_spend.sql', title: 'Spend per program, plan and metric', basis: 'days' },
-  { name: 'framework_spend', sqlPath: 'src/report/sql/framework_spend.sql', title: 'Spend per framework, with the charges that have no framework', basis: 'chunk' },
-  { name: 'snapshot_storage', sqlPath: 'src/report/sql/snapshot_storage.sql', title: 'Snapshot storage per program and day', basis: 'chunk' },
-  { name: 'transfer', sqlPath: 'src/report/sql/transfer.sql', title: 'Public and private transfer per program, framework and day', basis: 'chunk' },
+  { name: 'program_spend', title: 'Spend per program, plan and metric' },
+  { name: 'framework_spend', title: 'Spend per framework, with the charges that have no framework' },
+  { name: 'snapshot_storage', title: 'Snapshot storage per program and day' },
+  { name: 'transfer', title: 'Public and private transfer per program, framework and day' },
 ];
 
-/** The TEMP table a report is materialised into for the duration of a run. */
-export function reportTable(name: ReportName): string {
-  return `rpt_${name}`;
-}
 
 export const ROUNDING_RULE =
   'Quantities are exact integers until priced. Each line is priced once at the rate in force at its buckets\' ' +

@@ -19,7 +19,7 @@ const stageName = (label: string, kind: 'new' | 'set' | 'link' | 'old' | 'stage'
   `.${label}.${kind}-${process.pid}-${randomBytes(4).toString('hex')}`;
 
 /**
- * A fresh hidden folder under outDir for a run's intermediate stages (report/stages.ts): on the
+ * A fresh hidden folder under outDir for a run's intermediate stages (store/report/stages.ts): on the
  * output's disk rather than the OS temp folder, and removed by cleanReportLeftovers if the run dies.
  */
 export async function freshStageDir(outDir: string): Promise<string> {

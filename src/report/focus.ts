@@ -1,14 +1,16 @@
-// The FinOps FOCUS 1.2 export: a month's spend as FOCUS cost-and-usage rows (src/report/sql/focus.sql),
+// The FinOps FOCUS 1.2 export: a month's spend as FOCUS cost-and-usage rows (src/store/report/sql/focus.sql),
 // and its finalisation. Once a month is finalised (`report --finalize`), its rows are recorded in the
 // database; a later export writes those rows unchanged and adds ChargeClass 'Correction' rows for
-// any difference (src/report/sql/focus_corrected.sql), never a silent rewrite.
+// any difference (src/store/report/sql/focus_corrected.sql), never a silent rewrite.
 import { createHash } from 'node:crypto';
 import type { Granularity } from '../domain/granularity.js';
 import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
-import { quoteIdent, readSql } from '../store/sql.js';
+import {
+  FOCUS_CURRENT_TABLE, FOCUS_TABLE, focusDigestBlock, focusFinalizations, focusRowsSql, focusTotals, recordFocusFinalization, replaceFocusWithCorrected,
+} from '../store/report/focus.js';
 import type { ReportPeriod } from './period.js';
-import { ParquetStage, chunkwise, dropTempRelation } from './stages.js';
+import { ParquetStage, chunkwise, dropTempRelation } from '../store/report/stages.js';
 import { ReportInputError } from './period.js';
 
 export const FOCUS_VERSION = '1.2';
@@ -38,7 +40,8 @@ export const DEFAULT_FOCUS_IDENTITY: FocusIdentity = {
   unknownBillingAccount: 'unknown-organization',
 };
 
-/** The TEMP tables of a run: the rows computed from current data, and the rows written. */
+export { FOCUS_CURRENT_TABLE, FOCUS_TABLE };
+
 /** RegionName of the region ids the API uses (its public region list); another id is its own name. */
 export const REGION_NAMES: Record<string, string> = {
   'aws-us-east-1': 'AWS US East (N. Virginia)',
@@ -54,9 +57,6 @@ export const REGION_NAMES: Record<string, string> = {
   'azure-gwc': 'Azure Germany West Central',
 };
 
-export const FOCUS_CURRENT_TABLE = 'rpt_focus_current';
-export const FOCUS_TABLE = 'rpt_focus';
-const FOCUS_STAGING_TABLE = 'rpt_focus_staging';
 
 const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
 const TIME_UNITS: Record<string, string> = {
@@ -129,9 +129,7 @@ export function assertFinalizable(period: ReportPeriod, partial: boolean, now: D
  * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
  * current rows, or for a finalised month the finalised rows plus corrections.
  */
-/** Rows, BilledCost total and last line of the FOCUS table. */
-const FOCUS_TOTALS = 'SELECT count(*) AS n_rows, CAST(coalesce(sum("BilledCost"), 0) AS DECIMAL(18,2)) AS billed, max(line_no) AS last FROM {{table}}';
-/** Lines per hashed block (src/report/sql/focus_digest.sql). */
+/** Lines per hashed block (FOCUS_DIGEST_SQL of store/report/focus.ts). */
 const DIGEST_BLOCK = 10_000;
 
 /**
@@ -140,16 +138,15 @@ const DIGEST_BLOCK = 10_000;
  * order. One block at a time, so memory is bounded by a block, whatever the number of rows.
  */
 async function digestRows(store: Store, after: number, last: number): Promise<{ rows: number; digest: string }> {
-  const sql = readSql('src/report/sql/focus_digest.sql').replace('{{table}}', quoteIdent(FOCUS_TABLE));
   const hashes: string[] = [];
   let rows = 0;
   for (let block = Math.floor((after + 1) / DIGEST_BLOCK); block * DIGEST_BLOCK <= last; block++) {
     const lo = Math.max(after, block * DIGEST_BLOCK - 1);
     const hi = block * DIGEST_BLOCK + DIGEST_BLOCK - 1;
-    const [b] = await store.query<{ n: bigint; h: string }>(sql, { lo: BigInt(lo), hi: BigInt(hi) });
-    if (Number(b!.n) === 0) continue;
-    rows += Number(b!.n);
-    hashes.push(b!.h);
+    const b = await focusDigestBlock(store, lo, hi);
+    if (Number(b.n) === 0) continue;
+    rows += Number(b.n);
+    hashes.push(b.h);
   }
   return { rows, digest: createHash('sha256').update(hashes.join('\n')).digest('hex') };
 }
@@ -169,15 +166,13 @@ export async function buildFocus(store: Store, o: {
   /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
   coverageStatus: 'COMPLETE' | 'PARTIAL';
   identity?: Partial<FocusIdentity>;
-  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (stages.ts). */
+  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (store/report/stages.ts). */
   daily: ParquetStage;
   /** The run's scratch folder, for the FOCUS rows' parts. */
   scratchDir: string;
 }): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
   const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
-  const materialise = readSql('src/report/sql/materialise.sql');
-  const strip = (p: string) => readSql(p).trim().replace(/;\s*$/, '');
   const params = {
     granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
     provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
@@ -185,15 +180,13 @@ export async function buildFocus(store: Store, o: {
     unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
     region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
   };
-  // One chunk of the detail at a time into Parquet parts (stages.ts), numbered on from the chunks
+  // One chunk of the detail at a time into Parquet parts (store/report/stages.ts), numbered on from the chunks
   // before: no copy of all the rows is ever held, and no window runs over them all.
-  const focusSql = strip('src/report/sql/focus.sql');
+  const focusSql = focusRowsSql();
   const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false);
 
   const month = o.period.month;
-  const finalizations = month === null ? [] : (await store.query<{
-    finalization_id: string; seq: number; finalized_at: Date; n_rows: bigint; billed_total: string; rows_sha256: string;
-  }>(readSql('src/report/sql/focus_finalizations.sql'), { month })).map((f): FocusFinalization => ({
+  const finalizations = month === null ? [] : (await focusFinalizations(store, month)).map((f): FocusFinalization => ({
     finalizationId: f.finalization_id, seq: Number(f.seq), finalizedAt: f.finalized_at.toISOString(),
     rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
   }));
@@ -204,33 +197,22 @@ export async function buildFocus(store: Store, o: {
   } else {
     // A finalised month: its recorded rows, then the corrections against the current rows.
     await current.publish(store, focusSql, { ...params, line_offset: 0n });
-    await dropTempRelation(store, FOCUS_STAGING_TABLE);
-    await store.run(materialise.replace('{{table}}', quoteIdent(FOCUS_STAGING_TABLE)).replace('{{report}}', () => strip('src/report/sql/focus_corrected.sql')),
-      { month });
-    // The columns in the order of the current rows, whatever order the finalised table holds them in,
-    // so the file of a finalised month has the same schema as before.
-    const cols = (await store.query<{ column_name: string }>(readSql('src/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
-      .map((c) => quoteIdent(c.column_name));
-    // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
-    await dropTempRelation(store, FOCUS_TABLE);
-    await store.run(`CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-    await store.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+    await replaceFocusWithCorrected(store, month!);
   }
   await dropTempRelation(store, FOCUS_CURRENT_TABLE);
 
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
-  const [all] = await store.query<{ n_rows: bigint; billed: string; last: bigint | null }>(
-    FOCUS_TOTALS.replace('{{table}}', quoteIdent(FOCUS_TABLE)));
-  const last = Number(all!.last ?? 0n);
+  const all = await focusTotals(store);
+  const last = Number(all.last ?? 0n);
 
   return {
     table: FOCUS_TABLE,
-    rows: Number(all!.n_rows),
-    corrections: finalizations.length > 0 ? Number(all!.n_rows) - finalizedRows : 0,
-    billedTotal: all!.billed,
+    rows: Number(all.n_rows),
+    corrections: finalizations.length > 0 ? Number(all.n_rows) - finalizedRows : 0,
+    billedTotal: all.billed,
     finalizations,
     finalized: null,
-    pending: { month, after: finalizedRows, rows: Number(all!.n_rows) - finalizedRows, last },
+    pending: { month, after: finalizedRows, rows: Number(all.n_rows) - finalizedRows, last },
   };
 }
 
@@ -245,13 +227,9 @@ export async function recordFinalization(store: Store, build: FocusBuild, o: { b
   const { rows, digest } = await pendingDigest(store, build);
   const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
   const finalizationId = `${month}#${seq}`;
-  await store.transaction(async () => {
-    await store.run(readSql('src/report/sql/focus_finalize_record.sql'), {
-      finalization_id: finalizationId, month, seq, finalized_at: o.now, revision: o.book.revision,
-      n_rows: BigInt(rows), billed_total: build.billedTotal, rows_sha256: digest,
-    });
-    await store.run(readSql('src/report/sql/focus_finalize_rows.sql').replace('{{table}}', quoteIdent(build.table)),
-      { finalization_id: finalizationId, month, after: BigInt(after) });
+  if (build.table !== FOCUS_TABLE) throw new Error(`recordFinalization: the FOCUS rows are in ${FOCUS_TABLE}, not ${build.table}`);
+  await recordFocusFinalization(store, {
+    finalizationId, month, seq, finalizedAt: o.now, revision: o.book.revision, rows, billedTotal: build.billedTotal, rowsSha256: digest, after,
   });
   const f: FocusFinalization = { finalizationId, seq, finalizedAt: o.now.toISOString(), rows, billedTotal: build.billedTotal, rowsSha256: digest };
   build.finalized = f;

@@ -2,13 +2,13 @@
 // sha256 differs from the file's, in one transaction, so the reports, the analysts' spend views and
 // the analyst copy all price with exactly the book that was validated.
 import type { Store } from '../store/store.js';
-import { readSql } from '../store/sql.js';
+import { loadedPriceBooks, replacePriceTables } from '../store/report/prices.js';
 import { loadPriceBook, PriceBookError, type PriceBook } from '../billing/pricebook.js';
 
 /** Replaces the price tables with `book` unless they already hold it; true when they changed. */
 export async function refreshPrices(store: Store, book: PriceBook, now: Date = new Date()): Promise<boolean> {
-  const loaded = await store.query<{ sha256: string }>(readSql('src/report/sql/price_loaded.sql'));
-  if (loaded.length === 1 && loaded[0]!.sha256 === book.sha256) return false;
+  const loaded = await loadedPriceBooks(store);
+  if (loaded.length === 1 && loaded[0] === book.sha256) return false;
   const metrics = [...book.metrics.values()].map((m) => ({
     metric: m.metric,
     api_version: m.apiVersion,
@@ -42,16 +42,8 @@ export async function refreshPrices(store: Store, book: PriceBook, now: Date = n
       source: a.source,
     })),
   );
-  const revision = book.revision;
-  await store.transaction(async () => {
-    await store.run(readSql('src/report/sql/price_clear.sql'));
-    await store.run(readSql('src/report/sql/price_load_book.sql'), {
-      revision, currency: book.currency, sha256: book.sha256, path: book.path, loaded_at: now,
-    });
-    // from_json of an empty array yields no rows, which is what an empty section means.
-    await store.run(readSql('src/report/sql/price_load_metrics.sql'), { revision, json: JSON.stringify(metrics) });
-    await store.run(readSql('src/report/sql/price_load_rates.sql'), { revision, json: JSON.stringify(rates) });
-    await store.run(readSql('src/report/sql/price_load_allowances.sql'), { revision, json: JSON.stringify(allowances) });
+  await replacePriceTables(store, {
+    revision: book.revision, currency: book.currency, sha256: book.sha256, path: book.path, loadedAt: now, metrics, rates, allowances,
   });
   return true;
 }

@@ -7,7 +7,7 @@
 // Text from the API is written as text, never as a formula.
 import ExcelJS from 'exceljs';
 import type { Store } from '../store/store.js';
-import { quoteIdent, readSql } from '../store/sql.js';
+import { reportPage, summariseTable } from '../store/report/tables.js';
 import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
 import { columnLabel } from './labels.js';
@@ -31,7 +31,7 @@ export interface ColumnInfo {
 }
 
 export interface SheetSource {
-  def: Pick<ReportDefinition, 'title' | 'sqlPath'> & { name: string };
+  def: Pick<ReportDefinition, 'title'> & { name: string };
   /** The money column the totals row sums (default 'cost'). */
   costColumn?: string;
   table: string;
@@ -178,7 +178,6 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
 }, c: WorkbookContent): Promise<number> {
   const columns = o.columns.filter((col) => !(o.hideLineNo && col.name === 'line_no'));
   const kinds = columns.map((col) => kindOf(col.type, col.name));
-  const pageSql = readSql('src/report/sql/page.sql').replace('{{table}}', quoteIdent(o.table));
   const costCol = columns.findIndex((col) => col.name === o.costColumn);
   const ws = wb.addWorksheet(o.name.slice(0, EXCEL_MAX_SHEET_NAME), {
     views: [{ state: 'frozen', ySplit: 1 }],
@@ -196,7 +195,7 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
   header.commit();
   let written = 0;
   for (let after = 0; after < o.rows; after += PAGE_ROWS) {
-    const rows = await store.query(pageSql, { after: BigInt(after), upto: BigInt(Math.min(o.rows, after + PAGE_ROWS)) });
+    const rows = await reportPage(store, o.table, after, Math.min(o.rows, after + PAGE_ROWS));
     for (const r of rows) {
       ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
       written++;
@@ -236,7 +235,6 @@ function dayColumn(columns: ColumnInfo[]): string | null {
 async function summarise(store: Store, src: SheetSource): Promise<{ suffix: string; table: string; columns: ColumnInfo[]; rows: number }[]> {
   const has = (n: string) => src.columns.some((c) => c.name === n);
   const costCol = src.costColumn ?? 'cost';
-  const quantities = src.columns.filter((c) => c.type.startsWith('DECIMAL') && c.type !== 'DECIMAL(18,2)' && c.name !== 'rate');
   const day = dayColumn(src.columns);
   const groupings: { suffix: string; keys: string[] }[] = [
     { suffix: 'by program', keys: ['org_id', 'program_id'] },
@@ -246,23 +244,9 @@ async function summarise(store: Store, src: SheetSource): Promise<{ suffix: stri
   const out = [];
   for (const g of groupings) {
     const table = `${src.table}__${g.suffix.replace(/\W+/g, '_')}`;
-    const keys = g.keys.filter(has).map(quoteIdent);
-    const select = [
-      ...keys,
-      ...(g.keys.includes('program_id') && has('program_name') ? ['any_value(program_name) AS program_name'] : []),
-      ...(g.keys.includes('metric') && has('billing_unit') ? ['any_value(billing_unit) AS billing_unit'] : []),
-      'CAST(count(*) AS BIGINT) AS lines',
-      ...quantities.map((q) => `CAST(sum(${quoteIdent(q.name)}) AS ${q.type}) AS ${quoteIdent(q.name)}`),
-      `CAST(sum(${quoteIdent(costCol)}) AS DECIMAL(18,2)) AS ${quoteIdent(costCol)}`,
-      ...(has('priced') ? ['CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines'] : []),
-    ];
-    const order = keys.map((k) => `${k} NULLS FIRST`).join(', ');
-    await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} AS SELECT row_number() OVER (ORDER BY ${order}) AS line_no, * ` +
-      `FROM (SELECT ${select.join(', ')} FROM ${quoteIdent(src.table)} GROUP BY ${keys.join(', ')}) ORDER BY line_no`);
-    const columns = (await store.query<{ column_name: string; data_type: string }>(readSql('src/report/sql/table_columns.sql'), { table }))
-      .map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
-    const [n] = await store.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${quoteIdent(table)}`);
-    out.push({ suffix: g.suffix, table, columns, rows: Number(n!.n) });
+    const t = await summariseTable(store, { table, source: src.table, columns: src.columns, costColumn: costCol, keys: g.keys });
+    const columns = t.columns.map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    out.push({ suffix: g.suffix, table, columns, rows: t.rows });
   }
   return out;
 }

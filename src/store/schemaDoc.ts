@@ -2,6 +2,7 @@
 // migrated and its catalogue (tables, views, columns and their COMMENTs) written as Markdown.
 import { openStore } from './store.js';
 import { readSql } from './sql.js';
+import { rawSql } from './rawSql.js';
 
 interface Row {
   kind: string;
@@ -17,7 +18,7 @@ export async function schemaReference(): Promise<string> {
   const store = await openStore({ path: ':memory:' });
   try {
     const version = await store.schemaVersion();
-    const rows = await store.query<Row>(readSql('src/store/sql/schema_reference.sql'));
+    const rows = await rawSql(store).query<Row>(readSql('src/store/sql/schema_reference.sql'));
     const out = [
       '# Schema reference',
       '',

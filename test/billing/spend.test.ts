@@ -9,6 +9,7 @@ import { loadPriceBook, type PriceBook } from '../../src/billing/pricebook.js';
 import { runReport, type ReportResult } from '../../src/report/run.js';
 import type { TruthRow } from '../../src/sandbox/truth.js';
 import { loadMonth, type Loaded } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 let L: Loaded;
@@ -54,7 +55,7 @@ beforeAll(async () => {
   result = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['parquet'], priceBookPath: path, now: new Date(L.now) });
   for (const f of result.files.filter((f) => f.path.endsWith('.parquet'))) {
     const name = f.path.split('/').at(-1)!.replace('.parquet', '');
-    rows[name] = await L.store.query(`SELECT * FROM read_parquet('${f.path}') ORDER BY line_no`);
+    rows[name] = await rawSql(L.store).query(`SELECT * FROM read_parquet('${f.path}') ORDER BY line_no`);
   }
 });
 afterAll(async () => {
@@ -190,7 +191,7 @@ describe('framework_spend', () => {
   });
 
   test('each framework line carries its current framework\'s truth; its cost is its share of the program line', async () => {
-    const current = new Set((await L.store.query<{ framework_id: string }>(
+    const current = new Set((await rawSql(L.store).query<{ framework_id: string }>(
       'SELECT framework_id FROM frameworks WHERE deleted_at IS NULL OR deleted_at >= $end', { end: new Date(L.to) })).map((r) => r.framework_id));
     const exp = new Map<string, { qty: bigint; plan: string; rate?: string }>();
     for (const r of L.truth.v2_frameworks) {

@@ -8,6 +8,7 @@ import { openStore } from '../../src/store/store.js';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { cli as runCli } from '../support/cli.js';
 import { tempDir } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 /** The shipped price book's revision with the test's overlay laid over it. */
 const OVERLAID = `${loadPriceBook('config/prices.toml').revision}+ours-1`;
@@ -59,7 +60,7 @@ describe('a config elsewhere, commands from another directory', () => {
     // After a collect the price tables follow the configured book, overlay included (the spend views read them).
     const store = await openStore({ path: db, readOnly: true });
     try {
-      expect(await store.query('SELECT revision FROM price_book')).toEqual([{ revision: OVERLAID }]);
+      expect(await rawSql(store).query('SELECT revision FROM price_book')).toEqual([{ revision: OVERLAID }]);
     } finally {
       await store.close();
     }
@@ -97,7 +98,7 @@ describe('a config elsewhere, commands from another directory', () => {
 
     // The data ages: every complete collection recorded 30 hours earlier (daily's default limit is 27 h).
     const store = await openStore({ path: db });
-    await store.run("UPDATE coverage SET collected_at = collected_at - INTERVAL 30 HOUR");
+    await rawSql(store).run("UPDATE coverage SET collected_at = collected_at - INTERVAL 30 HOUR");
     await store.close();
     const stale = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
     expect(stale.code).toBe(1);
@@ -134,7 +135,7 @@ describe('usage-pipeline query', () => {
   it('prints a table, or JSON with integers beyond 2^53 exact, from the analyst copy', async () => {
     const sql = 'SELECT metric, max(value) AS top FROM usage_program GROUP BY metric ORDER BY top DESC LIMIT 1';
     const store = await openStore({ path: join(dir, 'usage.analyst.duckdb'), readOnly: true });
-    const [expected] = await store.query<{ metric: string; top: bigint }>(sql);
+    const [expected] = await rawSql(store).query<{ metric: string; top: bigint }>(sql);
     await store.close();
     expect(expected!.top > 2n ** 53n).toBe(true);
 

@@ -10,6 +10,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
 import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
 import { silentLogger } from '../../src/log.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 
@@ -92,7 +93,7 @@ describe('collect against the sandbox', () => {
 
   it('keeps the names of the organizations the key lists (the reports\' billing account names)', async () => {
     const store = await openStore({ path: db, readOnly: true });
-    const rows = await store.query<{ org_id: string; name: string | null }>('SELECT org_id, name FROM organizations ORDER BY org_id').finally(() => store.close());
+    const rows = await rawSql(store).query<{ org_id: string; name: string | null }>('SELECT org_id, name FROM organizations ORDER BY org_id').finally(() => store.close());
     const reply = await call(sb, '/users/me/organizations');
     const listed = (reply.body as { organizations: { id: string; name: string }[] }).organizations.map((o) => ({ org_id: o.id, name: o.name }));
     expect(rows.length).toBeGreaterThan(0);
@@ -102,7 +103,7 @@ describe('collect against the sandbox', () => {
   it('publishes a copy analysts can open read-only', async () => {
     expect(first.analystCopy).toMatch(/usage\.analyst\.duckdb$/);
     const copy = await openStore({ path: first.analystCopy!, readOnly: true });
-    const [row] = await copy.query<{ n: bigint }>('SELECT count(*) AS n FROM usage_program');
+    const [row] = await rawSql(copy).query<{ n: bigint }>('SELECT count(*) AS n FROM usage_program');
     expect(Number(row!.n)).toBeGreaterThan(0);
     await copy.close();
   });
@@ -163,7 +164,7 @@ describe('collect under faults and with huge counters', () => {
       expect(r.exitCode).toBe(0);
       await expectMatchesTruth(sb, db);
       const store = await openStore({ path: db, readOnly: true });
-      const [row] = await store.query<{ m: bigint }>('SELECT max(value) AS m FROM usage_program');
+      const [row] = await rawSql(store).query<{ m: bigint }>('SELECT max(value) AS m FROM usage_program');
       expect(BigInt(row!.m)).toBeGreaterThan(2n ** 53n);
       await store.close();
     } finally {

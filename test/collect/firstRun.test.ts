@@ -11,6 +11,7 @@ import { analystCopyPath } from '../../src/store/publish.js';
 import { cli as runCli, startCli, type CliRun } from '../support/cli.js';
 import { fixture, until, type Fixture } from '../support/fixture.js';
 import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 /** A run still going after this long is killed and fails its test: a hang, not a slow run. */
 const GUARD_MS = 300_000;
@@ -43,7 +44,7 @@ async function lastRun(db: string) {
 async function contents(db: string): Promise<string[]> {
   const store = await openStore({ path: db, readOnly: true });
   try {
-    const dims = await store.query<{ line: string }>(
+    const dims = await rawSql(store).query<{ line: string }>(
       `SELECT concat_ws('|', 'p', program_id, org_id, name, region_id, created_at, deleted_at IS NULL) AS line FROM programs
        UNION ALL SELECT concat_ws('|', 'f', framework_id, program_id, name, current_state, created_at, deleted_at IS NULL) FROM frameworks
        UNION ALL SELECT concat_ws('|', 's', snapshot_id, program_id, name, source_framework_id, created_at, expires_at, deleted_at IS NULL) FROM snapshots
@@ -95,7 +96,7 @@ describe('first collection of many programs', () => {
       }
       // Every live program with consumption is named once the inventory ran.
       const live = new Set(f.sb.world.programs.filter((p) => p.deleted_at === undefined || p.deleted_at > NOW).map((p) => p.id));
-      const named = await store.query<{ program_id: string; name: string | null }>(
+      const named = await rawSql(store).query<{ program_id: string; name: string | null }>(
         `SELECT DISTINCT u.program_id, p.name FROM usage_program u LEFT JOIN programs p USING (program_id)`,
       );
       const liveUsed = named.filter((n) => live.has(n.program_id));
@@ -117,12 +118,12 @@ describe('first collection of many programs', () => {
     const db = join(f.dir, 'by-id.duckdb');
     copyFileSync(join(f.dir, 'reference.duckdb'), db);
     const store = await openStore({ path: db });
-    const [gone] = await store.query<{ program_id: string }>('SELECT DISTINCT program_id FROM usage_program JOIN programs USING (program_id) WHERE deleted_at IS NULL ORDER BY 1 LIMIT 1');
+    const [gone] = await rawSql(store).query<{ program_id: string }>('SELECT DISTINCT program_id FROM usage_program JOIN programs USING (program_id) WHERE deleted_at IS NULL ORDER BY 1 LIMIT 1');
     // A program created since: consumption of this run names it (its rows are new), the inventory does not.
     for (const table of ['programs', 'usage_program_buckets', 'usage_framework_buckets']) {
-      await store.run(`DELETE FROM ${table} WHERE program_id = $id`, { id: gone!.program_id });
+      await rawSql(store).run(`DELETE FROM ${table} WHERE program_id = $id`, { id: gone!.program_id });
     }
-    await store.run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, { id: gone!.program_id });
+    await rawSql(store).run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, { id: gone!.program_id });
     await store.close();
     f.sb.resetStats();
     expect((await start(f, db).done).code).toBe(0);
@@ -137,7 +138,7 @@ describe('first collection of many programs', () => {
     const db = join(f.dir, 'old-listing.duckdb');
     copyFileSync(join(f.dir, 'reference.duckdb'), db);
     const store = await openStore({ path: db });
-    await store.run("UPDATE inventory_state SET value = '2026-11-01T00:00:00.000Z' WHERE key = 'programs_listed_at'");
+    await rawSql(store).run("UPDATE inventory_state SET value = '2026-11-01T00:00:00.000Z' WHERE key = 'programs_listed_at'");
     await store.close();
     f.sb.resetStats();
     expect((await start(f, db).done).code).toBe(0);

@@ -11,6 +11,7 @@ import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
 import { cli, errorMessage, failedScopes, startCli, usageTablesDigest } from '../support/cli.js';
 import { HOSTILE_KEY, HOSTILE_ORG, startHostileServer, type HostileServer } from '../support/hostile-server.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const DAY = 86_400_000;
 const NO_SOCKETS = resolve('test/support/no-sockets.cjs');
@@ -63,7 +64,7 @@ describe('collect against a hostile API', () => {
     const store = await openStore({ path: db, readOnly: true });
     try {
       // The window's earlier complete coverage stays beside the failure.
-      const cov = await store.query<{ status: string }>('SELECT status FROM coverage ORDER BY collected_at');
+      const cov = await rawSql(store).query<{ status: string }>('SELECT status FROM coverage ORDER BY collected_at');
       expect(cov[0]?.status).toBe('complete');
     } finally {
       await store.close();
@@ -142,7 +143,7 @@ describe('collect against a hostile API', () => {
     await expectUnchanged();
     const store = await openStore({ path: db, readOnly: true });
     try {
-      const [run] = await store.query<{ status: string }>('SELECT status FROM collection_runs ORDER BY started_at DESC LIMIT 1');
+      const [run] = await rawSql(store).query<{ status: string }>('SELECT status FROM collection_runs ORDER BY started_at DESC LIMIT 1');
       expect(run?.status).toBe('interrupted');
     } finally {
       await store.close();
@@ -192,7 +193,7 @@ describe('collect against a hostile API', () => {
 
   it('takes over at once a lock whose holder is dead, marks the runs it left running interrupted, and removes its stray copy', async () => {
     const store = await openStore({ path: db });
-    await store.run(
+    await rawSql(store).run(
       "INSERT INTO collection_runs (run_id, command, started_at, status) VALUES ('crashed-run', 'collect', now(), 'running')",
     );
     await store.close();
@@ -212,7 +213,7 @@ describe('collect against a hostile API', () => {
     expect(existsSync(stray)).toBe(false);
     const check = await openStore({ path: db, readOnly: true });
     try {
-      const [row] = await check.query<{ status: string }>("SELECT status FROM collection_runs WHERE run_id = 'crashed-run'");
+      const [row] = await rawSql(check).query<{ status: string }>("SELECT status FROM collection_runs WHERE run_id = 'crashed-run'");
       expect(row?.status).toBe('interrupted');
     } finally {
       await check.close();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { cli, usageTablesDigest } from '../support/cli.js';
 import { HOSTILE_KEY, HOSTILE_ORG, startHostileServer, type HostileServer } from '../support/hostile-server.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const DAY = 86_400_000;
 const ENV = { USAGE_API_KEY: HOSTILE_KEY };
@@ -20,7 +21,7 @@ memory_limit = "${memory}"
 async function content(db: string): Promise<string[]> {
   const store = await openStore({ path: db, readOnly: true });
   try {
-    const rows = await store.query<{ line: string }>(
+    const rows = await rawSql(store).query<{ line: string }>(
       `SELECT concat_ws('|', api_version, granularity, org_id, program_id, period_id, period_plan, period_start, period_end,
                         timeframe_start, timeframe_end, metric, value) AS line FROM usage_program ORDER BY line`,
     );

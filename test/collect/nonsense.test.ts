@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectCommand } from '../../src/cli/collect.js';
 import { silentLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const bucket = (value: unknown) => ({
@@ -60,8 +61,8 @@ describe('an API that answers nonsense', () => {
     expect(failed?.detail).toMatch(/not the documented v2_programs page \(request id [\w-]+\): a "value" is missing or not of the documented type/);
     const store = await openStore({ path: db, readOnly: true });
     try {
-      expect(await store.query('SELECT * FROM usage_program')).toEqual([]);
-      const [cov] = await store.query<{ status: string }>("SELECT status FROM coverage WHERE source = 'v2_programs'");
+      expect(await rawSql(store).query('SELECT * FROM usage_program')).toEqual([]);
+      const [cov] = await rawSql(store).query<{ status: string }>("SELECT status FROM coverage WHERE source = 'v2_programs'");
       expect(cov?.status).toBe('failed');
     } finally {
       await store.close();

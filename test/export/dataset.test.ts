@@ -17,6 +17,7 @@ import { startSandbox } from '../../src/sandbox/server.js';
 import { quoteLiteral } from '../../src/store/sql.js';
 import { openStore } from '../../src/store/store.js';
 import { venvPython } from '../support/python.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const LATER = NOW + 3 * 3_600_000;
@@ -76,11 +77,11 @@ describe('export --dataset', () => {
     try {
       const out: Record<string, { db: (string | null)[][]; read: (string | null)[][] }> = {};
       for (const [name, c] of Object.entries(COLUMNS)) {
-        const fromDb = await store.query<Record<string, string | null>>(`SELECT ${c.sql.join(', ')} FROM ${name}`);
+        const fromDb = await rawSql(store).query<Record<string, string | null>>(`SELECT ${c.sql.join(', ')} FROM ${name}`);
         const path = quoteLiteral(join(dataset, glob(name)));
         const readSql = `SELECT ${c.sql.map((s) => s.replace(/strftime\([^)]*\)\) AS month|strftime\(billing_month, '%Y-%m'\) AS month/, 'month')).join(', ')}
                          FROM read_parquet(${path}, hive_partitioning = true, hive_types_autocast = false)`;
-        const fromFiles = await store.query<Record<string, string | null>>(readSql);
+        const fromFiles = await rawSql(store).query<Record<string, string | null>>(readSql);
         out[name] = {
           db: sortRows(fromDb.map((r) => c.read.map((k) => (r[k] === null ? null : String(r[k]))))),
           read: sortRows(fromFiles.map((r) => c.read.map((k) => (r[k] === null ? null : String(r[k]))))),

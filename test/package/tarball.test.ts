@@ -44,8 +44,8 @@ describe('the packed tarball, installed globally without dev dependencies', () =
     expect(files.some((f) => f.startsWith('queries/schema/'))).toBe(true);
     expect(files.some((f) => f.startsWith('queries/examples/'))).toBe(true);
     // The SQL beside its owner is read at run time relative to the package root (readSql): shipped as is.
-    for (const dir of ['src/store/sql/', 'src/report/sql/']) expect(files.some((f) => f.startsWith(dir) && f.endsWith('.sql'))).toBe(true);
-    const sqlInSrc = /^src\/[a-z]+\/sql\/[^/]+\.sql$/;
+    for (const dir of ['src/store/sql/', 'src/store/report/sql/']) expect(files.some((f) => f.startsWith(dir) && f.endsWith('.sql'))).toBe(true);
+    const sqlInSrc = /^src\/[a-z]+(\/[a-z]+)?\/sql\/[^/]+\.sql$/;
     expect(files.filter((f) => f.startsWith('test/') || (f.startsWith('src/') && !sqlInSrc.test(f)) || f.startsWith('dist/bench/'))).toEqual([]);
     execFileSync('npm', ['install', '-g', '--prefix', prefix, join(root, packed!.filename), '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], {
       cwd: root, encoding: 'utf8', stdio: 'pipe', timeout: NPM_TIMEOUT_MS,

@@ -6,6 +6,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeArrowFile } from '../../src/report/arrow.js';
 import { tempDir, useTempStore } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 describe('writeArrowFile in batches', () => {
   const store = useTempStore();
@@ -15,12 +16,12 @@ describe('writeArrowFile in batches', () => {
   it('writes a table of several batches exactly, in row order', async () => {
     const s = store();
     // 150,001 rows span three batches; deleting every 7th row leaves gaps in the rowids.
-    await s.run(`CREATE TEMP TABLE big AS
+    await rawSql(s).run(`CREATE TEMP TABLE rpt_big AS
       SELECT i::BIGINT AS n, (9007199254740993 + i)::BIGINT AS big, (i / 100)::DECIMAL(18,2) AS cost
       FROM range(150001) t(i)`);
-    await s.run('DELETE FROM big WHERE n % 7 = 3');
+    await rawSql(s).run('DELETE FROM rpt_big WHERE n % 7 = 3');
     const path = join(dir, 'big.arrow');
-    const rows = await writeArrowFile(s, 'big', path);
+    const rows = await writeArrowFile(s, 'rpt_big', path);
     const expected = 150001 - Math.floor((150001 - 3 + 6) / 7);
     expect(rows).toBe(expected);
 
@@ -49,11 +50,15 @@ describe('writeArrowFile in batches', () => {
 
   it('writes an empty table with its schema', async () => {
     const s = store();
-    await s.run('CREATE TEMP TABLE empty (n BIGINT, label VARCHAR)');
+    await rawSql(s).run('CREATE TEMP TABLE rpt_empty (n BIGINT, label VARCHAR)');
     const path = join(dir, 'empty.arrow');
-    expect(await writeArrowFile(s, 'empty', path)).toBe(0);
+    expect(await writeArrowFile(s, 'rpt_empty', path)).toBe(0);
     const t = tableFromIPC(readFileSync(path));
     expect(t.numRows).toBe(0);
     expect(t.schema.fields.map((f) => f.name)).toEqual(['n', 'label']);
+  });
+
+  it('refuses a table that is not one of the report\'s own (rpt_…, the staged partition)', async () => {
+    await expect(writeArrowFile(store(), 'programs', join(dir, 'programs.arrow'))).rejects.toThrow('"programs" is not a report table of the store');
   });
 });

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { cli, startCli } from '../support/cli.js';
 import { loadMonth } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';
@@ -47,8 +48,8 @@ describe('a report re-run killed part-way', () => {
 
     // The new set differs: every value doubled (a restatement, say).
     const store = await openStore({ path: db });
-    await store.run('UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2, extra_branches_month = extra_branches_month * 2, snapshot_storage_bytes_month = snapshot_storage_bytes_month * 2, active_time_seconds = active_time_seconds * 2, compute_time_seconds = compute_time_seconds * 2, written_data_bytes = written_data_bytes * 2, synthetic_storage_size_bytes = synthetic_storage_size_bytes * 2, data_storage_bytes_hour = data_storage_bytes_hour * 2, logical_size_bytes = logical_size_bytes * 2, logical_size_bytes_hour = logical_size_bytes_hour * 2');
-    await store.run('UPDATE usage_framework_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2');
+    await rawSql(store).run('UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2, extra_branches_month = extra_branches_month * 2, snapshot_storage_bytes_month = snapshot_storage_bytes_month * 2, active_time_seconds = active_time_seconds * 2, compute_time_seconds = compute_time_seconds * 2, written_data_bytes = written_data_bytes * 2, synthetic_storage_size_bytes = synthetic_storage_size_bytes * 2, data_storage_bytes_hour = data_storage_bytes_hour * 2, logical_size_bytes = logical_size_bytes * 2, logical_size_bytes_hour = logical_size_bytes_hour * 2');
+    await rawSql(store).run('UPDATE usage_framework_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2');
     await store.close();
 
     const seen = new Set<string>();

@@ -1,4 +1,4 @@
-// The report is computed one chunk of programs at a time (report/stages.ts): the detail, framework_spend
+// The report is computed one chunk of programs at a time (store/report/stages.ts): the detail, framework_spend
 // and FOCUS per chunk, their lines numbered on from the chunks before. The files must not depend on
 // the chunk size: the medium world (380 programs) with chunks of 7 programs and with the default.
 import { createHash } from 'node:crypto';
@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runReport, type ReportResult } from '../../src/report/run.js';
 import { loadMonth, type Loaded } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';
@@ -41,14 +42,14 @@ test('chunks of 7 programs give the same report files, byte for byte, and the sa
   // differently: its rows and their order are the same.
   const focus = `focus-${MONTH}.parquet`;
   for (const [a, b] of [[chunked.dir, whole.dir], [whole.dir, chunked.dir]] as const) {
-    const [d] = await L.store.query<{ n: bigint }>(positionalDiff(join(a, focus), join(b, focus)));
+    const [d] = await rawSql(L.store).query<{ n: bigint }>(positionalDiff(join(a, focus), join(b, focus)));
     expect(Number(d!.n)).toBe(0);
   }
   expect(chunked.focus!.rows).toBe(whole.focus!.rows);
 });
 
 test('FOCUS and framework_spend lines are numbered program first, one after another, across the chunks', async () => {
-  const [fw] = await L.store.query<{ n: bigint; max_no: bigint; distinct_no: bigint; out_of_order: bigint }>(`
+  const [fw] = await rawSql(L.store).query<{ n: bigint; max_no: bigint; distinct_no: bigint; out_of_order: bigint }>(`
     WITH f AS (SELECT line_no, org_id, program_id, row_number() OVER () AS pos FROM read_parquet('${join(chunked.dir, 'framework_spend.parquet')}'))
     SELECT count(*) AS n, max(line_no) AS max_no, count(DISTINCT line_no) AS distinct_no,
            count(*) FILTER (WHERE line_no <> pos) AS out_of_order FROM f`);
@@ -57,7 +58,7 @@ test('FOCUS and framework_spend lines are numbered program first, one after anot
   expect(fw!.distinct_no).toBe(fw!.n);
   expect(Number(fw!.out_of_order)).toBe(0);
   // The FOCUS file's programs come in one run each (program first), so chunks never interleave.
-  const [fo] = await L.store.query<{ runs: bigint; programs: bigint }>(`
+  const [fo] = await rawSql(L.store).query<{ runs: bigint; programs: bigint }>(`
     WITH f AS (SELECT "SubAccountId" AS p, lag("SubAccountId") OVER () AS prev FROM read_parquet('${join(chunked.dir, `focus-${MONTH}.parquet`)}'))
     SELECT count(*) FILTER (WHERE prev IS DISTINCT FROM p) AS runs, count(DISTINCT p) AS programs FROM f`);
   expect(Number(fo!.programs)).toBeGreaterThan(300);

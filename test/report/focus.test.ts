@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FocusFinalizeError } from '../../src/report/focus.js';
 import { runReport, type ReportResult } from '../../src/report/run.js';
 import { loadMonth, type Loaded } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';
@@ -101,7 +102,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
   });
 
   test('has every column with its FOCUS type, FOCUS columns first and extra columns prefixed x_', async () => {
-    const cols = await L.store.query<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM ${rp(path)}`);
+    const cols = await rawSql(L.store).query<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM ${rp(path)}`);
     const names = cols.map((c) => c.column_name);
     for (const [name, rule] of Object.entries(FOCUS_1_2)) {
       const c = cols.find((x) => x.column_name === name);
@@ -113,32 +114,32 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(names.slice(firstX).every((n) => n.startsWith('x_'))).toBe(true);
     expect(names).toEqual(expect.arrayContaining(['x_Plan', 'x_Granularity', 'x_PriceBookRevision']));
     // Date-times are Parquet timestamps adjusted to UTC, whole seconds.
-    const schema = await L.store.query<{ name: string; logical_type: string }>(`SELECT name, logical_type FROM parquet_schema('${path}')`);
+    const schema = await rawSql(L.store).query<{ name: string; logical_type: string }>(`SELECT name, logical_type FROM parquet_schema('${path}')`);
     for (const n of ['BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd'])
       expect(schema.find((s) => s.name === n)!.logical_type).toMatch(/isAdjustedToUTC=1/);
   });
 
   test('nullability, allowed values, date-times and units follow the 1.2 rules', async () => {
-    const n = (await L.store.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)}`))[0]!.n;
+    const n = (await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)}`))[0]!.n;
     expect(n).toBeGreaterThan(1000n);
     for (const [name, rule] of Object.entries(FOCUS_1_2)) {
       if (rule.nulls) continue;
       const unpricedMayBeNull = COST_COLUMNS.includes(name) ? ' AND NOT "x_Unpriced"' : '';
-      const [x] = await L.store.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "${name}" IS NULL${unpricedMayBeNull}`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "${name}" IS NULL${unpricedMayBeNull}`);
       expect(x!.n, `${name} must not be null`).toBe(0n);
     }
     for (const name of NOT_NULL_ON_USAGE) {
-      const [x] = await L.store.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND "${name}" IS NULL`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND "${name}" IS NULL`);
       expect(x!.n, `${name} must not be null on a Usage row`).toBe(0n);
     }
     for (const name of NOT_NULL_ON_PRICED_USAGE) {
-      const [x] = await L.store.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND NOT "x_Unpriced" AND "${name}" IS NULL`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND NOT "x_Unpriced" AND "${name}" IS NULL`);
       expect(x!.n, `${name} must not be null on a priced Usage row`).toBe(0n);
     }
-    for (const v of await (async () => (await L.store.query<{ v: string | null }>(`SELECT DISTINCT "PricingCategory" AS v FROM ${rp(path)}`)).map((x) => x.v))())
+    for (const v of await (async () => (await rawSql(L.store).query<{ v: string | null }>(`SELECT DISTINCT "PricingCategory" AS v FROM ${rp(path)}`)).map((x) => x.v))())
       expect(['Standard', 'Dynamic', 'Committed', 'Other', null]).toContain(v);
     // Relationships between columns (the validator's cross-column rules).
-    const [rel] = await L.store.query<Record<string, bigint>>(`
+    const [rel] = await rawSql(L.store).query<Record<string, bigint>>(`
       SELECT
         count(*) FILTER (WHERE ("RegionId" IS NULL) <> ("RegionName" IS NULL)) AS region_name_iff_id,
         count(*) FILTER (WHERE "BillingAccountName" = "BillingAccountId") AS account_name_is_id,
@@ -153,7 +154,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
       FROM ${rp(path)}`);
     expect(rel).toEqual({ region_name_iff_id: 0n, account_name_is_id: 0n, non_positive_usage: 0n, negative_usage_cost: 0n, unpriced_with_price: 0n,
       price_without_sku: 0n, details_not_key_value: 0n, sub_name_without_id: 0n, resource_name_without_id: 0n, bad_status: 0n });
-    const perKey = await L.store.query<{ k: string }>(`
+    const perKey = await rawSql(L.store).query<{ k: string }>(`
       SELECT 'SkuPriceId ' || "SkuPriceId" AS k FROM ${rp(path)} WHERE "SkuPriceId" IS NOT NULL GROUP BY "SkuPriceId"
         HAVING count(DISTINCT "ListUnitPrice") > 1 OR count(DISTINCT "SkuId") > 1 OR count(DISTINCT "SkuPriceDetails") > 1
       UNION ALL
@@ -166,7 +167,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
       SELECT 'BillingAccountId ' || "BillingAccountId" FROM ${rp(path)} GROUP BY "BillingAccountId" HAVING count(DISTINCT "BillingAccountName") > 1`);
     expect(perKey).toEqual([]);
     // SkuPriceDetails and ListUnitPrice exist exactly when a SkuPriceId does; SkuMeter names its SkuId alone.
-    const [sku] = await L.store.query<Record<string, bigint>>(`
+    const [sku] = await rawSql(L.store).query<Record<string, bigint>>(`
       SELECT
         count(*) FILTER (WHERE ("SkuPriceDetails" IS NULL) <> ("SkuPriceId" IS NULL)) AS details_iff_price,
         count(*) FILTER (WHERE ("ListUnitPrice" IS NULL) <> ("SkuPriceId" IS NULL)) AS list_price_iff_price,
@@ -177,20 +178,20 @@ describe('the FOCUS 1.2 file of a complete month', () => {
       FROM ${rp(path)}`);
     expect(sku).toEqual({ details_iff_price: 0n, list_price_iff_price: 0n, contracted_price_iff_price: 0n, meter_without_sku: 0n,
       contracted_above_list: 0n, negative_quantity: 0n });
-    const meters = await L.store.query(`SELECT "SkuId" FROM ${rp(path)} WHERE "SkuId" IS NOT NULL GROUP BY 1 HAVING count(DISTINCT "SkuMeter") > 1`);
+    const meters = await rawSql(L.store).query(`SELECT "SkuId" FROM ${rp(path)} WHERE "SkuId" IS NOT NULL GROUP BY 1 HAVING count(DISTINCT "SkuMeter") > 1`);
     expect(meters).toEqual([]);
     // BillingAccountName is the organization's name from the API's organization listing.
-    const names = await L.store.query<{ id: string; name: string; expected: string | null }>(`
+    const names = await rawSql(L.store).query<{ id: string; name: string; expected: string | null }>(`
       SELECT DISTINCT f."BillingAccountId" AS id, f."BillingAccountName" AS name, o.name AS expected
       FROM ${rp(path)} f LEFT JOIN organizations o ON o.org_id = f."BillingAccountId"`);
     expect(names.filter((x) => x.expected !== null).length).toBeGreaterThan(0);
     for (const x of names) if (x.expected !== null) expect(x.name, x.id).toBe(x.expected);
     expect(new Set(names.map((x) => x.name)).size).toBe(names.length);
-    const subs = await L.store.query<{ c: string; s: string }>(`SELECT DISTINCT "ServiceCategory" AS c, "ServiceSubcategory" AS s FROM ${rp(path)}`);
+    const subs = await rawSql(L.store).query<{ c: string; s: string }>(`SELECT DISTINCT "ServiceCategory" AS c, "ServiceSubcategory" AS s FROM ${rp(path)}`);
     for (const x of subs) expect(SUBCATEGORY_PARENT[x.s], `${x.s} under ${x.c}`).toBe(x.c);
-    const [regions] = await L.store.query<{ n: bigint }>(`SELECT count(DISTINCT "RegionId") AS n FROM ${rp(path)}`);
+    const [regions] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(DISTINCT "RegionId") AS n FROM ${rp(path)}`);
     expect(regions!.n).toBeGreaterThan(1n);
-    const distinct = async (c: string) => (await L.store.query<{ v: string | null }>(`SELECT DISTINCT "${c}" AS v FROM ${rp(path)}`)).map((x) => x.v);
+    const distinct = async (c: string) => (await rawSql(L.store).query<{ v: string | null }>(`SELECT DISTINCT "${c}" AS v FROM ${rp(path)}`)).map((x) => x.v);
     for (const v of await distinct('ChargeCategory')) expect(CHARGE_CATEGORIES).toContain(v);
     for (const v of await distinct('ChargeClass')) expect([null, 'Correction']).toContain(v);
     for (const v of await distinct('ChargeFrequency')) expect(CHARGE_FREQUENCIES).toContain(v);
@@ -200,7 +201,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     for (const u of units) expect(u).toMatch(UNIT);
     expect(units).toEqual(expect.arrayContaining(['GB', 'GB-Months', 'CU-Hours', 'Hours', 'Branch-Months']));
 
-    const [bad] = await L.store.query<Record<string, bigint>>(`
+    const [bad] = await rawSql(L.store).query<Record<string, bigint>>(`
       SELECT
         count(*) FILTER (WHERE "ChargePeriodStart" >= "ChargePeriodEnd") AS empty_period,
         count(*) FILTER (WHERE "ChargePeriodStart" < "BillingPeriodStart" OR "ChargePeriodEnd" > "BillingPeriodEnd") AS outside_billing,
@@ -223,7 +224,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
   });
 
   test('sum(BilledCost) equals the workbook total to the cent, per program too: no double counting', async () => {
-    const [s] = await L.store.query<{ billed: string }>(`SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(path)}`);
+    const [s] = await rawSql(L.store).query<{ billed: string }>(`SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(path)}`);
     expect(s!.billed).toBe(r.total);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(r.files.find((f) => f.path.endsWith('.xlsx'))!.path);
@@ -234,14 +235,14 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(Math.round(workbookTotal! * 100)).toBe(Number(s!.billed.replace('.', '')));
 
     const dir = r.dir;
-    const diff = await L.store.query(`
+    const diff = await rawSql(L.store).query(`
       WITH f AS (SELECT "SubAccountId" AS program_id, sum(coalesce("BilledCost", 0)) AS c FROM ${rp(path)} GROUP BY 1),
            p AS (SELECT program_id, sum(coalesce(cost, 0)) AS c FROM ${rp(join(dir, 'program_spend.parquet'))} GROUP BY 1)
       SELECT coalesce(f.program_id, p.program_id) AS program_id, f.c AS focus, p.c AS workbook
       FROM f FULL OUTER JOIN p ON f.program_id = p.program_id WHERE f.c IS DISTINCT FROM p.c`);
     expect(diff).toEqual([]);
     // All rows are framework_spend (with its unattributed and no-framework lines); framework rows are its framework lines.
-    const [fw] = await L.store.query<{ a: string; b: string; c: string; d: string }>(`
+    const [fw] = await rawSql(L.store).query<{ a: string; b: string; c: string; d: string }>(`
       SELECT (SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) FROM ${rp(path)}) AS a,
              (SELECT CAST(sum(coalesce(cost, 0)) AS DECIMAL(18,2)) FROM ${rp(join(dir, 'framework_spend.parquet'))}) AS b,
              (SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) FROM ${rp(path)} WHERE "x_LineType" = 'framework') AS c,
@@ -251,7 +252,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
   });
 
   test('unpriced usage has no price and no cost (never 0), with x_Unpriced and the reason', async () => {
-    const [u] = await L.store.query<{ n: bigint; with_cost: bigint; reasons: bigint; described: bigint }>(`
+    const [u] = await rawSql(L.store).query<{ n: bigint; with_cost: bigint; reasons: bigint; described: bigint }>(`
       SELECT count(*) AS n, count("BilledCost") + count("ListCost") + count("ListUnitPrice") AS with_cost,
              count(*) FILTER (WHERE "x_UnpricedReason" LIKE 'unpriced:%') AS reasons,
              count(*) FILTER (WHERE "ChargeDescription" LIKE '%UNPRICED%') AS described
@@ -271,7 +272,7 @@ describe('corrections after finalisation', () => {
   const out = () => join(L.dir, 'reports');
   const run = (o: { finalize?: boolean; now?: number } = {}) =>
     runReport({ store: L.store, month: MONTH, outDir: out(), formats: ['focus'], priceBookPath: BOOK, now: new Date(o.now ?? L.now), ...(o.finalize ? { finalize: true } : {}) });
-  const rows = (p: string) => L.store.query(`SELECT * FROM ${rp(p)}`);
+  const rows = (p: string) => rawSql(L.store).query(`SELECT * FROM ${rp(p)}`);
   beforeAll(async () => {
     L = await loadMonth({ month: MONTH });
   });
@@ -282,7 +283,7 @@ describe('corrections after finalisation', () => {
   test('a month is finalised only when complete and over', async () => {
     await expect(runReport({ store: L.store, month: MONTH, outDir: out(), formats: ['focus'], priceBookPath: BOOK, now: new Date('2025-10-20T00:00:00Z'), finalize: true }))
       .rejects.toBeInstanceOf(FocusFinalizeError);
-    expect(await L.store.query('SELECT * FROM report_finalizations')).toEqual([]);
+    expect(await rawSql(L.store).query('SELECT * FROM report_finalizations')).toEqual([]);
   });
 
   test('finalised rows are kept unchanged and differences become Correction rows', async () => {
@@ -298,12 +299,12 @@ describe('corrections after finalisation', () => {
     expect(same.files.find((f) => f.path.includes('focus-'))!.sha256).toBe(before.files.find((f) => f.path.includes('focus-'))!.sha256);
 
     // A restated bucket: one program's compute on one day grows by 100 CU-hours on a priced plan.
-    const [target] = await L.store.query<{ program_id: string; timeframe_start: Date; period_plan: string }>(`
+    const [target] = await rawSql(L.store).query<{ program_id: string; timeframe_start: Date; period_plan: string }>(`
       SELECT program_id, timeframe_start, period_plan FROM usage_program
       WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND period_plan IN ('launch', 'scale')
         AND timeframe_start = TIMESTAMPTZ '2025-10-12 00:00:00+00'
       ORDER BY program_id LIMIT 1`);
-    await L.store.run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
+    await rawSql(L.store).run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
       AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
 
     const after = await run({ now: L.now + 2 * 86_400_000 });
@@ -326,7 +327,7 @@ describe('corrections after finalisation', () => {
     expect(Math.abs(delta - 100 * rate)).toBeLessThanOrEqual(0.011);
     // The finalised total plus the corrections: the workbook keeps the finalised total and lists the
     // same change in its corrections section.
-    const [s] = await L.store.query<{ billed: string }>(`SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(focusPath(after))}`);
+    const [s] = await rawSql(L.store).query<{ billed: string }>(`SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(focusPath(after))}`);
     expect(after.total).toBe(before.total);
     expect(Number(s!.billed)).toBeCloseTo(Number(before.total) + Number(after.corrections!.amount), 2);
     expect(s!.billed).not.toBe(before.total);

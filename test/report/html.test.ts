@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runReport, type ReportResult } from '../../src/report/run.js';
 import { Browser } from '../support/chromium.js';
 import { DAY, loadMonth, monthRange, type Loaded } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 const CHARTS = ['forecast', 'daily-spend', 'top-programs', 'top-frameworks', 'storage', 'snapshots', 'transfer'];
@@ -59,7 +60,7 @@ describe('report.html for a month in progress', () => {
       expect(Object.keys(charts).sort()).toEqual([...CHARTS].sort());
       // Snapshots are known only since the inventory first listed them (the clock's morning, after the
       // last collected day): the chart says so and draws no day before, rather than a flat 0.
-      const known = await L.store.query<{ n: bigint }>(
+      const known = await rawSql(L.store).query<{ n: bigint }>(
         `SELECT count(DISTINCT day) AS n FROM read_parquet('${join(r.dir, 'snapshot_storage.parquet')}') WHERE snapshots IS NOT NULL`);
       for (const id of CHARTS) {
         if (id === 'snapshots') expect(charts[id]!.marks, 'snapshot days known').toBe(Number(known[0]!.n));

@@ -6,6 +6,7 @@ import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { refreshPrices } from '../../src/report/prices.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
 import { load, spec, useTempStore } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const CASES = [
   { plan: 'launch', metric: 'compute_unit_seconds', at: '2025-09-30T23:00:00Z', rate: '0.140000' },
@@ -32,7 +33,7 @@ describe('rates in force, as the spend SQL applies them', () => {
       };
     });
     await load(store(), spec({ windowStart: new Date('2025-08-01T00:00:00Z'), windowEnd: new Date('2026-02-01T00:00:00Z') }), rows);
-    const priced = await store().query<{ program_id: string; rate: string | null; rate_micro: bigint | null }>(
+    const priced = await rawSql(store()).query<{ program_id: string; rate: string | null; rate_micro: bigint | null }>(
       'SELECT program_id, rate, rate_micro FROM spend_program_buckets ORDER BY program_id',
     );
     expect(priced.map((r) => [r.program_id, r.rate])).toEqual(CASES.map((c, i) => [`program-${i}`, c.rate]));

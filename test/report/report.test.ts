@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ReportIncompleteError, runReport, type ReportResult } from '../../src/report/run.js';
 import { columnLabel } from '../../src/report/labels.js';
 import { loadMonth, type Loaded } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';
@@ -61,7 +62,7 @@ describe('a complete month', () => {
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Summary', 'program_spend', 'framework_spend', 'snapshot_storage', 'transfer', 'About']);
     for (const f of first.files.filter((f) => f.path.endsWith('.parquet'))) {
       const name = f.path.split('/').at(-1)!.replace('.parquet', '');
-      const pq = await L.store.query(`SELECT * FROM read_parquet('${f.path}') ORDER BY line_no`);
+      const pq = await rawSql(L.store).query(`SELECT * FROM read_parquet('${f.path}') ORDER BY line_no`);
       expect(pq.length).toBe(f.rows);
       const { header, rows, total } = await sheetRows(wb, name);
       // Words in the workbook, machine names in Parquet, column for column.
@@ -84,11 +85,11 @@ describe('a complete month', () => {
 
   test('Parquet columns are typed: ids VARCHAR, money DECIMAL(18,2), raw quantities exact', async () => {
     const path = first.files.find((f) => f.path.endsWith('program_spend.parquet'))!.path;
-    const cols = await L.store.query<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${path}')`);
+    const cols = await rawSql(L.store).query<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet('${path}')`);
     const t = Object.fromEntries(cols.map((c) => [c.column_name, c.column_type]));
     expect(t).toMatchObject({ org_id: 'VARCHAR', program_id: 'VARCHAR', period_id: 'VARCHAR', cost: 'DECIMAL(18,2)', rate: 'DECIMAL(18,6)',
       quantity_raw: 'DECIMAL(38,0)', quantity: 'DECIMAL(38,6)', billing_month: 'DATE', priced: 'BOOLEAN' });
-    const meta = await L.store.query<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`);
+    const meta = await rawSql(L.store).query<{ compression: string }>(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`);
     expect(meta.map((m) => m.compression)).toEqual(['ZSTD']);
   });
 
@@ -201,9 +202,9 @@ describe('a partial month', () => {
     expect(names).not.toContain('transfer');
     expect(names).toEqual(expect.arrayContaining(['transfer by program', 'transfer by metric', 'transfer by day']));
     const pq = join(r.dir, 'transfer.parquet');
-    const exact = await L.store.query<{ program_id: string; cents: bigint }>(
+    const exact = await rawSql(L.store).query<{ program_id: string; cents: bigint }>(
       `SELECT program_id, CAST(round(sum(coalesce(cost, 0)) * 100) AS BIGINT) AS cents FROM read_parquet('${pq}') GROUP BY program_id ORDER BY program_id`);
-    const byDay = await L.store.query<{ n: bigint }>(`SELECT count(DISTINCT day) AS n FROM read_parquet('${pq}')`);
+    const byDay = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(DISTINCT day) AS n FROM read_parquet('${pq}')`);
     for (const sheet of ['transfer by program', 'transfer by metric', 'transfer by day']) {
       const { header, rows, total } = await sheetRows(wb, sheet);
       const cost = header.indexOf('Cost');
@@ -262,7 +263,7 @@ describe('a partial month', () => {
     expect(rates).toBeGreaterThan(40);
     expect(assumed).toBe(23);
     // Deleted programs are named and flagged on the Summary.
-    const deleted = await L.store.query<{ name: string }>('SELECT name FROM programs WHERE deleted_at IS NOT NULL AND program_id IN (SELECT program_id FROM usage_program)');
+    const deleted = await rawSql(L.store).query<{ name: string }>('SELECT name FROM programs WHERE deleted_at IS NOT NULL AND program_id IN (SELECT program_id FROM usage_program)');
     expect(deleted.length).toBeGreaterThan(0);
     const summaryText: string[] = [];
     wb.getWorksheet('Summary')!.eachRow((row) => row.eachCell((c) => summaryText.push(String(c.value))));
@@ -275,8 +276,8 @@ describe('a partial month', () => {
     const lines: unknown[][] = [];
     wb.getWorksheet('Summary')!.eachRow((row) => lines.push((row.values as unknown[]).slice(1)));
     const pq = first.files.find((f) => f.path.endsWith('program_spend.parquet'))!.path;
-    const [u] = await L.store.query<{ n: bigint }>(`SELECT count(*) AS n FROM read_parquet('${pq}') WHERE NOT priced`);
-    const [a] = await L.store.query<{ cost: string }>(
+    const [u] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM read_parquet('${pq}') WHERE NOT priced`);
+    const [a] = await rawSql(L.store).query<{ cost: string }>(
       `SELECT CAST(coalesce(sum(cost), 0) AS VARCHAR) AS cost FROM read_parquet('${pq}') WHERE list_contains($ids, rate_id)`,
       { ids: first.assumed.used.map((x) => x.rate_id) });
     expect(first.unpricedLines).toBe(Number(u!.n));
@@ -294,7 +295,7 @@ describe('a partial month', () => {
       expect(Math.abs(Number(first.assumed.share) - share)).toBeLessThan(0.006);
     }
     // A program whose lines are all unpriced has a blank cost, never 0.
-    const [allUnpriced] = await L.store.query<{ n: bigint }>(
+    const [allUnpriced] = await rawSql(L.store).query<{ n: bigint }>(
       `SELECT count(*) AS n FROM (SELECT program_id FROM read_parquet('${pq}') GROUP BY program_id HAVING bool_and(NOT priced))`);
     const blanks = lines.filter((l) => l[6] === 'UNPRICED' && (l[4] === null || l[4] === undefined)).length;
     expect(blanks).toBeGreaterThanOrEqual(Number(allUnpriced!.n));

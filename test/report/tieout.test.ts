@@ -8,6 +8,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runReport, type ReportResult } from '../../src/report/run.js';
 import { loadMonth, type Loaded } from '../support/month.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';
@@ -26,7 +27,7 @@ describe.each(['small', 'medium'] as const)('tie-out on the %s world', (scenario
 
   test('per program and in total, every report equals program_spend to the cent', async () => {
     const f = (n: string) => rp(join(r.dir, n));
-    const diffs = await L.store.query(`
+    const diffs = await rawSql(L.store).query(`
       WITH ps AS (SELECT program_id, metric, sum(coalesce(cost, 0)) AS c FROM ${f('program_spend.parquet')} GROUP BY ALL),
       p AS (SELECT program_id, sum(c) AS all_c,
                    sum(c) FILTER (WHERE metric = 'snapshot_storage_bytes_month') AS snap_c,
@@ -42,11 +43,11 @@ describe.each(['small', 'medium'] as const)('tie-out on the %s world', (scenario
          OR p.all_c <> coalesce(fw.c, 0) OR p.all_c <> coalesce(fo.c, 0)`);
     expect(diffs).toEqual([]);
     // Per line too: the detail of a line adds up to it.
-    const lineDiffs = await L.store.query(`
+    const lineDiffs = await rawSql(L.store).query(`
       WITH d AS (SELECT program_line_no, sum(coalesce(cost, 0)) AS c FROM ${f('framework_spend.parquet')} GROUP BY ALL)
       SELECT l.line_no FROM ${f('program_spend.parquet')} l LEFT JOIN d ON d.program_line_no = l.line_no WHERE coalesce(l.cost, 0) <> coalesce(d.c, 0)`);
     expect(lineDiffs).toEqual([]);
-    const [tot] = await L.store.query<Record<string, string>>(`
+    const [tot] = await rawSql(L.store).query<Record<string, string>>(`
       SELECT CAST(sum(coalesce(cost, 0)) AS VARCHAR) AS ps,
              (SELECT CAST(sum(coalesce("BilledCost", 0)) AS VARCHAR) FROM ${f(`focus-${MONTH}.parquet`)}) AS focus,
              (SELECT CAST(sum(coalesce(cost, 0)) AS VARCHAR) FROM ${f('framework_spend.parquet')}) AS fw,
@@ -77,14 +78,14 @@ describe.each(['small', 'medium'] as const)('tie-out on the %s world', (scenario
       }
     });
     expect(Math.round(grand! * 100)).toBe(Math.round(Number(tot!.ps) * 100));
-    const perProgram = await L.store.query<{ program_id: string; c: string }>(
+    const perProgram = await rawSql(L.store).query<{ program_id: string; c: string }>(
       `SELECT program_id, CAST(sum(coalesce(cost, 0)) AS VARCHAR) AS c FROM ${f('program_spend.parquet')} GROUP BY ALL`);
     expect(summary.size).toBe(perProgram.length);
     for (const p of perProgram) expect(Math.round(summary.get(p.program_id)! * 100), p.program_id).toBe(Math.round(Number(p.c) * 100));
   });
 
   test('a gauge billed on its peak is charged once per month, shared between the periods', async () => {
-    const rows = await L.store.query<{ program_id: string; metric: string; peak: string; charged: string; lines: bigint }>(`
+    const rows = await rawSql(L.store).query<{ program_id: string; metric: string; peak: string; charged: string; lines: bigint }>(`
       WITH peak AS (SELECT program_id, metric, max(value) AS peak FROM usage_program
                     WHERE granularity = 'daily' AND metric IN ('synthetic_storage_size_bytes', 'logical_size_bytes') GROUP BY ALL)
       SELECT p.program_id, p.metric, CAST(p.peak AS VARCHAR) AS peak, CAST(sum(l.quantity_raw) AS VARCHAR) AS charged, count(*) AS lines
@@ -112,21 +113,21 @@ describe('finalise, restate, re-export', () => {
     const sha = (x: ReportResult, name: string) => x.files.find((f) => f.path.endsWith(name))!.sha256;
     const m0 = JSON.parse(readFileSync(join(fin.dir, 'manifest.json'), 'utf8'));
     expect(m0).toMatchObject({ finalized: true, corrected: false });
-    const recorded = await L.store.query<{ name: string; sha256: string }>('SELECT name, sha256 FROM report_finalized_files ORDER BY name');
+    const recorded = await rawSql(L.store).query<{ name: string; sha256: string }>('SELECT name, sha256 FROM report_finalized_files ORDER BY name');
     expect(recorded.map((x) => x.name).sort()).toEqual(fin.files.filter((f) => !f.path.endsWith('manifest.json')).map((f) => f.path.slice(fin.dir.length + 1)).sort());
 
-    const [target] = await L.store.query<{ program_id: string; timeframe_start: Date }>(`
+    const [target] = await rawSql(L.store).query<{ program_id: string; timeframe_start: Date }>(`
       SELECT program_id, timeframe_start FROM usage_program
       WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND period_plan IN ('launch', 'scale')
         AND timeframe_start = TIMESTAMPTZ '2025-10-12 00:00:00+00' ORDER BY program_id LIMIT 1`);
-    await L.store.run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
+    await rawSql(L.store).run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
       AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
 
     const after = await run({ day: 1 });
     for (const n of ['program_spend.parquet', 'framework_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet'])
       expect(sha(after, n), n).toBe(sha(fin, n));
     expect(after.total).toBe(fin.total);
-    const corr = await L.store.query<{ program_id: string; metric: string; change: string; cost_change: string; quantity_raw_change: string }>(
+    const corr = await rawSql(L.store).query<{ program_id: string; metric: string; change: string; cost_change: string; quantity_raw_change: string }>(
       `SELECT program_id, metric, change, CAST(cost_change AS VARCHAR) AS cost_change, CAST(quantity_raw_change AS VARCHAR) AS quantity_raw_change
        FROM ${rp(join(after.dir, 'corrections.parquet'))}`);
     expect(corr).toHaveLength(1);

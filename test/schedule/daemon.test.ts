@@ -5,6 +5,7 @@ import { startScheduler, type JobRun } from '../../src/schedule/daemon.js';
 import { manifestPath } from '../../src/schedule/jobs.js';
 import { lockPaths } from '../../src/app/lock.js';
 import { fixture, useTeardown, unaccountedRows, until } from '../support/fixture.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 // Cron expressions with seconds, so that slots come round during a test. RARE never fires in one.
 const EVERY_2S = '*/2 * * * * *';
@@ -65,12 +66,12 @@ describe('scheduler', () => {
 
     const store = await openStore({ path: f.dbPath, readOnly: true });
     try {
-      const rows = await store.query<{ granularity: string; n: bigint }>('SELECT granularity, count(*) AS n FROM usage_program GROUP BY granularity');
+      const rows = await rawSql(store).query<{ granularity: string; n: bigint }>('SELECT granularity, count(*) AS n FROM usage_program GROUP BY granularity');
       const by = Object.fromEntries(rows.map((r) => [r.granularity, Number(r.n)]));
       expect(by.hourly).toBeGreaterThan(0);
       expect(by.daily).toBeGreaterThan(0);
       expect(by.monthly).toBeGreaterThan(0);
-      const runIds = await store.query<{ run_id: string }>('SELECT run_id FROM collection_runs');
+      const runIds = await rawSql(store).query<{ run_id: string }>('SELECT run_id FROM collection_runs');
       for (const r of runs.filter((r) => r.run_id)) expect(runIds.map((x) => x.run_id)).toContain(r.run_id);
     } finally {
       await store.close();

@@ -7,6 +7,7 @@ import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
 import { distModule } from '../support/child.js';
 import { consumptionRequests, fixture, jsonLines, useTeardown, runCounts, unaccountedRows, until, type Fixture } from '../support/fixture.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const RARE = '0 0 0 1 1 *';
 // Each request takes this long, so that a collection is still going when the stop comes.
@@ -24,7 +25,7 @@ async function expectCleanDatabase(fx: Fixture): Promise<{ run_id: string; statu
   const store = await openStore({ path: fx.dbPath, readOnly: true });
   let last;
   try {
-    const runs = await store.query<{ run_id: string; status: string; error: string | null }>('SELECT run_id, status, error FROM collection_runs ORDER BY started_at');
+    const runs = await rawSql(store).query<{ run_id: string; status: string; error: string | null }>('SELECT run_id, status, error FROM collection_runs ORDER BY started_at');
     expect(runs.filter((r) => r.status === 'running')).toEqual([]);
     last = runs.at(-1)!;
   } finally {

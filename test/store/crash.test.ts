@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { packageRoot } from '../../src/store/sql.js';
 import { openStore } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, useTempDbPath } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const dbPath = useTempDbPath();
 
@@ -43,7 +44,7 @@ describe('a process killed during a batch commit', () => {
     for (const delayMs of [0, 150]) {
       const printed = await commitAndKill(delayMs);
       const store = await openStore({ path: dbPath() });
-      const [state] = await store.query<{ n: bigint; total: bigint; runs: string; coverage: string }>(
+      const [state] = await rawSql(store).query<{ n: bigint; total: bigint; runs: string; coverage: string }>(
         `SELECT count(*) AS n, sum(value)::BIGINT AS total, string_agg(DISTINCT run_id, ',') AS runs,
                 (SELECT string_agg(run_id || ':' || rows, ',') FROM coverage) AS coverage
          FROM usage_program`,

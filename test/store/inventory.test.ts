@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProgramRow, Store } from '../../src/store/store.js';
 import { useTempStore } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const currentStore = useTempStore();
 let store: Store;
@@ -21,7 +22,7 @@ describe('inventory upserts', () => {
     // Day 3: p2 is back, p3 gone; an incomplete listing (no completeFor) marks nothing.
     await store.upsertPrograms([prog('p2')], { seenAt: d3, completeForOrgs: ['org-1'] });
     await store.upsertPrograms([prog('p2')], { seenAt: d3 });
-    const rows = await store.query('SELECT program_id, name, first_seen_at, last_seen_at, deleted_at FROM programs ORDER BY program_id');
+    const rows = await rawSql(store).query('SELECT program_id, name, first_seen_at, last_seen_at, deleted_at FROM programs ORDER BY program_id');
     expect(rows).toEqual([
       { program_id: 'p1', name: 'renamed', first_seen_at: d1, last_seen_at: d2, deleted_at: d3 },
       { program_id: 'p2', name: 'p2', first_seen_at: d1, last_seen_at: d3, deleted_at: null },
@@ -34,7 +35,7 @@ describe('inventory upserts', () => {
     await store.upsertPrograms([prog('p1'), prog('p2')], { seenAt: d1, completeForOrgs: ['org-1'] });
     await store.upsertPrograms([prog('p1')], { seenAt: d2, completeForOrgs: ['org-1'] });
     await store.upsertPrograms([prog('p1')], { seenAt: d3, completeForOrgs: ['org-1'] });
-    expect(await store.query("SELECT deleted_at FROM programs WHERE program_id = 'p2'")).toEqual([{ deleted_at: d2 }]);
+    expect(await rawSql(store).query("SELECT deleted_at FROM programs WHERE program_id = 'p2'")).toEqual([{ deleted_at: d2 }]);
   });
 
   it('takes the last copy of an item listed twice, and an empty complete listing marks its whole scope', async () => {
@@ -48,7 +49,7 @@ describe('inventory upserts', () => {
       { seenAt: d1, completeForPrograms: ['p1', 'p2'] },
     );
     await store.upsertFrameworks([], { seenAt: d2, completeForPrograms: ['p1'] });
-    expect(await store.query('SELECT framework_id, current_state, deleted_at FROM frameworks ORDER BY framework_id')).toEqual([
+    expect(await rawSql(store).query('SELECT framework_id, current_state, deleted_at FROM frameworks ORDER BY framework_id')).toEqual([
       { framework_id: 'f1', current_state: 'ready', deleted_at: d2 },
       { framework_id: 'f2', current_state: 'ready', deleted_at: d2 },
       { framework_id: 'g1', current_state: 'ready', deleted_at: null },
@@ -67,7 +68,7 @@ describe('inventory upserts', () => {
       seenAt: d2,
       completeForPrograms: ['p1'],
     });
-    expect(await store.query('SELECT snapshot_id, name, manual, expires_at, created_at, first_seen_at, deleted_at FROM snapshots ORDER BY 1')).toEqual([
+    expect(await rawSql(store).query('SELECT snapshot_id, name, manual, expires_at, created_at, first_seen_at, deleted_at FROM snapshots ORDER BY 1')).toEqual([
       { snapshot_id: 's1', name: 'nightly', manual: false, expires_at: d3, created_at: d1, first_seen_at: d1, deleted_at: d2 },
       { snapshot_id: 's2', name: 'kept', manual: true, expires_at: null, created_at: d2, first_seen_at: d1, deleted_at: null },
     ]);

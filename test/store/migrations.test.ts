@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { listMigrations, SchemaTooNewError } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/store.js';
 import { useTempDbPath } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const dbPath = useTempDbPath();
 
@@ -18,7 +19,7 @@ describe('migrations', () => {
   it('applies 001 once to a new file; re-opening is a no-op', async () => {
     let store = await openStore({ path: dbPath(), now: () => new Date('2025-01-01T00:00:00Z') });
     expect(await store.schemaVersion()).toBe(shipped.at(-1)!.version);
-    const tables = await store.query<{ t: string }>("SELECT table_name AS t FROM duckdb_tables() WHERE database_name = current_database() ORDER BY t");
+    const tables = await rawSql(store).query<{ t: string }>("SELECT table_name AS t FROM duckdb_tables() WHERE database_name = current_database() ORDER BY t");
     expect(tables.map((r) => r.t)).toEqual([
       'billing_periods', 'collection_runs', 'coverage', 'export_partitions', 'frameworks',
       'inventory_listing_state', 'inventory_program_updated', 'inventory_sought', 'inventory_state',
@@ -29,7 +30,7 @@ describe('migrations', () => {
     await store.close();
 
     store = await openStore({ path: dbPath(), now: () => new Date('2030-01-01T00:00:00Z') });
-    expect(await store.query('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')).toEqual(
+    expect(await rawSql(store).query('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')).toEqual(
       shipped.map((m) => ({ version: m.version, name: m.name, applied_at: new Date('2025-01-01T00:00:00Z') })),
     );
     await store.close();
@@ -43,7 +44,7 @@ describe('migrations', () => {
 
     store = await openStore({ path: dbPath(), migrations: [...shipped, fixtures[0]!] });
     expect(await store.schemaVersion()).toBe(900);
-    expect(await store.query('SELECT run_id, note FROM run_notes')).toEqual([{ run_id: 'r1', note: null }]);
+    expect(await rawSql(store).query('SELECT run_id, note FROM run_notes')).toEqual([{ run_id: 'r1', note: null }]);
     await store.close();
   });
 
@@ -52,13 +53,13 @@ describe('migrations', () => {
     await expect(openStore({ path: dbPath(), migrations: [...shipped, ...fixtures] })).rejects.toThrow(/901_broken\.sql failed and was rolled back/);
     const store = await openStore({ path: dbPath(), migrations: [...shipped, fixtures[0]!] });
     expect(await store.schemaVersion()).toBe(900); // 900 committed before 901 failed
-    expect(await store.query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'should_not_exist'")).toEqual([{ n: 0n }]);
+    expect(await rawSql(store).query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'should_not_exist'")).toEqual([{ n: 0n }]);
     await store.close();
   });
 
   it('refuses a file from a newer release, read-write and read-only, and leaves it unchanged', async () => {
     const store = await openStore({ path: dbPath() });
-    await store.run("INSERT INTO schema_migrations VALUES (999, 'future', now())");
+    await rawSql(store).run("INSERT INTO schema_migrations VALUES (999, 'future', now())");
     await store.close();
     const err = await openStore({ path: dbPath() }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SchemaTooNewError);

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
 import { useTempStore } from '../support/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const WINDOW = { windowStart: new Date('2026-11-01T00:00:00Z'), windowEnd: new Date('2026-11-03T00:00:00Z') };
 
@@ -44,7 +45,7 @@ function page(programs: Record<string, (number | string)[]>, cursor?: string): s
 }
 
 async function rows(store: Store) {
-  return store.query<{ program_id: string; timeframe_start: Date; value: bigint }>(
+  return rawSql(store).query<{ program_id: string; timeframe_start: Date; value: bigint }>(
     'SELECT program_id, timeframe_start, value FROM usage_program ORDER BY program_id, timeframe_start',
   );
 }
@@ -71,7 +72,7 @@ describe('page-loaded usage batches', () => {
     await second.appendPage('v2_programs', page({ a: [1, 42], b: [0, 6] }));
     await second.commit();
     expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 42n], ['b', 6n]]);
-    const [cov] = await store.query<{ rows: bigint; n: bigint }>(
+    const [cov] = await rawSql(store).query<{ rows: bigint; n: bigint }>(
       "SELECT arg_max(rows, collected_at) AS rows, count(*) AS n FROM coverage WHERE source = 'v2_programs'",
     );
     expect(cov).toEqual({ rows: 3n, n: 1n });
@@ -96,7 +97,7 @@ describe('page-loaded usage batches', () => {
     expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
     await second.abort();
     expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
-    const cov = await store.query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
+    const cov = await rawSql(store).query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
@@ -109,7 +110,7 @@ describe('page-loaded usage batches', () => {
     await b.appendPage('v2_programs', page({ b: [30, 40], c: [5, 6] }));
     await expect(b.commit()).rejects.toThrow(/appears more than once/);
     expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
-    const cov = await store.query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
+    const cov = await rawSql(store).query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
@@ -146,7 +147,7 @@ describe('page-loaded usage batches', () => {
     await expect(b.appendPage('v2_programs', page({ b: ['-1', 2] }))).rejects.toThrow(/non-negative/);
     await expect(b.commit()).rejects.toThrow(/one of its pages was refused/);
     expect(await rows(store)).toEqual([]);
-    expect(await store.query('SELECT * FROM coverage')).toEqual([]);
+    expect(await rawSql(store).query('SELECT * FROM coverage')).toEqual([]);
   });
 
   it('refuses a program the inventory places in another organization', async () => {

@@ -6,6 +6,7 @@ import { analystCopyPath, publishAnalystCopy } from '../../src/store/publish.js'
 import { openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const LATEST = listMigrations().at(-1)!.version;
 
@@ -63,7 +64,7 @@ describe('analyst copy', () => {
     const cols = (await rconn.runAndReadAll('SELECT max(timeframe_end) AS te, string_agg(DISTINCT metric, \',\' ORDER BY metric) AS ms FROM usage_program')).getRowObjectsJS();
     expect(cols).toEqual([{ te: at(24), ms: 'compute_unit_seconds,public_network_transfer_bytes' }]);
     const fresh = await openStore({ path: target, readOnly: true });
-    expect(await fresh.query(COUNTS)).toEqual([{ usage: 144n, coverage: 2n, programs: 1n, version: LATEST, total: String(96n * 2n ** 60n + 48n) }]);
+    expect(await rawSql(fresh).query(COUNTS)).toEqual([{ usage: 144n, coverage: 2n, programs: 1n, version: LATEST, total: String(96n * 2n ** 60n + 48n) }]);
     await fresh.close();
     rconn.closeSync();
     reader.closeSync();

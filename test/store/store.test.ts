@@ -4,6 +4,7 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
 import { appendRows } from '../support/rowLoader.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const LATEST = listMigrations().at(-1)!.version;
 
@@ -27,7 +28,7 @@ afterEach(async () => {
 
 describe('query and run', () => {
   it('returns bigint, Date (UTC), exact decimal strings, and binds Date, bigint, arrays and named parameters', async () => {
-    const [row] = await store.query(
+    const [row] = await rawSql(store).query(
       `SELECT 9223372036854775807::BIGINT AS big, TIMESTAMPTZ '2025-03-01 12:00:00+02' AS ts, 0.1::DECIMAL(18,2) + 0.2 AS dec,
               1234567890123456.78::DECIMAL(38,2) AS dec2, 42 AS int, 'x' AS s, NULL AS nothing, current_setting('TimeZone') AS tz,
               $d::VARCHAR AS d_text, $b + 1 AS b1, list_sum($l) AS l_sum, $n::INTEGER AS n`,
@@ -47,34 +48,34 @@ describe('query and run', () => {
       l_sum: 6n,
       n: null,
     });
-    expect(await store.query('SELECT $a::VARCHAR AS a, $b AS b', { a: 'p', b: true })).toEqual([{ a: 'p', b: true }]);
+    expect(await rawSql(store).query('SELECT $a::VARCHAR AS a, $b AS b', { a: 'p', b: true })).toEqual([{ a: 'p', b: true }]);
   });
 
   it('transaction commits, or rolls back everything when fn throws; nested calls join', async () => {
-    await store.run('CREATE TABLE t (v BIGINT)');
+    await rawSql(store).run('CREATE TABLE t (v BIGINT)');
     await store.transaction(async () => {
-      await store.run('INSERT INTO t VALUES ($v)', { v: 1n });
-      await store.transaction(() => store.run('INSERT INTO t VALUES ($v)', { v: 2n }));
+      await rawSql(store).run('INSERT INTO t VALUES ($v)', { v: 1n });
+      await store.transaction(() => rawSql(store).run('INSERT INTO t VALUES ($v)', { v: 2n }));
     });
     await expect(
       store.transaction(async () => {
-        await store.run('INSERT INTO t VALUES ($v)', { v: 3n });
+        await rawSql(store).run('INSERT INTO t VALUES ($v)', { v: 3n });
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    expect(await store.query('SELECT list(v ORDER BY v) AS vs FROM t')).toEqual([{ vs: [1n, 2n] }]);
+    expect(await rawSql(store).query('SELECT list(v ORDER BY v) AS vs FROM t')).toEqual([{ vs: [1n, 2n] }]);
   });
 
   it('serialises concurrent callers around a transaction', async () => {
-    await store.run('CREATE TABLE t (v INTEGER)');
+    await rawSql(store).run('CREATE TABLE t (v INTEGER)');
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const tx = store.transaction(async () => {
-      await store.run('INSERT INTO t VALUES (1)');
+      await rawSql(store).run('INSERT INTO t VALUES (1)');
       await gate;
-      await store.run('INSERT INTO t VALUES (2)');
+      await rawSql(store).run('INSERT INTO t VALUES (2)');
     });
-    const outside = store.query<{ n: bigint }>('SELECT count(*) AS n FROM t');
+    const outside = rawSql(store).query<{ n: bigint }>('SELECT count(*) AS n FROM t');
     release();
     await tx;
     // The outside read waited for the transaction, so it sees both rows, never one.
@@ -130,7 +131,7 @@ describe('coverage', () => {
 
     // Re-recording the same window replaces its row rather than adding one.
     await store.recordCoverage({ source: 'v2_programs', granularity: 'hourly', scope: 'org-2', windowStart: at(24), windowEnd: at(48), status: 'complete', runId: 'run-3', collectedAt: ts(6) });
-    expect(await store.query("SELECT count(*) AS n FROM coverage WHERE scope = 'org-2'")).toEqual([{ n: 2n }]);
+    expect(await rawSql(store).query("SELECT count(*) AS n FROM coverage WHERE scope = 'org-2'")).toEqual([{ n: 2n }]);
     expect(await store.latestCompleteEnd('v2_programs', 'hourly', 'org-2')).toEqual(at(48));
 
     const usage = await store.usageSummary();
@@ -143,7 +144,7 @@ describe('lifecycle', () => {
     expect(store.path).toBe(join(dir, 'nested', 'usage.duckdb'));
     await store.close();
     await store.close();
-    await expect(store.query('SELECT 1')).rejects.toThrow(/closed/);
+    await expect(rawSql(store).query('SELECT 1')).rejects.toThrow(/closed/);
     store = await openStore({ path: join(dir, 'nested', 'usage.duckdb') });
     expect(await store.schemaVersion()).toBe(LATEST);
   });
@@ -154,7 +155,7 @@ describe('lifecycle', () => {
     await store.close();
     await expect(b.commit()).rejects.toThrow(/closed/);
     store = await openStore({ path: join(dir, 'nested', 'usage.duckdb') });
-    expect(await store.query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM coverage) AS n')).toEqual([{ n: 0n }]);
+    expect(await rawSql(store).query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM coverage) AS n')).toEqual([{ n: 0n }]);
   });
 
   it('a read-only open of a missing file says to collect first', async () => {
@@ -171,9 +172,9 @@ describe("openStore(':memory:')", () => {
       const a = await openStore({ path: ':memory:' });
       const b = await openStore({ path: ':memory:' });
       try {
-        await a.run('CREATE TABLE only_in_a (x INTEGER)');
-        const inA = await a.query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
-        const inB = await b.query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
+        await rawSql(a).run('CREATE TABLE only_in_a (x INTEGER)');
+        const inA = await rawSql(a).query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
+        const inB = await rawSql(b).query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
         expect(inA[0]?.n).toBe(1n);
         expect(inB[0]?.n).toBe(0n);
       } finally {

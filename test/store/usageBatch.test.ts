@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { type Store, UsageBatchError } from '../../src/store/store.js';
 import { at, dump, hourlyRows, load, spec, useTempStore } from '../support/store.js';
 import { appendRows } from '../support/rowLoader.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 const currentStore = useTempStore();
 let store: Store;
@@ -19,9 +20,9 @@ describe('usage batches replace exactly their window and scope', () => {
     expect(await load(store, { ...day, runId: 'run-2' }, rows)).toBe(96);
     expect(await dump(store)).toEqual(first);
     expect(first).toHaveLength(96);
-    const cov = await store.query<{ n: bigint; rows: bigint; run_id: string }>('SELECT count(*) OVER () AS n, rows, run_id FROM coverage');
+    const cov = await rawSql(store).query<{ n: bigint; rows: bigint; run_id: string }>('SELECT count(*) OVER () AS n, rows, run_id FROM coverage');
     expect(cov).toEqual([{ n: 1n, rows: 96n, run_id: 'run-2' }]);
-    const runIds = await store.query<{ run_id: string }>('SELECT DISTINCT run_id FROM usage_program');
+    const runIds = await rawSql(store).query<{ run_id: string }>('SELECT DISTINCT run_id FROM usage_program');
     expect(runIds).toEqual([{ run_id: 'run-2' }]);
   });
 
@@ -31,7 +32,7 @@ describe('usage batches replace exactly their window and scope', () => {
       // hour 4 compute vanished (absent means 0)
       .filter((r) => !(r.timeframe_start.getTime() === at(4).getTime() && r.metric === 'compute_unit_seconds'));
     await load(store, day, again);
-    const got = await store.query<{ h: bigint; metric: string; value: bigint }>(
+    const got = await rawSql(store).query<{ h: bigint; metric: string; value: bigint }>(
       "SELECT hour(timeframe_start)::BIGINT AS h, metric, value FROM usage_program WHERE hour(timeframe_start) IN (3, 4) ORDER BY h, metric",
     );
     expect(got).toEqual([
@@ -39,7 +40,7 @@ describe('usage batches replace exactly their window and scope', () => {
       { h: 3n, metric: 'public_network_transfer_bytes', value: 7n },
       { h: 4n, metric: 'public_network_transfer_bytes', value: 5n },
     ]);
-    expect(await store.query('SELECT count(*) AS n FROM usage_program')).toEqual([{ n: 47n }]);
+    expect(await rawSql(store).query('SELECT count(*) AS n FROM usage_program')).toEqual([{ n: 47n }]);
   });
 
   it('leaves rows outside the window, the org, the api version and the granularity untouched', async () => {
@@ -60,7 +61,7 @@ describe('usage batches replace exactly their window and scope', () => {
     expect(removed).toHaveLength(48); // p1, org-1, v2 hourly, hours 0..23, 2 metrics
     expect(removed.every((k) => k.startsWith('hourly|org-1|p1|v2|') && k.includes('|2025-01-01T'))).toBe(true);
     expect(after.filter((k) => !before.includes(k))).toEqual([]);
-    const left = await store.query<{ api_version: string; granularity: string; n: bigint }>(
+    const left = await rawSql(store).query<{ api_version: string; granularity: string; n: bigint }>(
       'SELECT api_version, granularity, count(*) AS n FROM usage_program GROUP BY ALL ORDER BY ALL',
     );
     expect(left).toEqual([
@@ -75,7 +76,7 @@ describe('usage batches replace exactly their window and scope', () => {
       hourlyRows({ programs: ['p1', 'p2', 'p3'], fromHour: 0, toHour: 24, value: () => 1n }));
     await load(store, spec({ windowStart: at(0), windowEnd: at(24), scope: { programIds: ['p1', 'p2'] }, coverage: { source: 'v2_programs', scope: 'programs:p1..p2#2', status: 'complete' } }),
       hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24, value: () => 2n }));
-    const got = await store.query('SELECT program_id, sum(value) AS total, count(*) AS n FROM usage_program GROUP BY ALL ORDER BY ALL');
+    const got = await rawSql(store).query('SELECT program_id, sum(value) AS total, count(*) AS n FROM usage_program GROUP BY ALL ORDER BY ALL');
     expect(got).toEqual([
       { program_id: 'p1', total: 96n, n: 48n },
       { program_id: 'p3', total: 48n, n: 48n },
@@ -87,7 +88,7 @@ describe('usage batches replace exactly their window and scope', () => {
     const b = hourlyRows({ programs: ['p1'], fromHour: 5, toHour: 6, period: 'per-b', value: () => 20n });
     expect(await load(store, day, [...a, ...b])).toBe(4);
     expect(await load(store, day, [...a, ...b])).toBe(4);
-    expect(await store.query('SELECT period_id, sum(value) AS s FROM usage_program GROUP BY ALL ORDER BY ALL')).toEqual([
+    expect(await rawSql(store).query('SELECT period_id, sum(value) AS s FROM usage_program GROUP BY ALL ORDER BY ALL')).toEqual([
       { period_id: 'per-a', s: 20n },
       { period_id: 'per-b', s: 40n },
     ]);
@@ -97,11 +98,11 @@ describe('usage batches replace exactly their window and scope', () => {
     const big = [2n ** 53n + 1n, 2n ** 63n - 1n, 0n, 9_007_199_254_740_993n * 1000n + 7n];
     const rows = hourlyRows({ programs: ['p1'], fromHour: 0, toHour: big.length, metrics: ['compute_unit_seconds'], value: (_p, h) => big[h]! });
     await load(store, day, rows);
-    const got = await store.query<{ value: bigint }>('SELECT value FROM usage_program ORDER BY timeframe_start');
+    const got = await rawSql(store).query<{ value: bigint }>('SELECT value FROM usage_program ORDER BY timeframe_start');
     expect(got.map((r) => r.value)).toEqual(big);
-    const [sum] = await store.query<{ s: bigint }>('SELECT sum(value)::HUGEINT AS s FROM usage_program');
+    const [sum] = await rawSql(store).query<{ s: bigint }>('SELECT sum(value)::HUGEINT AS s FROM usage_program');
     expect(sum!.s).toBe(big.reduce((a, b) => a + b, 0n));
-    const [match] = await store.query<{ n: bigint }>('SELECT count(*) AS n FROM usage_program WHERE value = $v', { v: 2n ** 53n + 1n });
+    const [match] = await rawSql(store).query<{ n: bigint }>('SELECT count(*) AS n FROM usage_program WHERE value = $v', { v: 2n ** 53n + 1n });
     expect(match!.n).toBe(1n);
   });
 
@@ -116,7 +117,7 @@ describe('usage batches replace exactly their window and scope', () => {
     expect(err).toBeInstanceOf(UsageBatchError);
     expect((err as Error).message).toMatch(/program_id=p1 period_id=period-p1 timeframe_start=2025-01-01T02:00:00.000Z metric=public_network_transfer_bytes copies=2/);
     expect(await dump(store)).toEqual(before);
-    expect(await store.query('SELECT count(*) AS n FROM coverage')).toEqual([{ n: 1n }]);
+    expect(await rawSql(store).query('SELECT count(*) AS n FROM coverage')).toEqual([{ n: 1n }]);
   });
 
   it('refuses rows outside the window or the org, and framework rows without framework_id', async () => {
@@ -128,7 +129,7 @@ describe('usage batches replace exactly their window and scope', () => {
     await expect(load(store, day, noOrg)).rejects.toThrow(/org_id=NULL/);
     const fwSpec = spec({ table: 'usage_framework', apiVersion: undefined, windowStart: at(0), windowEnd: at(24), coverage: { source: 'v2_frameworks', scope: 'programs:p1..p1#1', status: 'complete' } });
     await expect(load(store, fwSpec, hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 1 }))).rejects.toThrow(/framework_id/);
-    expect(await store.query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM usage_framework) + (SELECT count(*) FROM coverage) AS n')).toEqual([{ n: 0n }]);
+    expect(await rawSql(store).query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM usage_framework) + (SELECT count(*) FROM coverage) AS n')).toEqual([{ n: 0n }]);
   });
 
   it('loads framework usage with its own key and replace semantics', async () => {
@@ -139,7 +140,7 @@ describe('usage batches replace exactly their window and scope', () => {
     const rows = hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, frameworks: (p) => [`${p}-main`, `${p}-dev`] });
     expect(await load(store, fwSpec, rows)).toBe(192);
     expect(await load(store, fwSpec, rows.filter((r) => r.framework_id !== 'p2-dev'))).toBe(144);
-    expect(await store.query('SELECT framework_id, count(*) AS n FROM usage_framework GROUP BY ALL ORDER BY ALL')).toEqual([
+    expect(await rawSql(store).query('SELECT framework_id, count(*) AS n FROM usage_framework GROUP BY ALL ORDER BY ALL')).toEqual([
       { framework_id: 'p1-dev', n: 48n },
       { framework_id: 'p1-main', n: 48n },
       { framework_id: 'p2-main', n: 48n },
@@ -172,7 +173,7 @@ describe('usage batches replace exactly their window and scope', () => {
     await Promise.all(batches.map((b, d) => appendRows(b, hourlyRows({ programs: ['p1', 'p2'], fromHour: 24 * d, toHour: 24 * (d + 1) }))));
     const results = await Promise.all(batches.map((b) => b.commit()));
     expect(results.map((r) => r.rows)).toEqual([96, 96, 96, 96]);
-    expect(await store.query('SELECT count(*) AS n FROM usage_program')).toEqual([{ n: 384n }]);
+    expect(await rawSql(store).query('SELECT count(*) AS n FROM usage_program')).toEqual([{ n: 384n }]);
     expect(await store.latestCompleteEnd('v2_programs', 'hourly', 'org-1')).toEqual(at(96));
   });
   it('stages pages of any size across data-chunk boundaries exactly', async () => {

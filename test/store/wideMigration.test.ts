@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listMigrations } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 // The schema the last release wrote (001-008); a file at 009 (the report's stages) upgrades the same way.
 const OLD = () => listMigrations().filter((m) => m.version < 9);
@@ -49,13 +50,13 @@ describe('migration 010 (usage stored by bucket)', () => {
   it('upgrades a file written with the long tables in place, keeping every value and column', async () => {
     const path = join(dir, 'old.duckdb');
     const old = await openStore({ path, migrations: OLD() });
-    await old.run(PROGRAM_ROWS);
-    await old.run(FRAMEWORK_ROWS);
+    await rawSql(old).run(PROGRAM_ROWS);
+    await rawSql(old).run(FRAMEWORK_ROWS);
     const before = {
-      program: await old.query(DUMP_PROGRAM),
-      framework: await old.query(DUMP_FRAMEWORK),
-      wide: await old.query(DUMP_WIDE),
-      columns: await old.query(COLUMNS),
+      program: await rawSql(old).query(DUMP_PROGRAM),
+      framework: await rawSql(old).query(DUMP_FRAMEWORK),
+      wide: await rawSql(old).query(DUMP_WIDE),
+      columns: await rawSql(old).query(COLUMNS),
     };
     await old.close();
     expect(before.program).toHaveLength(8);
@@ -63,29 +64,29 @@ describe('migration 010 (usage stored by bucket)', () => {
 
     const store = await openStore({ path });
     expect(await store.schemaVersion()).toBeGreaterThanOrEqual(11);
-    expect(await store.query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name IN ('usage_program', 'usage_framework')")).toEqual([{ n: 0n }]);
-    expect(await store.query(DUMP_PROGRAM)).toEqual(before.program);
-    expect(await store.query(DUMP_FRAMEWORK)).toEqual(before.framework);
-    expect(await store.query(DUMP_WIDE)).toEqual(before.wide);
-    expect(await store.query(COLUMNS)).toEqual(before.columns);
+    expect(await rawSql(store).query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name IN ('usage_program', 'usage_framework')")).toEqual([{ n: 0n }]);
+    expect(await rawSql(store).query(DUMP_PROGRAM)).toEqual(before.program);
+    expect(await rawSql(store).query(DUMP_FRAMEWORK)).toEqual(before.framework);
+    expect(await rawSql(store).query(DUMP_WIDE)).toEqual(before.wide);
+    expect(await rawSql(store).query(COLUMNS)).toEqual(before.columns);
     // A bucket in two periods is two bucket rows; a bucket's metrics are one row.
-    expect(await store.query('SELECT count(*) AS n FROM usage_program_buckets')).toEqual([{ n: 5n }]);
-    expect(await store.query('SELECT count(*) AS n FROM billing_periods')).toEqual([{ n: 4n }]);
+    expect(await rawSql(store).query('SELECT count(*) AS n FROM usage_program_buckets')).toEqual([{ n: 5n }]);
+    expect(await rawSql(store).query('SELECT count(*) AS n FROM billing_periods')).toEqual([{ n: 4n }]);
     await store.close();
   });
 
   it('refuses a file holding a metric it has no column for, and leaves it as it was', async () => {
     const path = join(dir, 'odd.duckdb');
     const old = await openStore({ path, migrations: OLD() });
-    await old.run(PROGRAM_ROWS);
-    await old.run(`INSERT INTO usage_program SELECT * REPLACE ('made_up_metric' AS metric) FROM usage_program LIMIT 1`);
-    const before = await old.query(DUMP_PROGRAM);
+    await rawSql(old).run(PROGRAM_ROWS);
+    await rawSql(old).run(`INSERT INTO usage_program SELECT * REPLACE ('made_up_metric' AS metric) FROM usage_program LIMIT 1`);
+    const before = await rawSql(old).query(DUMP_PROGRAM);
     await old.close();
 
     await expect(openStore({ path })).rejects.toThrow(/010_wide_usage.sql failed and was rolled back: .*made_up_metric/);
     // 009 (macros only) is applied; 010 is rolled back whole, so the long tables hold what they held.
     const again = await openStore({ path, migrations: BEFORE_010() });
-    expect(await again.query(DUMP_PROGRAM)).toEqual(before);
+    expect(await rawSql(again).query(DUMP_PROGRAM)).toEqual(before);
     expect(await again.schemaVersion()).toBe(9);
     await again.close();
   });

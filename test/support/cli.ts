@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { openStore } from '../../src/store/store.js';
 import { distModule } from './child.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 export interface CliRun {
   proc: ChildProcess;
@@ -65,7 +66,7 @@ export async function usageTablesDigest(db: string): Promise<{ digest: string; r
     const h = createHash('sha256');
     let rows = 0;
     for (const table of ['usage_program', 'usage_framework']) {
-      const all = await store.query(`SELECT * FROM ${table} ORDER BY ALL`);
+      const all = await rawSql(store).query(`SELECT * FROM ${table} ORDER BY ALL`);
       rows += all.length;
       h.update(`${table}\n`);
       for (const r of all) h.update(JSON.stringify(r, jsonSafe) + '\n');

@@ -12,6 +12,7 @@ import { openStore } from '../../src/store/store.js';
 
 export { REPO } from './child.js';
 import { REPO } from './child.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 export interface Fixture {
   dir: string;
@@ -91,7 +92,7 @@ export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: n
 export async function unaccountedRows(dbPath: string): Promise<unknown[]> {
   const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 10_000 });
   try {
-    return await store.query(`
+    return await rawSql(store).query(`
       WITH usage AS (
         SELECT run_id, CASE api_version WHEN 'v1' THEN 'v1_programs' ELSE 'v2_programs' END AS source, granularity, count(*) AS n
         FROM usage_program GROUP BY ALL
@@ -112,7 +113,7 @@ export async function unaccountedRows(dbPath: string): Promise<unknown[]> {
 export async function runCounts(dbPath: string, runId: string): Promise<{ coverage: number; usage: number }> {
   const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 10_000 });
   try {
-    const [row] = await store.query<{ coverage: unknown; usage: unknown }>(
+    const [row] = await rawSql(store).query<{ coverage: unknown; usage: unknown }>(
       `SELECT (SELECT coalesce(sum(rows), 0) FROM coverage WHERE run_id = $run) AS coverage,
               (SELECT count(*) FROM usage_program WHERE run_id = $run) + (SELECT count(*) FROM usage_framework WHERE run_id = $run) AS usage`,
       { run: runId },

@@ -6,6 +6,7 @@ import type { UsageBatchSpec } from '../../src/store/types.js';
 import { appendRows, type UsageRowIn } from './rowLoader.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { afterEach, beforeEach } from 'vitest';
+import { rawSql } from '../../src/store/rawSql.js';
 
 export function tempDir(prefix = 'store-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -106,7 +107,7 @@ export async function load(store: Store, s: UsageBatchSpec, rows: UsageRowIn[]):
 /** The fact table as sorted "granularity|org|program|(version or framework)|period|hour|metric=value" strings, for exact comparisons. */
 export async function dump(store: Store, table: 'usage_program' | 'usage_framework' = 'usage_program'): Promise<string[]> {
   const fw = table === 'usage_framework' ? "framework_id || '|' ||" : "api_version || '|' ||";
-  const rows = await store.query<{ k: string }>(
+  const rows = await rawSql(store).query<{ k: string }>(
     `SELECT granularity || '|' || coalesce(org_id, '-') || '|' || program_id || '|' || ${fw} period_id || '|' ||
             strftime(timeframe_start, '%Y-%m-%dT%H') || '|' || metric || '=' || value::VARCHAR AS k
      FROM ${table} ORDER BY k`,

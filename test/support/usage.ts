@@ -4,6 +4,7 @@ import type { Sandbox } from '../../src/sandbox/server.js';
 import type { Store } from '../../src/store/store.js';
 import { V1_METRICS } from '../../src/contract/api.js';
 import { type Granularity, type Source } from '../../src/domain/granularity.js';
+import { rawSql } from '../../src/store/rawSql.js';
 
 /** Sum per (program or framework, metric) for each complete coverage window, from the sandbox's truth. */
 export function truthSums(sb: Sandbox, source: Source, g: Granularity, windows: { scope: string; from: number; to: number }[], now: number) {
@@ -21,11 +22,11 @@ export function truthSums(sb: Sandbox, source: Source, g: Granularity, windows: 
 export async function storedSums(store: Store, source: Source, g: Granularity) {
   const rows =
     source === 'v2_frameworks'
-      ? await store.query<{ id: string; metric: string; total: bigint }>(
+      ? await rawSql(store).query<{ id: string; metric: string; total: bigint }>(
           `SELECT framework_id AS id, metric, sum(value) AS total FROM usage_framework WHERE granularity = $g GROUP BY ALL`,
           { g },
         )
-      : await store.query<{ id: string; metric: string; total: bigint }>(
+      : await rawSql(store).query<{ id: string; metric: string; total: bigint }>(
           `SELECT program_id AS id, metric, sum(value) AS total FROM usage_program WHERE granularity = $g AND api_version = $v GROUP BY ALL`,
           { g, v: source === 'v1_programs' ? 'v1' : 'v2' },
         );
@@ -35,7 +36,7 @@ export async function storedSums(store: Store, source: Source, g: Granularity) {
 }
 
 export async function completeWindows(store: Store, source: Source, g: Granularity) {
-  const rows = await store.query<{ scope: string; window_start: Date; window_end: Date }>(
+  const rows = await rawSql(store).query<{ scope: string; window_start: Date; window_end: Date }>(
     `SELECT scope, window_start, window_end FROM coverage WHERE source = $source AND granularity = $g AND status = 'complete' ORDER BY collected_at`,
     { source, g },
   );
@@ -52,10 +53,10 @@ export async function completeWindows(store: Store, source: Source, g: Granulari
 
 /** Everything the usage tables hold, apart from which run wrote it and when. */
 export async function usageFingerprint(store: Store): Promise<string[]> {
-  const p = await store.query<{ line: string }>(
+  const p = await rawSql(store).query<{ line: string }>(
     `SELECT concat_ws('|', api_version, granularity, org_id, program_id, period_id, period_plan, period_start, period_end, timeframe_start, timeframe_end, metric, value) AS line FROM usage_program ORDER BY line`,
   );
-  const f = await store.query<{ line: string }>(
+  const f = await rawSql(store).query<{ line: string }>(
     `SELECT concat_ws('|', granularity, org_id, program_id, framework_id, period_id, period_plan, period_start, period_end, timeframe_start, timeframe_end, metric, value) AS line FROM usage_framework ORDER BY line`,
   );
   return [...p.map((r) => 'p|' + r.line), ...f.map((r) => 'f|' + r.line)];

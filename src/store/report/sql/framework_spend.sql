@@ -1,6 +1,6 @@
 -- Report: framework_spend
 -- Parameters: $line_offset BIGINT (the lines of the chunks before this one); reads rpt_daily_chunk,
--- one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of program_spend's
+-- one chunk of rpt_daily (src/store/report/sql/daily_chunk.sql of the same run: the detail of program_spend's
 -- lines). The lines are numbered program first and never span programs, so the chunks, in order,
 -- give the lines of the whole period (report/stages.ts).
 -- The lines are the table macro spend_framework_of (queries/schema/009_report_stages.sql), which

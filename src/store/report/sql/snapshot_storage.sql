@@ -1,6 +1,6 @@
 -- Report: snapshot_storage
 -- Parameters: $line_offset BIGINT (the lines of the chunks before this one); reads rpt_daily_chunk,
--- one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of
+-- one chunk of rpt_daily (src/store/report/sql/daily_chunk.sql of the same run: the detail of
 -- program_spend's lines); the lines are numbered program first, so the chunks in order give the
 -- period's lines (report/stages.ts). One row per organization, program, day, period (plan) and rate: snapshot
 -- storage (snapshot_storage_bytes_month) in GB-month and its share of the program line's rounded

@@ -1,5 +1,5 @@
 -- Report: program_spend
--- Parameters: none; reads rpt_days (src/report/sql/stage_days.sql of the same run: the rows of
+-- Parameters: none; reads rpt_days (src/store/report/sql/stage_days.sql of the same run: the rows of
 -- spend_program_days for the period and granularity).
 -- The lines are the table macros spend_lines_of and spend_program_report_of
 -- (queries/schema/009_report_stages.sql), which the analysts' spend views read too (through

@@ -1,5 +1,5 @@
 -- Report: focus_corrected (the FOCUS rows of a month that has been finalised)
--- Parameters: $month VARCHAR ('YYYY-MM'). Requires rpt_focus_current (src/report/sql/focus.sql of
+-- Parameters: $month VARCHAR ('YYYY-MM'). Requires rpt_focus_current (src/store/report/sql/focus.sql of
 -- the same run) and the finalisation tables of migration 003.
 -- The finalised rows exactly as they were recorded, in order, then one ChargeClass 'Correction' row
 -- per row key (charge period, program, line type, framework, metric, plan period, rate) whose

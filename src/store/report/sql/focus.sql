@@ -6,7 +6,7 @@
 --             (billing unit -> FOCUS unit), $region_ids VARCHAR[], $region_names VARCHAR[] (RegionName
 --             of each known region id; an unknown id is its own name), $coverage_status VARCHAR
 --             ('COMPLETE' or 'PARTIAL'), $line_offset BIGINT (the lines of the chunks before this one).
--- Reads rpt_daily_chunk: one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run:
+-- Reads rpt_daily_chunk: one chunk of rpt_daily (src/store/report/sql/daily_chunk.sql of the same run:
 -- program_spend's lines allocated to days and frameworks by largest remainder), so BilledCost sums to
 -- program_spend's total per program (SubAccountId) and in total. The FOCUS rows are built one chunk
 -- at a time (focus.ts) and the chunks follow each other in program order, so the lines are numbered

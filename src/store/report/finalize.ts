@@ -3,12 +3,14 @@
 // with each file's name, rows and sha256. A later export of the month writes that finalised content
 // unchanged and adds a corrections section (a workbook sheet, corrections.parquet, a manifest entry)
 // listing what changed since, with amounts: never a silent rewrite of an invoiced month.
-import type { Store } from '../store/store.js';
-import { quoteIdent, readSql } from '../store/sql.js';
+import type { Store } from '../facade.js';
+import { rawSql } from '../rawSql.js';
+import { quoteIdent, readSql } from '../sql.js';
+import { materialiseSql } from './stages.js';
 
 /** The run's TEMP tables whose finalised content later exports of the month keep. */
 export const FINALIZED_TABLES = ['rpt_program_spend', 'rpt_framework_spend', 'rpt_snapshot_storage', 'rpt_transfer', 'rpt_daily'] as const;
-/** The TEMP table of the corrections since finalisation (src/report/sql/corrections.sql). */
+/** The TEMP table of the corrections since finalisation (src/store/report/sql/corrections.sql). */
 export const CORRECTIONS_TABLE = 'rpt_corrections';
 
 const storeTable = (t: string) => `report_finalized_${t.replace(/^rpt_/, '')}`;
@@ -27,9 +29,9 @@ export interface FinalizedState {
 /** The month's latest finalisation of its files, or null. */
 export async function finalizedState(store: Store, month: string | null): Promise<FinalizedState | null> {
   if (month === null) return null;
-  const [row] = await store.query<{ finalization_id: string }>(LATEST, { month });
+  const [row] = await rawSql(store).query<{ finalization_id: string }>(LATEST, { month });
   if (!row) return null;
-  const files = (await store.query<{ name: string; n_rows: bigint; sha256: string }>(FILES_OF, { finalization_id: row.finalization_id }))
+  const files = (await rawSql(store).query<{ name: string; n_rows: bigint; sha256: string }>(FILES_OF, { finalization_id: row.finalization_id }))
     .map((f) => ({ name: f.name, rows: Number(f.n_rows), sha256: f.sha256 }));
   return { finalizationId: row.finalization_id, files };
 }
@@ -40,19 +42,18 @@ export async function finalizedState(store: Store, month: string | null): Promis
  * Returns the number of corrections and their net amount.
  */
 export async function applyFinalized(store: Store, state: FinalizedState): Promise<{ rows: number; amount: string }> {
-  const materialise = readSql('src/report/sql/materialise.sql');
-  const corrections = readSql('src/report/sql/corrections.sql').trim().replace(/;\s*$/, '');
-  await store.run(materialise.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{report}}', () => corrections),
+  const corrections = readSql('src/store/report/sql/corrections.sql').trim().replace(/;\s*$/, '');
+  await rawSql(store).run(materialiseSql(CORRECTIONS_TABLE, corrections),
     { finalization_id: state.finalizationId });
   for (const t of FINALIZED_TABLES) {
     // rpt_daily is a view over the run's Parquet stage (stages.ts): replaced by a table of the finalised rows.
-    const [v] = await store.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name: t });
-    if (Number(v!.n) > 0) await store.run(`DROP VIEW ${quoteIdent(t)}`);
-    await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(t)} AS SELECT * EXCLUDE (finalization_id, month) FROM ${quoteIdent(storeTable(t))} ` +
+    const [v] = await rawSql(store).query<{ n: bigint }>(TEMP_VIEW_COUNT, { name: t });
+    if (Number(v!.n) > 0) await rawSql(store).run(`DROP VIEW ${quoteIdent(t)}`);
+    await rawSql(store).run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(t)} AS SELECT * EXCLUDE (finalization_id, month) FROM ${quoteIdent(storeTable(t))} ` +
       'WHERE finalization_id = $finalization_id ORDER BY line_order', { finalization_id: state.finalizationId });
-    await store.run(`ALTER TABLE ${quoteIdent(t)} DROP COLUMN line_order`);
+    await rawSql(store).run(`ALTER TABLE ${quoteIdent(t)} DROP COLUMN line_order`);
   }
-  const [t] = await store.query<{ n: bigint; amount: string }>(
+  const [t] = await rawSql(store).query<{ n: bigint; amount: string }>(
     `SELECT count(*) AS n, CAST(coalesce(sum(cost_change), 0) AS VARCHAR) AS amount FROM ${quoteIdent(CORRECTIONS_TABLE)}`,
   );
   return { rows: Number(t!.n), amount: t!.amount };
@@ -68,15 +69,15 @@ export async function recordFinalizedFiles(store: Store, o: {
   await store.transaction(async () => {
     for (const t of FINALIZED_TABLES) {
       const target = storeTable(t);
-      const [e] = await store.query<{ n: bigint }>(TABLE_EXISTS, { name: target });
+      const [e] = await rawSql(store).query<{ n: bigint }>(TABLE_EXISTS, { name: target });
       const select = `SELECT CAST($finalization_id AS VARCHAR) AS finalization_id, CAST($month AS VARCHAR) AS month, ` +
         `row_number() OVER () AS line_order, * FROM ${quoteIdent(t)}`;
-      if (Number(e!.n) === 0) await store.run(`CREATE TABLE ${quoteIdent(target)} AS ${select} LIMIT 0`, { finalization_id: o.finalizationId, month: o.month });
-      await store.run(`INSERT INTO ${quoteIdent(target)} BY NAME ${select}`, { finalization_id: o.finalizationId, month: o.month });
+      if (Number(e!.n) === 0) await rawSql(store).run(`CREATE TABLE ${quoteIdent(target)} AS ${select} LIMIT 0`, { finalization_id: o.finalizationId, month: o.month });
+      await rawSql(store).run(`INSERT INTO ${quoteIdent(target)} BY NAME ${select}`, { finalization_id: o.finalizationId, month: o.month });
     }
-    await store.run(readSql('src/report/sql/finalize_lines.sql'), { finalization_id: o.finalizationId, month: o.month });
+    await rawSql(store).run(readSql('src/store/report/sql/finalize_lines.sql'), { finalization_id: o.finalizationId, month: o.month });
     for (const f of o.files) {
-      await store.run(INSERT_FILE, { finalization_id: o.finalizationId, month: o.month, name: f.name, n_rows: BigInt(f.rows), sha256: f.sha256 });
+      await rawSql(store).run(INSERT_FILE, { finalization_id: o.finalizationId, month: o.month, name: f.name, n_rows: BigInt(f.rows), sha256: f.sha256 });
     }
   });
 }

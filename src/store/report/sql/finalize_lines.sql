@@ -1,7 +1,7 @@
 -- Query: finalize_lines (report output)
 -- Parameters: $finalization_id VARCHAR, $month VARCHAR ('YYYY-MM'). Reads rpt_program_spend of the
 -- run being finalised. Records its lines under their key (program, billing month, period, metric,
--- rate): the basis against which later exports list corrections (src/report/sql/corrections.sql).
+-- rate): the basis against which later exports list corrections (src/store/report/sql/corrections.sql).
 INSERT INTO report_finalized_lines
 SELECT $finalization_id, $month,
   concat_ws('|', program_id, CAST(billing_month AS VARCHAR), period_id, metric, coalesce(rate_id, '-')),

@@ -1,6 +1,6 @@
 -- Report: transfer
 -- Parameters: $line_offset BIGINT (the lines of the chunks before this one); reads rpt_daily_chunk,
--- one chunk of rpt_daily (src/report/sql/daily_chunk.sql of the same run: the detail of
+-- one chunk of rpt_daily (src/store/report/sql/daily_chunk.sql of the same run: the detail of
 -- program_spend's lines); the lines are numbered program first, so the chunks in order give the
 -- period's lines (report/stages.ts). Public and private transfer per organization, program, day, period (plan),
 -- rate and framework: one row per current framework and one 'unattributed' row (framework_id NULL)

@@ -1,15 +1,30 @@
-// The report's tables, computed in stages so that memory stays bounded at any number of programs
+// The report's tables (the store's side of report/run.ts), computed in stages so that memory stays bounded at any number of programs
 // (ARCHITECTURE.md, "Reports"): spend_program_days once (rpt_days: its allowance windows run over
 // whole pools), program_spend from it, the frameworks' usage once, then the detail (rpt_daily) one
 // chunk of programs at a time (every window of the split is per day or per line), appended in line
 // order; the other reports read rpt_daily. Each stage is a macro of migration 009 that the analysts'
 // spend views chain too, so the report and the views share one SQL.
-import { V2_FRAMEWORK_METRICS } from '../contract/api.js';
-import { silentLogger, type Logger } from '../log.js';
-import type { Store } from '../store/store.js';
+import { V2_FRAMEWORK_METRICS } from '../../contract/api.js';
+import { REPORT_NAMES, reportTable, type ReportName } from '../../domain/reports.js';
+import { silentLogger, type Logger } from '../../log.js';
+import type { Store } from '../facade.js';
 import { join } from 'node:path';
-import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
-import { REPORTS, reportTable } from './definitions.js';
+import { rawSql } from '../rawSql.js';
+import { quoteIdent, quoteLiteral, readSql } from '../sql.js';
+
+/**
+ * Each report's SQL file and the stage it reads (no report takes parameters): 'days' (rpt_days, so it
+ * is materialised before the detail, which reads it) or 'chunk' (one chunk of the detail rpt_daily at
+ * a time, as rpt_daily_chunk, its lines numbered program first on from $line_offset: its lines never
+ * span programs, so no query holds all the detail).
+ */
+const REPORT_STAGES: Record<ReportName, { sqlPath: string; basis: 'days' | 'chunk' }> = {
+  program_spend: { sqlPath: 'src/store/report/sql/program_spend.sql', basis: 'days' },
+  framework_spend: { sqlPath: 'src/store/report/sql/framework_spend.sql', basis: 'chunk' },
+  snapshot_storage: { sqlPath: 'src/store/report/sql/snapshot_storage.sql', basis: 'chunk' },
+  transfer: { sqlPath: 'src/store/report/sql/transfer.sql', basis: 'chunk' },
+};
+const reportsOf = (basis: 'days' | 'chunk') => REPORT_NAMES.filter((n) => REPORT_STAGES[n].basis === basis);
 
 /** The TEMP table of each line's cost spread over its days and frameworks (daily_chunk.sql). */
 export const DAILY_TABLE = 'rpt_daily';
@@ -46,13 +61,20 @@ export interface StageParams {
   range_end: Date;
 }
 
-/** Runs a query once into a TEMP table (materialise.sql) that every writer then reads. */
+/**
+ * Runs a query once into a TEMP table that every writer then reads, so Parquet and workbook hold the
+ * same rows; the query's own parameters are bound to this statement. The table is a name of the
+ * store's report stages (a closed set): an identifier cannot be bound, so it is quoted here.
+ */
+export function materialiseSql(table: string, query: string): string {
+  return `CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} AS\n${query}`;
+}
+
+/** Runs a query once into a TEMP table (materialiseSql) that every writer then reads. */
 async function materialise(store: Store, table: string, sqlPath: string, params?: Record<string, unknown>, log: Logger = silentLogger): Promise<void> {
   const t0 = performance.now();
-  const sql = readSql('src/report/sql/materialise.sql')
-    .replace('{{table}}', quoteIdent(table))
-    .replace('{{report}}', () => readSql(sqlPath).trim().replace(/;\s*$/, ''));
-  await store.run(sql, params as never);
+  const sql = materialiseSql(table, readSql(sqlPath).trim().replace(/;\s*$/, ''));
+  await rawSql(store).run(sql, params as never);
   log.debug('report stage', { table, ms: Math.round(performance.now() - t0) });
 }
 
@@ -64,9 +86,9 @@ interface StageColumn {
 
 /** The columns a query gives (its result created empty, read from the catalog, dropped). */
 async function columnsOf(store: Store, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
-  await store.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
-  const cols = await store.query<StageColumn>(readSql('src/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
-  await store.run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
+  await rawSql(store).run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
+  const cols = await rawSql(store).query<StageColumn>(readSql('src/store/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
+  await rawSql(store).run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
   return cols;
 }
 
@@ -96,8 +118,8 @@ export class ParquetStage {
     const select = this.columns
       .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
       .join(', ');
-    await store.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`, params as never);
-    const [m] = await store.query<{ n: bigint }>(PART_ROWS, { path });
+    await rawSql(store).run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`, params as never);
+    const [m] = await rawSql(store).query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
     this.counts.push(Number(m?.n ?? 0n));
   }
@@ -115,7 +137,7 @@ export class ParquetStage {
   /** A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later stage per chunk). */
   async publishPart(store: Store, i: number, name: string): Promise<void> {
     await dropTempRelation(store, name);
-    await store.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet(${quoteLiteral(this.parts[i]!)})`);
+    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet(${quoteLiteral(this.parts[i]!)})`);
   }
 
   private castBack(): string {
@@ -127,7 +149,7 @@ export class ParquetStage {
     if (this.parts.length === 0) await this.append(store, emptySql, emptyParams);
     const files = this.parts.map((p) => quoteLiteral(p)).join(', ');
     await dropTempRelation(store, name);
-    await store.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
+    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
   }
 }
 
@@ -136,10 +158,10 @@ export class ParquetStage {
  * left either (a finalised month's rows are tables, a run's stages views).
  */
 export async function dropTempRelation(store: Store, name: string): Promise<void> {
-  const [t] = await store.query<{ n: bigint }>(TEMP_TABLE_COUNT, { name });
-  if (Number(t!.n) > 0) await store.run(`DROP TABLE ${quoteIdent(name)}`);
-  const [v] = await store.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
-  if (Number(v!.n) > 0) await store.run(`DROP VIEW ${quoteIdent(name)}`);
+  const [t] = await rawSql(store).query<{ n: bigint }>(TEMP_TABLE_COUNT, { name });
+  if (Number(t!.n) > 0) await rawSql(store).run(`DROP TABLE ${quoteIdent(name)}`);
+  const [v] = await rawSql(store).query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
+  if (Number(v!.n) > 0) await rawSql(store).run(`DROP VIEW ${quoteIdent(name)}`);
 }
 
 /**
@@ -151,45 +173,45 @@ export async function materialiseReports(
   store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger, programsPerChunk: number = PROGRAMS_PER_CHUNK,
 ): Promise<ParquetStage> {
   const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
-  await store.run(UNORDERED);
-  await materialise(store, DAYS_UNSORTED_TABLE, 'src/report/sql/stage_days.sql', { ...params }, log);
-  await materialise(store, CHUNKS_TABLE, 'src/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
+  await rawSql(store).run(UNORDERED);
+  await materialise(store, DAYS_UNSORTED_TABLE, 'src/store/report/sql/stage_days.sql', { ...params }, log);
+  await materialise(store, CHUNKS_TABLE, 'src/store/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
   // rpt_days and rpt_framework_days sorted by chunk into Parquet: a chunk's query reads its row groups only.
   let t0 = performance.now();
-  const daysSql = stageSql('src/report/sql/stage_days_by_chunk.sql');
+  const daysSql = stageSql('src/store/report/sql/stage_days_by_chunk.sql');
   const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, {});
   await days.append(store, daysSql, {});
   await days.publish(store, daysSql, {});
-  await store.run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
+  await rawSql(store).run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
   log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
-  const fdSql = stageSql('src/report/sql/stage_framework_days.sql');
+  const fdSql = stageSql('src/store/report/sql/stage_framework_days.sql');
   const fdParams = { ...params, framework_metrics: frameworkMetrics };
   const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdParams);
   t0 = performance.now();
   await fd.append(store, fdSql, fdParams);
   await fd.publish(store, fdSql, fdParams);
   log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, ms: Math.round(performance.now() - t0) });
-  await store.run(ORDERED);
-  for (const def of REPORTS.filter((d) => d.basis === 'days')) await materialise(store, reportTable(def.name), def.sqlPath, undefined, log);
+  await rawSql(store).run(ORDERED);
+  for (const name of reportsOf('days')) await materialise(store, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
 
-  const chunk = stageSql('src/report/sql/daily_chunk.sql');
+  const chunk = stageSql('src/store/report/sql/daily_chunk.sql');
   const none = { chunk: NO_CHUNK, framework_metrics: frameworkMetrics };
   const daily = await ParquetStage.open(store, DAILY_TABLE, scratchDir, chunk, none);
-  const [{ n } = { n: 0n }] = await store.query<{ n: bigint | number }>(CHUNK_COUNT);
+  const [{ n } = { n: 0n }] = await rawSql(store).query<{ n: bigint | number }>(CHUNK_COUNT);
   for (let i = 0n; i < BigInt(n); i++) {
     t0 = performance.now();
     await daily.append(store, chunk, { chunk: i, framework_metrics: frameworkMetrics });
     log.debug('report stage', { table: DAILY_TABLE, chunk: Number(i), ms: Math.round(performance.now() - t0) });
   }
   await daily.publish(store, chunk, none);
-  for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await store.run(`DROP VIEW ${quoteIdent(v)}`);
-  await store.run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
+  for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await rawSql(store).run(`DROP VIEW ${quoteIdent(v)}`);
+  await rawSql(store).run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
 
-  for (const def of REPORTS.filter((d) => d.basis === 'chunk')) {
+  for (const name of reportsOf('chunk')) {
     t0 = performance.now();
-    const sql = stageSql(def.sqlPath);
-    await chunkwise(store, daily, reportTable(def.name), scratchDir, sql, {});
-    log.debug('report stage', { table: reportTable(def.name), ms: Math.round(performance.now() - t0) });
+    const sql = stageSql(REPORT_STAGES[name].sqlPath);
+    await chunkwise(store, daily, reportTable(name), scratchDir, sql, {});
+    log.debug('report stage', { table: reportTable(name), ms: Math.round(performance.now() - t0) });
   }
   return daily;
 }

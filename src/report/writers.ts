@@ -1,0 +1,306 @@
+// The report's writers, one per format (report/run.ts runs them in order into the set's folder): each
+// writes its file atomically (files.ts), checks the run's signal first, and lists the file with its
+// rows and sha256; the manifest is written last, with the files of an earlier run carried into the set.
+import { existsSync } from 'node:fs';
+import { copyFile, link, readFile, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Granularity } from '../domain/granularity.js';
+import type { Logger } from '../log.js';
+import type { PriceBook } from '../billing/pricebook.js';
+import type { Store } from '../store/store.js';
+import type { FinalizedState } from '../store/report/finalize.js';
+import { CORRECTIONS_TABLE } from '../store/report/finalize.js';
+import { chartData, copyFocusToParquet, copyTableToParquet, tableColumns, workbookSummary, type ReportRange } from '../store/report/tables.js';
+import { writeArrowFile } from './arrow.js';
+import type { CoverageAssessment } from './coverage.js';
+import { ALLOWANCE_RULE, GAUGE_RULE, ROUNDING_RULE, type ReportName } from './definitions.js';
+import { sha256File, writeAtomically } from './files.js';
+import { FOCUS_VERSION, type FocusBuild } from './focus.js';
+import type { DailyProgramSpend, Forecast } from './forecast.js';
+import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
+import type { ReportPeriod } from './period.js';
+import type { OutputFormat } from '../domain/formats.js';
+import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
+
+/** Bars in the top-frameworks chart. */
+const CHART_TOP_N = 10;
+/** The charts file, beside the workbook that links to it. */
+export const HTML_REPORT_NAME = 'report.html';
+
+export interface ReportFile {
+  /** Absolute or outDir-relative path as written. */
+  path: string;
+  rows: number;
+  sha256: string;
+}
+
+/** What the staging step settled: the period, its coverage, the book, the report tables and FOCUS built. */
+export interface StagedReport {
+  period: ReportPeriod;
+  formats: OutputFormat[];
+  book: PriceBook;
+  coverage: CoverageAssessment;
+  partial: boolean;
+  g: Granularity;
+  params: ReportRange;
+  warnings: string[];
+  focus: FocusBuild | null;
+  finalized: FinalizedState | null;
+  corrections: { rows: number; amount: string } | null;
+}
+
+/** What the totals step read: each report's sheet source and rows, the total, run ids, assumed rates, the daily spend and forecast. */
+export interface ReportTotals {
+  sheets: SheetSource[];
+  rows: Record<ReportName, number>;
+  total: string;
+  unpricedLines: number;
+  runIds: string[];
+  assumed: AssumedSummary;
+  daily: DailyProgramSpend[];
+  forecast: Forecast | null;
+}
+
+/** Where a writer puts its file: the store, the set's folder, the files written so far, the log and the run's signal. */
+export interface WriteTarget {
+  store: Store;
+  dir: string;
+  files: ReportFile[];
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+/** Writes one file of the set atomically and lists it with its rows and sha256. */
+export async function writeSetFile(w: WriteTarget, name: string, rows: number | (() => number), write: (tmp: string) => Promise<void>, checkFirst = true): Promise<void> {
+  const path = join(w.dir, name);
+  if (checkFirst) w.signal?.throwIfAborted();
+  await writeAtomically(path, write);
+  w.files.push({ path, rows: typeof rows === 'number' ? rows : rows(), sha256: await sha256File(path) });
+  w.log.debug('report file', { path: w.files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+}
+
+/** parquet: one file per report. */
+export async function writeParquetFiles(w: WriteTarget, sheets: SheetSource[]): Promise<void> {
+  for (const s of sheets) await writeSetFile(w, `${s.def.name}.parquet`, s.rows, (tmp) => copyTableToParquet(w.store, s.table, tmp));
+}
+
+/** The corrections section of a finalised month, as a sheet source (and its Parquet file with parquet). */
+export async function writeCorrections(w: WriteTarget, corrections: { rows: number; amount: string }, parquet: boolean): Promise<SheetSource> {
+  const columns = (await tableColumns(w.store, CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+  const sheet: SheetSource = {
+    def: { name: 'corrections', title: 'Changes since finalisation' },
+    table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
+  };
+  if (parquet) await writeSetFile(w, 'corrections.parquet', corrections.rows, (tmp) => copyTableToParquet(w.store, CORRECTIONS_TABLE, tmp));
+  return sheet;
+}
+
+/** arrow: one Arrow IPC file per report. */
+export async function writeArrowFiles(w: WriteTarget, sheets: SheetSource[]): Promise<void> {
+  for (const s of sheets) {
+    await writeSetFile(w, `${s.def.name}.arrow`, s.rows, async (tmp) => {
+      await writeArrowFile(w.store, s.table, tmp);
+    });
+  }
+}
+
+/** focus: the FOCUS 1.2 Parquet file. */
+export async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: string): Promise<void> {
+  await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) => copyFocusToParquet(w.store, focus.table, tmp));
+}
+
+/** html: the charts file. */
+export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: { title: string; now: Date }): Promise<void> {
+  const { period, partial, book, g } = st;
+  const { total, unpricedLines, assumed, daily, forecast } = t;
+  const html = renderReportHtml({
+    title: o.title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: o.now, partial,
+    currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
+    dailySpend: daily,
+    ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer'>>(w.store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
+    forecast,
+  });
+  w.signal?.throwIfAborted();
+  await writeSetFile(w, HTML_REPORT_NAME, daily.length, (tmp) => writeFile(tmp, html), false);
+}
+
+/** xlsx: the workbook (summaries beyond the row budget); returns the reports it summarised. */
+export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
+  title: string; now: Date; correctionsSheet: SheetSource | null; rowBudget?: number; forecast: Forecast | null;
+}): Promise<SummarisedReport[]> {
+  const { period, partial, book, g, coverage, warnings, finalized, corrections, formats } = st;
+  const { total, unpricedLines, assumed, runIds, sheets, forecast } = t;
+  const { title, now, correctionsSheet } = o;
+  const { store } = w;
+  const coverageLines = coverage.scopes.map(
+    (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
+  );
+  let summarised: SummarisedReport[] = [];
+  const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await workbookSummary(store, period.rangeEnd);
+  let written = 0;
+  w.signal?.throwIfAborted();
+  await writeSetFile(w, `usage-${period.label}.xlsx`, () => written, async (tmp) => {
+    const wb = await writeWorkbook(store, tmp, {
+      title,
+      partial,
+      currency: book.currency,
+      summaryByProgram,
+      summaryByMetric,
+      total,
+      unpricedLines,
+      assumed,
+      programLabels,
+          about: [
+            ['Period', period.month ?? period.label],
+            ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
+            ['Generated at', now.toISOString()],
+            ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
+            ['Granularity used', `${g} (${coverage.reason})`],
+            ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
+            ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
+            ['Price book revision', book.revision],
+            ['Price book file', `${book.path} (sha256 ${book.sha256})`],
+            ['Currency', book.currency],
+            ['Rounding rule', ROUNDING_RULE],
+            ['Allowance rule', ALLOWANCE_RULE],
+            ['Peak-billed metrics', GAUGE_RULE],
+            ...warnings.map((w): [string, string] => ['Warning', w]),
+            ...(finalized ? [['Finalised', `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
+              `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`] as [string, string]] : []),
+            ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`],
+            ['Assumed rates', `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
+              `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`],
+            ['Run ids', runIds.join(', ') || 'none'],
+            ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+          ],
+          rates: book.rates.map((r) => ({
+        rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
+        effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source, assumed: r.assumed,
+      })),
+      sheets,
+      ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
+      ...(o.rowBudget !== undefined ? { rowBudget: o.rowBudget } : {}),
+      ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
+      ...(forecast?.current ? { forecast } : {}),
+    });
+    written = wb.rows;
+    summarised = wb.summarised;
+  }, false);
+  return summarised;
+}
+
+/**
+ * Step 5, the manifest (written last: its presence means the month finished): the files this run
+ * wrote, the earlier run's files carried into the set, coverage, prices, totals, finalisation, FOCUS.
+ */
+export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
+  finalDir: string; now: Date; finalizedNow: string | null; summarised: SummarisedReport[]; rowBudget?: number;
+}) {
+  const { dir, files } = w;
+  const { period, partial, g, coverage, book, warnings, finalized, corrections, formats, focus } = st;
+  const { total, unpricedLines, assumed, runIds, forecast } = t;
+  const { finalDir, now, finalizedNow, summarised } = o;
+  const manifestPath = join(dir, 'manifest.json');
+  // A run may write only some formats (say `--format focus`) over a month an earlier run filled: the
+  // earlier run's files that this run did not rewrite are carried into the new set (hard links, else
+  // copies), and the manifest lists them with their own generation time and a sha256 recomputed from
+  // the file, so the swapped-in set is the whole folder and its manifest describes every file.
+  const writtenFiles = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
+  w.signal?.throwIfAborted();
+  const kept = await carryEarlierFiles(finalDir, dir, new Set(writtenFiles.map((f) => f.name)));
+  const manifest = {
+    period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
+    generated_at: now.toISOString(),
+    status: partial ? 'PARTIAL' : 'COMPLETE',
+    partial,
+    granularity: g,
+    coverage: {
+      complete: coverage.complete,
+      complete_granularities: coverage.completeGranularities,
+      reason: coverage.reason,
+      scopes: coverage.scopes.map((s) => ({
+        source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
+        complete: s.complete, required: s.required, statuses: s.statuses,
+      })),
+    },
+    price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
+    rounding: ROUNDING_RULE,
+    allowance_rule: ALLOWANCE_RULE,
+    warnings,
+    finalized: finalized !== null || finalizedNow !== null,
+    corrected: (corrections?.rows ?? 0) > 0,
+    ...(finalized ? {
+      finalization: { id: finalized.finalizationId, files: finalized.files },
+      corrections: { rows: corrections!.rows, net_amount: corrections!.amount, file: formats.includes('parquet') ? 'corrections.parquet' : null,
+        sheet: formats.includes('xlsx') ? 'corrections' : null },
+    } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
+    total: total,
+    unpriced_lines: unpricedLines,
+    assumed_rates: {
+      marked: assumed.marked, amount: assumed.amount, share_percent: assumed.share,
+      used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
+    },
+    ...(formats.includes('xlsx') ? {
+      workbook: { row_budget: o.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
+    } : {}),
+    run_ids: runIds,
+    ...(forecast ? {
+      forecast: {
+        current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
+        month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
+      },
+    } : {}),
+    ...(focus ? {
+      focus: {
+        version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
+        finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+          id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+        })),
+      },
+    } : {}),
+    files: [...writtenFiles, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
+  };
+  w.signal?.throwIfAborted();
+  await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+  files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
+  w.log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  return manifest;
+}
+
+interface ManifestFile {
+  name: string;
+  rows: number;
+  sha256: string;
+  generated_at: string;
+}
+
+/**
+ * The files the month's current manifest lists that this run did not rewrite and that still exist, put into
+ * the new set's folder (a hard link, else a copy) so that the swap keeps them; their manifest entries.
+ */
+async function carryEarlierFiles(finalDir: string, setDir: string, rewritten: Set<string>): Promise<ManifestFile[]> {
+  let previous: { generated_at?: unknown; files?: unknown };
+  try {
+    previous = JSON.parse(await readFile(join(finalDir, 'manifest.json'), 'utf8')) as typeof previous;
+  } catch {
+    return []; // no earlier manifest (or an unreadable one): nothing to carry over
+  }
+  const out: ManifestFile[] = [];
+  for (const f of Array.isArray(previous.files) ? (previous.files as Partial<ManifestFile>[]) : []) {
+    // Only plain names inside the folder: a manifest never points elsewhere.
+    if (typeof f.name !== 'string' || f.name === 'manifest.json' || rewritten.has(f.name) || f.name !== basename(f.name) || f.name.startsWith('.')) continue;
+    const from = join(finalDir, f.name);
+    if (!existsSync(from)) continue;
+    const to = join(setDir, f.name);
+    await link(from, to).catch(() => copyFile(from, to));
+    rewritten.add(f.name);
+    out.push({
+      name: f.name,
+      rows: typeof f.rows === 'number' ? f.rows : 0,
+      sha256: await sha256File(to),
+      generated_at: typeof f.generated_at === 'string' ? f.generated_at : String(previous.generated_at ?? ''),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+// DuckDB's limits while a report runs (report/run.ts decides them): read before, set, given back after.
+import type { Store } from '../facade.js';
+import { rawSql } from '../rawSql.js';
+import { quoteLiteral } from '../sql.js';
+
+const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
+  "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
+  "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background";
+
+export interface ReportSettings {
+  memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean;
+}
+
+/** The connection's settings a report changes. */
+export async function reportSettings(store: Store): Promise<ReportSettings> {
+  const [before] = await rawSql(store).query<ReportSettings>(SETTINGS_NOW);
+  return before!;
+}
+
+/** Keeps insertion order (the report tables are created in line order and copied in insertion order). */
+export async function keepInsertionOrder(store: Store): Promise<void> {
+  await rawSql(store).run('SET preserve_insertion_order = true');
+}
+
+/** SET memory_limit (a size such as '256MB'; SET takes no parameter, so it is quoted). */
+export async function setMemoryLimit(store: Store, limit: string): Promise<void> {
+  await rawSql(store).run(`SET memory_limit = ${quoteLiteral(limit)}`);
+}
+
+/** SET threads. */
+export async function setThreads(store: Store, threads: number): Promise<void> {
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
+  await rawSql(store).run(`SET threads = ${threads}`);
+}
+
+/** SET allocator_flush_threshold and allocator_background_threads. */
+export async function setAllocator(store: Store, flush: string, background: boolean): Promise<void> {
+  await rawSql(store).run(`SET allocator_flush_threshold = ${quoteLiteral(flush)}`);
+  await rawSql(store).run(`SET allocator_background_threads = ${background ? 'true' : 'false'}`);
+}
+
+/** Gives back the settings read by reportSettings. */
+export async function restoreSettings(store: Store, before: ReportSettings): Promise<void> {
+  const sql = rawSql(store);
+  await sql.run(`SET memory_limit = ${quoteLiteral(before.memory_limit.replace(/\s+/g, ''))}`);
+  await sql.run(`SET threads = ${Number(before.threads)}`);
+  await sql.run(`SET preserve_insertion_order = ${before.preserve_insertion_order ? 'true' : 'false'}`);
+  await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
+  await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
+}
