@@ -3,6 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
+import { needsLossless } from '../../src/store/wideRows.js';
 import { useTempStore } from '../support/store.js';
 
 const WINDOW = { windowStart: new Date('2026-11-01T00:00:00Z'), windowEnd: new Date('2026-11-03T00:00:00Z') };
@@ -122,6 +123,10 @@ describe('page-loaded usage batches', () => {
       [page({ a: ['1.5', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 1\.5/],
       [page({ a: ['9223372036854775808', 3] }), /\.value: 9223372036854775808 is beyond the int64 range/],
       [page({ a: ['-4', 3] }), /\.value: expected a non-negative integer, got -4/],
+      // Literals JSON.parse would read as the integers 1, 1000 and 0: the exact path must see them as written.
+      [page({ a: ['1.0', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 1\.0/],
+      [page({ a: [3, '1e3'] }), /consumption\[1\]\.metrics\[0\]\.value: expected an integer, got 1e3/],
+      [page({ a: [' \n\t 2.50', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 2\.50/],
       [page({ a: ['true', 3] }), /\.value: expected a non-negative integer, got true/],
       [page({ a: ['null', 3] }), /\.value: expected a non-negative integer, got null/],
       [page({ a: [1, 2] }).replace('"2026-11-01T00:00:00Z"', '"yesterday"'), /timeframe_start: expected an ISO 8601 date-time/],
@@ -181,5 +186,19 @@ describe('page-loaded usage batches', () => {
     const b = store.beginUsageBatch(spec('r1'));
     expect(await b.appendPage('v2_programs', '{"error": "nope"}')).toMatchObject({ items: null, rows: 0 });
     await b.abort();
+  });
+});
+
+describe('needsLossless (which pages JSON.parse may read)', () => {
+  it('sends a page to the exact parser for a 16-digit, fractional, exponent or negative member value, whitespace or not', () => {
+    for (const text of ['{"v":9007199254740993}', '{"v": \n 1234567890123456}', '{"v":1.0}', '{"v":\t2e3}', '{"v":7E1}', '{"v":-0}', '{"a":1,"v":-5}']) {
+      expect(needsLossless(text), text).toBe(true);
+    }
+  });
+
+  it('lets JSON.parse read pages whose numbers are all integers of at most 15 digits', () => {
+    for (const text of ['{"v":123456789012345,"w":0}', '{"t":"2026-11-01T12:30:00Z","v": 42}', '{"id":"a-1.5e3","v":[1,2]}', '{}', '{"v":7']) {
+      expect(needsLossless(text), text).toBe(false);
+    }
   });
 });
