@@ -24,10 +24,17 @@ WHERE i.program_id IN (SELECT unnest($ids::VARCHAR[]))
   AND i.org_id IS NOT NULL AND i.org_id <> $org_id
 LIMIT 1;`;
 
-// Records the ids a page-loaded batch's pages returned in its seen_ids, so that the deletion guard at
-// commit (usage_*_window_deletions.sql) knows every id the fetch returned. Parameters: $ids VARCHAR[].
+// Records in seen_ids the ids the batch's pages returned without a bucket row, so that the deletion guard
+// at commit (usage_*_window_deletions.sql) knows every id the fetch returned; those with rows are taken
+// from staging (below), not bound one by one. Parameters: $ids VARCHAR[].
 const SEEN_IDS_ADD_SQL = `
 INSERT INTO seen_ids SELECT DISTINCT unnest($ids::VARCHAR[]) AS id;`;
+
+// The ids of the batch's staged rows, into seen_ids. Parameters: none.
+const SEEN_PROGRAM_IDS_FROM_STAGING_SQL = `
+INSERT INTO seen_ids SELECT DISTINCT program_id FROM staging_usage;`;
+const SEEN_FRAMEWORK_IDS_FROM_STAGING_SQL = `
+INSERT INTO seen_ids SELECT DISTINCT framework_id FROM staging_usage WHERE framework_id IS NOT NULL;`;
 
 // The ids (programs, or frameworks) a page-loaded batch has replaced so far. Parameters: none. TEMP, on
 // the batch's own connection.
@@ -67,10 +74,12 @@ WHERE api_version = $api_version
 const TABLE_SQL = {
   usage_program: {
     deleteWindowSql: USAGE_PROGRAM_DELETE_WINDOW_SQL,
+    seenFromStagingSql: SEEN_PROGRAM_IDS_FROM_STAGING_SQL,
     windowDeletionsFile: 'src/store/sql/usage_program_window_deletions.sql',
   },
   usage_framework: {
     deleteWindowSql: USAGE_FRAMEWORK_DELETE_WINDOW_SQL,
+    seenFromStagingSql: SEEN_FRAMEWORK_IDS_FROM_STAGING_SQL,
     windowDeletionsFile: 'src/store/sql/usage_framework_window_deletions.sql',
   },
 } as const;
@@ -105,8 +114,8 @@ export class StagedUsageBatch implements UsageBatch {
   private refused = false;
   /** The batch's plan periods and parsed times (staging_periods). */
   private readonly book = new PeriodBook();
-  /** Ids (programs, or frameworks) the batch's pages returned: what the deletion guard compares with. */
-  private readonly seen = new Set<string>();
+  /** Ids (programs, or frameworks) the batch's pages returned without a row (the others are in staging). */
+  private readonly rowless = new Set<string>();
 
   constructor(
     private readonly host: BatchHost,
@@ -195,7 +204,7 @@ export class StagedUsageBatch implements UsageBatch {
       if (!this.isFramework && this.spec.scope.orgId !== undefined && read.programIds.length > 0) {
         await this.checkOrg(conn, this.spec.scope.orgId, read.programIds);
       }
-      for (const id of read.replacedIds) this.seen.add(id);
+      for (const id of read.rowlessIds) this.rowless.add(id);
       this.staged += read.values;
       return { items: read.items, cursor: read.cursor, programIds: read.programIds, rows: read.values };
     });
@@ -349,8 +358,10 @@ export class StagedUsageBatch implements UsageBatch {
   private async holdDeletions(conn: DuckDBConnection): Promise<void> {
     const share = this.spec.maxDeletionShare;
     if (share === undefined || share >= 1) return;
-    await execSql(conn, SEEN_IDS_ADD_SQL, { ids: [...this.seen] });
-    const { existing, unseen } = await this.deletions(conn, this.isFramework ? 'usage_framework' : 'usage_program');
+    const table = this.isFramework ? 'usage_framework' : 'usage_program';
+    if (this.rowless.size > 0) await execSql(conn, SEEN_IDS_ADD_SQL, { ids: [...this.rowless] });
+    await execSql(conn, TABLE_SQL[table].seenFromStagingSql);
+    const { existing, unseen } = await this.deletions(conn, table);
     if (existing === 0 || unseen / existing <= share) return;
     throw new DeletionHeldError(unseen, existing, share);
   }

@@ -168,8 +168,9 @@ export interface PageRead {
   items: number | null;
   cursor: string | null;
   programIds: string[];
-  /** Framework ids (frameworks pages) or program ids (programs pages): what the page replaces. */
-  replacedIds: string[];
+  /** Framework ids (frameworks pages) or program ids (programs pages) the page returned without a bucket
+   *  row: returned all the same (the deletion guard counts them so); the ids with rows are in staging. */
+  rowlessIds: string[];
   /** Non-zero values staged. */
   values: number;
 }
@@ -207,14 +208,14 @@ export function readPage(source: PageSource, json: string, org: string | null, b
   const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
   const cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
   const list = body[key];
-  if (list === undefined || list === null) return { items: null, cursor, programIds: [], replacedIds: [], values: 0 };
+  if (list === undefined || list === null) return { items: null, cursor, programIds: [], rowlessIds: [], values: 0 };
   if (!Array.isArray(list)) return refuse();
 
   const isFramework = source === 'v2_frameworks';
   const allowed = isFramework ? FRAMEWORK_METRICS : PROGRAM_METRICS;
   const width = isFramework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length;
   const programIds: string[] = [];
-  const replaced: string[] = [];
+  const rowless: string[] = [];
   let values = 0;
   // Rows go to the writer as they are read: a page refused half-way refuses its whole batch (usageBatch.ts
   // marks it so, and the staging table is dropped unread), so nothing of it is ever committed.
@@ -230,7 +231,7 @@ export function readPage(source: PageSource, json: string, org: string | null, b
       frameworkId = item.framework_id;
     }
     programIds.push(programId);
-    replaced.push(frameworkId ?? programId);
+    let wrote = false;
     const periods = item.periods;
     if (!Array.isArray(periods)) return refuse();
     for (const p of periods as unknown[]) {
@@ -290,8 +291,10 @@ export function readPage(source: PageSource, json: string, org: string | null, b
         if (!reported) continue; // nothing reported: no row, as before
         if (local < 0) local = book.period(p.period_id, p.period_plan, start, end);
         out.add(org, programId, frameworkId, local, ts, te, metrics);
+        wrote = true;
       }
     }
+    if (!wrote) rowless.push(frameworkId ?? programId);
   }
-  return { items: list.length, cursor, programIds, replacedIds: replaced, values };
+  return { items: list.length, cursor, programIds, rowlessIds: rowless, values };
 }

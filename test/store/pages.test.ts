@@ -180,6 +180,11 @@ describe('page-loaded usage batches', () => {
     await fine.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
     await fine.commit();
     expect((await rows(store)).map((r) => r.program_id)).toEqual(['a', 'a', 'b', 'b']);
+    // Programs the answer returns with only zeros stage no row, yet were returned: their values go, not held.
+    const zeros = store.beginUsageBatch({ ...spec('r4'), maxDeletionShare: 0.5 });
+    await zeros.appendPage('v2_programs', page({ a: [0, 0], b: [0, 0] }));
+    expect(await zeros.commit()).toEqual({ rows: 0 });
+    expect(await rows(store)).toEqual([]);
   });
 
   it('reports a body without the items array as items: null', async () => {

@@ -47,7 +47,6 @@ export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>):
     const width = framework ? 6 : METRIC_COLUMNS.length;
     const buckets = new Map<string, { r: UsageRowIn; period: number; metrics: (bigint | null)[] }>();
     const programIds = new Set<string>();
-    const replaced = new Set<string>();
     for (const r of rows) {
       checkRow(r, framework);
       const col = metricColumn(r.metric, framework)!;
@@ -66,13 +65,12 @@ export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>):
       }
       b.metrics[col] = r.value;
       programIds.add(r.program_id);
-      replaced.add(r.framework_id ?? r.program_id);
       n++;
     }
     for (const { r, period, metrics } of buckets.values()) {
       writer.add(r.org_id ?? null, r.program_id, r.framework_id ?? null, period, book.fromDate(r.timeframe_start), book.fromDate(r.timeframe_end), metrics);
     }
-    return { items: programIds.size, cursor: null, programIds: [...programIds], replacedIds: [...replaced], values: n };
+    return { items: programIds.size, cursor: null, programIds: [...programIds], rowlessIds: [], values: n };
   };
   try {
     await batch.appendRead(source, read);
