@@ -15,13 +15,15 @@ import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBat
 import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, type PageRead } from './wideRows.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
-// One program of a page that the inventory places in another organization than the batch's, if any:
-// such a page does not belong in the scope's answer. Parameters: $ids VARCHAR[], $org_id VARCHAR.
-const PAGE_IDS_OTHER_ORG_SQL = `
+// One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
+// inventory places in another organization than the batch's, if any: such an answer does not belong in
+// the scope. Checked once at commit (it was a query per page). Parameters: $rowless VARCHAR[], $org_id VARCHAR.
+const ANSWER_IDS_OTHER_ORG_SQL = `
 SELECT i.program_id AS id, i.org_id
 FROM programs i
-WHERE i.program_id IN (SELECT unnest($ids::VARCHAR[]))
+WHERE i.program_id IN (SELECT program_id FROM staging_usage UNION ALL SELECT unnest($rowless::VARCHAR[]))
   AND i.org_id IS NOT NULL AND i.org_id <> $org_id
+ORDER BY i.program_id
 LIMIT 1;`;
 
 // Records in seen_ids the ids the batch's pages returned without a bucket row, so that the deletion guard
@@ -190,7 +192,6 @@ export class StagedUsageBatch implements UsageBatch {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
     const appender = await this.openAppender();
-    const conn = this.conn!;
     return this.host.pageSlot(async () => {
       const writer = new WideChunkWriter(appender);
       let read;
@@ -200,9 +201,6 @@ export class StagedUsageBatch implements UsageBatch {
       } catch (err) {
         if (err instanceof PageShapeError) throw new PageContentError(err.offence);
         throw err;
-      }
-      if (!this.isFramework && this.spec.scope.orgId !== undefined && read.programIds.length > 0) {
-        await this.checkOrg(conn, this.spec.scope.orgId, read.programIds);
       }
       for (const id of read.rowlessIds) this.rowless.add(id);
       this.staged += read.values;
@@ -233,8 +231,10 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /** A program the inventory places in another organization does not belong in this scope's answer. */
-  private async checkOrg(conn: DuckDBConnection, orgId: string, ids: string[]): Promise<void> {
-    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, PAGE_IDS_OTHER_ORG_SQL, { ids, org_id: orgId });
+  private async checkOrg(conn: DuckDBConnection): Promise<void> {
+    const orgId = this.spec.scope.orgId;
+    if (this.isFramework || orgId === undefined) return;
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, ANSWER_IDS_OTHER_ORG_SQL, { rowless: [...this.rowless], org_id: orgId });
     if (stray) {
       throw new UsageBatchError(
         `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
@@ -384,6 +384,7 @@ export class StagedUsageBatch implements UsageBatch {
       if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
       // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
       await this.flushPeriods(conn);
+      await this.checkOrg(conn);
       await this.holdDeletions(conn);
       await this.check(conn);
       // One transaction for the whole scope: whatever its pages were, they replace the window together.

@@ -160,11 +160,15 @@ describe('page-loaded usage batches', () => {
       { seenAt: new Date('2026-11-03T00:00:00Z') },
     );
     const b = store.beginUsageBatch(spec('r1'));
-    await expect(b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }))).rejects.toThrow(
-      /program b, which the inventory places in organization org-z, not org-a/,
-    );
-    await b.abort();
+    await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
+    await expect(b.commit()).rejects.toThrow(/program b, which the inventory places in organization org-z, not org-a/);
     expect(await rows(store)).toEqual([]);
+    // A program returned with only zeros stages no row, and is checked all the same.
+    const z = store.beginUsageBatch(spec('r2'));
+    await z.appendPage('v2_programs', page({ a: [1, 2], b: [0, 0] }));
+    await expect(z.commit()).rejects.toThrow(/program b, which the inventory places in organization org-z, not org-a/);
+    expect(await rows(store)).toEqual([]);
+    expect(await store.query('SELECT count(*) AS n FROM coverage')).toEqual([{ n: 0n }]);
   });
 
   it('holds an answer that would delete more than the allowed share of the window, unless allowed', async () => {
