@@ -37,8 +37,8 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   const limit = PAGE_SIZE.v2_programs.max;
   const what = describe('v2_programs', ctx);
   const frameworkFetches: Promise<void>[] = [];
-  const queue = new FrameworkQueue(ctx, w, (ids) => {
-    const f = fetchFrameworks(ctx, w, ids, frameworks!);
+  const queue = new FrameworkQueue(ctx, w, (ids, known) => {
+    const f = fetchFrameworks(ctx, w, ids, known, frameworks!);
     f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
     frameworkFetches.push(f);
   });
@@ -102,34 +102,41 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
  */
 class FrameworkQueue {
   private readonly ids: string[] = [];
+  /** Frameworks each queued program could list in the window (sizes the requests). */
   private readonly counts: number[] = [];
+  /** Frameworks the inventory knows of each queued program (bounds a request's pages). */
+  private readonly known: number[] = [];
 
   constructor(
     private readonly ctx: ScopeContext,
     private readonly w: Window,
-    private readonly send: (ids: string[]) => void,
+    private readonly send: (ids: string[], known: number) => void,
   ) {}
 
   async add(programIds: string[], final: boolean): Promise<void> {
     if (programIds.length > 0) {
-      const known = await this.ctx.store.frameworkCountsByProgram(programIds, new Date(this.w.from));
+      const counts = await this.ctx.store.frameworkCountsByProgram(programIds, new Date(this.w.from));
       for (const id of programIds) {
+        const c = counts.get(id);
         this.ids.push(id);
-        this.counts.push(known.get(id) ?? 0);
+        this.counts.push(c?.listable ?? 0);
+        this.known.push(c?.known ?? 0);
       }
     }
     for (let n; (n = nextBatchSize(this.counts, PAGE_SIZE.v2_frameworks.max, MAX_PROGRAM_IDS, final)) > 0; ) {
       this.counts.splice(0, n);
-      this.send(this.ids.splice(0, n));
+      const known = this.known.splice(0, n).reduce((a, b) => a + b, 0);
+      this.send(this.ids.splice(0, n), known);
     }
   }
 }
 
-async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[], batch: UsageBatch) {
+/** `known`: the frameworks the inventory knows of these programs, which bounds the request's pages. */
+async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[], known: number, batch: UsageBatch) {
   if (!programIds.length) return;
   const limit = PAGE_SIZE.v2_frameworks.max;
   const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
-  const maxPages = pageBound(ctx, await ctx.store.inventoryFrameworkCount(programIds), limit, 'frameworks of these programs');
+  const maxPages = pageBound(ctx, known, limit, 'frameworks of these programs');
   const asked = new Set(programIds);
   const pages = cursorPages(
     (cursor) =>

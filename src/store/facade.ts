@@ -207,11 +207,7 @@ export class Store {
     return inventory.inventoryProgramCount(this.ctx, orgId);
   }
 
-  inventoryFrameworkCount(programIds: string[]): Promise<number> {
-    return inventory.inventoryFrameworkCount(this.ctx, programIds);
-  }
-
-  frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, number>> {
+  frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, { known: number; listable: number }>> {
     return inventory.frameworkCountsByProgram(this.ctx, programIds, windowStart);
   }
 

@@ -1,9 +1,9 @@
 // A usage batch of one window and scope (a source, granularity and organization), on its own
 // connection. One way in for what the collector loads, one way out:
 // - appendPage(): a raw consumption page, parsed and checked strictly in JavaScript (wideRows.ts) and
-//   appended as wide bucket rows into the batch's TEMP staging table (the collector uses this);
-// - stageRows(): bucket rows written by the caller; the test kit's long-row loader (test/support/rowLoader.ts)
-//   stages fixtures through it.
+//   appended as wide bucket rows into the batch's TEMP staging table. It is appendRead() with readPage as
+//   the reader: the one loading path, which the test kit's long-row loader (test/support/rowLoader.ts) also
+//   takes, with its own reader of fixture rows in place of readPage.
 // commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
 // in one transaction: a scope becomes visible whole or not at all. The batch's refusals are in
 // usageBatchErrors.ts.
@@ -12,22 +12,31 @@ import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
-import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage } from './wideRows.js';
+import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, type PageRead } from './wideRows.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
-// One program of a page that the inventory places in another organization than the batch's, if any:
-// such a page does not belong in the scope's answer. Parameters: $ids VARCHAR[], $org_id VARCHAR.
-const PAGE_IDS_OTHER_ORG_SQL = `
+// One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
+// inventory places in another organization than the batch's, if any: such an answer does not belong in
+// the scope. Checked once at commit (it was a query per page). Parameters: $rowless VARCHAR[], $org_id VARCHAR.
+const ANSWER_IDS_OTHER_ORG_SQL = `
 SELECT i.program_id AS id, i.org_id
 FROM programs i
-WHERE i.program_id IN (SELECT unnest($ids::VARCHAR[]))
+WHERE i.program_id IN (SELECT program_id FROM staging_usage UNION ALL SELECT unnest($rowless::VARCHAR[]))
   AND i.org_id IS NOT NULL AND i.org_id <> $org_id
+ORDER BY i.program_id
 LIMIT 1;`;
 
-// Records the ids a page-loaded batch's pages returned in its seen_ids, so that the deletion guard at
-// commit (usage_*_window_deletions.sql) knows every id the fetch returned. Parameters: $ids VARCHAR[].
+// Records in seen_ids the ids the batch's pages returned without a bucket row, so that the deletion guard
+// at commit (usage_*_window_deletions.sql) knows every id the fetch returned; those with rows are taken
+// from staging (below), not bound one by one. Parameters: $ids VARCHAR[].
 const SEEN_IDS_ADD_SQL = `
 INSERT INTO seen_ids SELECT DISTINCT unnest($ids::VARCHAR[]) AS id;`;
+
+// The ids of the batch's staged rows, into seen_ids. Parameters: none.
+const SEEN_PROGRAM_IDS_FROM_STAGING_SQL = `
+INSERT INTO seen_ids SELECT DISTINCT program_id FROM staging_usage;`;
+const SEEN_FRAMEWORK_IDS_FROM_STAGING_SQL = `
+INSERT INTO seen_ids SELECT DISTINCT framework_id FROM staging_usage WHERE framework_id IS NOT NULL;`;
 
 // The ids (programs, or frameworks) a page-loaded batch has replaced so far. Parameters: none. TEMP, on
 // the batch's own connection.
@@ -67,10 +76,12 @@ WHERE api_version = $api_version
 const TABLE_SQL = {
   usage_program: {
     deleteWindowSql: USAGE_PROGRAM_DELETE_WINDOW_SQL,
+    seenFromStagingSql: SEEN_PROGRAM_IDS_FROM_STAGING_SQL,
     windowDeletionsFile: 'src/store/sql/usage_program_window_deletions.sql',
   },
   usage_framework: {
     deleteWindowSql: USAGE_FRAMEWORK_DELETE_WINDOW_SQL,
+    seenFromStagingSql: SEEN_FRAMEWORK_IDS_FROM_STAGING_SQL,
     windowDeletionsFile: 'src/store/sql/usage_framework_window_deletions.sql',
   },
 } as const;
@@ -102,13 +113,11 @@ export class StagedUsageBatch implements UsageBatch {
   /** The last page staged or being staged: pages share the batch's appender, so one at a time. */
   private pages: Promise<unknown> = Promise.resolve();
   private readonly isFramework: boolean;
-  /** 'rows': staged through stageRows(); 'pages': raw pages through appendPage(). Both commit whole. */
-  private mode: 'rows' | 'pages' | undefined;
   private refused = false;
   /** The batch's plan periods and parsed times (staging_periods). */
   private readonly book = new PeriodBook();
-  /** Ids (programs, or frameworks) the batch's pages returned: what the deletion guard compares with. */
-  private readonly seen = new Set<string>();
+  /** Ids (programs, or frameworks) the batch's pages returned without a row (the others are in staging). */
+  private readonly rowless = new Set<string>();
 
   constructor(
     private readonly host: BatchHost,
@@ -154,47 +163,46 @@ export class StagedUsageBatch implements UsageBatch {
     return this.appender;
   }
 
-  async appendPage(source: PageSource, json: string): Promise<PageLoaded> {
-    const run = this.pages.then(() => this.loadPage(source, json));
-    // A refused page spoils the scope: commit() then refuses too, so it is never written in part.
+  /**
+   * One page: parsed and checked strictly (wideRows.ts: a value that is not a non-negative int64
+   * integer, an id or time missing or malformed, refuses the page whole, naming the first offending
+   * path), then appended as bucket rows into the batch's staging table.
+   */
+  appendPage(source: PageSource, json: string): Promise<PageLoaded> {
+    const orgId = this.spec.scope.orgId ?? null;
+    return this.appendRead(source, (writer, book) => readPage(source, json, orgId, book, writer));
+  }
+
+  /**
+   * Stages what `read` hands to the writer, as one page of `source`. Nothing is written to the usage
+   * tables until commit(): a scope's pages become visible together or not at all. A page whose reader
+   * throws spoils the batch (rows it wrote cannot be taken back from the appender): commit() then
+   * refuses, so the scope is never written in part. The staging table is DuckDB's (spilling to disk
+   * beyond memory_limit); a page's JavaScript objects live only while it is read.
+   */
+  appendRead(source: PageSource, read: (writer: WideChunkWriter, book: PeriodBook) => PageRead): Promise<PageLoaded> {
+    const run = this.pages.then(() => this.loadPage(source, read));
     this.pages = run.catch(() => {
       this.refused = true;
     });
     return run;
   }
 
-  private setMode(mode: 'rows' | 'pages'): void {
-    if (this.mode !== undefined && this.mode !== mode) throw new Error('a usage batch takes either stageRows() or appendPage(), not both');
-    this.mode = mode;
-  }
-
-  /**
-   * One page: parsed and checked strictly (wideRows.ts: a value that is not a non-negative int64
-   * integer, an id or time missing or malformed, refuses the page whole, naming the first offending
-   * path), then appended as bucket rows into the batch's staging table. Nothing is written to the usage
-   * tables until commit(): a scope's pages become visible together or not at all. The staging table is
-   * DuckDB's (spilling to disk beyond memory_limit); a page's JavaScript objects live only while it is read.
-   */
-  private async loadPage(source: PageSource, json: string): Promise<PageLoaded> {
+  private async loadPage(source: PageSource, reader: (writer: WideChunkWriter, book: PeriodBook) => PageRead): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
-    this.setMode('pages');
     const appender = await this.openAppender();
-    const conn = this.conn!;
     return this.host.pageSlot(async () => {
       const writer = new WideChunkWriter(appender);
       let read;
       try {
-        read = readPage(source, json, this.spec.scope.orgId ?? null, this.book, writer);
+        read = reader(writer, this.book);
         writer.finish();
       } catch (err) {
         if (err instanceof PageShapeError) throw new PageContentError(err.offence);
         throw err;
       }
-      if (!this.isFramework && this.spec.scope.orgId !== undefined && read.programIds.length > 0) {
-        await this.checkOrg(conn, this.spec.scope.orgId, read.programIds);
-      }
-      for (const id of read.replacedIds) this.seen.add(id);
+      for (const id of read.rowlessIds) this.rowless.add(id);
       this.staged += read.values;
       return { items: read.items, cursor: read.cursor, programIds: read.programIds, rows: read.values };
     });
@@ -223,8 +231,10 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /** A program the inventory places in another organization does not belong in this scope's answer. */
-  private async checkOrg(conn: DuckDBConnection, orgId: string, ids: string[]): Promise<void> {
-    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, PAGE_IDS_OTHER_ORG_SQL, { ids, org_id: orgId });
+  private async checkOrg(conn: DuckDBConnection): Promise<void> {
+    const orgId = this.spec.scope.orgId;
+    if (this.isFramework || orgId === undefined) return;
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, ANSWER_IDS_OTHER_ORG_SQL, { rowless: [...this.rowless], org_id: orgId });
     if (stray) {
       throw new UsageBatchError(
         `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
@@ -303,31 +313,6 @@ export class StagedUsageBatch implements UsageBatch {
     });
   }
 
-  /**
-   * Stages bucket rows that `write` hands to the writer (returning the values it staged), with the plan
-   * periods it registered in the batch's book. The test kit's long-row loader (test/support/rowLoader.ts)
-   * stages fixtures through it; the collector only ever stages pages (appendPage). A failed call cannot be
-   * taken back from the appender, so it leaves the batch unusable.
-   */
-  async stageRows(write: (writer: WideChunkWriter, book: PeriodBook) => number): Promise<void> {
-    if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
-    this.setMode('rows');
-    const appender = await this.openAppender();
-    let n = 0;
-    try {
-      const writer = new WideChunkWriter(appender);
-      n = write(writer, this.book);
-      writer.finish();
-      appender.flushSync();
-      await this.flushPeriods(this.conn!);
-    } catch (err) {
-      // A half-appended call cannot be taken back from the appender: the batch is unusable.
-      await this.abort();
-      throw err;
-    }
-    this.staged += n;
-  }
-
   private scopeParams(): Record<string, unknown> {
     const { orgId, programIds } = this.spec.scope;
     return {
@@ -373,8 +358,10 @@ export class StagedUsageBatch implements UsageBatch {
   private async holdDeletions(conn: DuckDBConnection): Promise<void> {
     const share = this.spec.maxDeletionShare;
     if (share === undefined || share >= 1) return;
-    await execSql(conn, SEEN_IDS_ADD_SQL, { ids: [...this.seen] });
-    const { existing, unseen } = await this.deletions(conn, this.isFramework ? 'usage_framework' : 'usage_program');
+    const table = this.isFramework ? 'usage_framework' : 'usage_program';
+    if (this.rowless.size > 0) await execSql(conn, SEEN_IDS_ADD_SQL, { ids: [...this.rowless] });
+    await execSql(conn, TABLE_SQL[table].seenFromStagingSql);
+    const { existing, unseen } = await this.deletions(conn, table);
     if (existing === 0 || unseen / existing <= share) return;
     throw new DeletionHeldError(unseen, existing, share);
   }
@@ -397,7 +384,8 @@ export class StagedUsageBatch implements UsageBatch {
       if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
       // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
       await this.flushPeriods(conn);
-      if (this.mode === 'pages') await this.holdDeletions(conn);
+      await this.checkOrg(conn);
+      await this.holdDeletions(conn);
       await this.check(conn);
       // One transaction for the whole scope: whatever its pages were, they replace the window together.
       const rows = await this.inTransaction(conn, async () => {

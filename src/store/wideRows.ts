@@ -33,8 +33,30 @@ const TYPES = [VARCHAR, VARCHAR, VARCHAR, INTEGER, TIMESTAMPTZ, TIMESTAMPTZ, ...
 export const STAGING_COLUMNS = TYPES.length;
 const CHUNK_ROWS = 2048; // DuckDB's standard vector size
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-/** A number literal JSON.parse would round (16+ digits) or could not tell from an integer (1.0, 1e3), or a negative one. */
-const NEEDS_LOSSLESS = /[:[,]\s*(?:-|\d{16}|\d+[.eE])/;
+
+/**
+ * Whether the text holds a number literal JSON.parse would round (16+ digits) or could not tell from an
+ * integer (1.0, 1e3), or a negative one (-0). Every number a page's walk accepts is an object member's
+ * value, so only what follows a ':' (and optional whitespace) is looked at; a number elsewhere (in an
+ * array) is refused by the walk whichever parser read it. A ':' inside a string may send a page down the
+ * exact path needlessly (harmless). A hand-written scan: the regular expression it replaces cost about
+ * 40 % of JSON.parse's time on a page (BENCHMARKS.md, "Session 4"); indexOf finds the colons natively.
+ */
+export function needsLossless(s: string): boolean {
+  for (let i = s.indexOf(':'); i >= 0; i = s.indexOf(':', i + 1)) {
+    let j = i + 1;
+    let c = s.charCodeAt(j);
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = s.charCodeAt(++j);
+    if (c === 45) return true; // '-'
+    if (c < 48 || c > 57) continue;
+    const first = j;
+    do c = s.charCodeAt(++j);
+    while (c >= 48 && c <= 57);
+    if (j - first >= 16 || c === 46 || c === 101 || c === 69) return true; // 16+ digits, '.', 'e', 'E'
+    i = j - 1;
+  }
+  return false;
+}
 
 /** A page departed from its documented shape; the caller names the first offending path. */
 export class PageShapeError extends Error {
@@ -146,8 +168,9 @@ export interface PageRead {
   items: number | null;
   cursor: string | null;
   programIds: string[];
-  /** Framework ids (frameworks pages) or program ids (programs pages): what the page replaces. */
-  replacedIds: string[];
+  /** Framework ids (frameworks pages) or program ids (programs pages) the page returned without a bucket
+   *  row: returned all the same (the deletion guard counts them so); the ids with rows are in staging. */
+  rowlessIds: string[];
   /** Non-zero values staged. */
   values: number;
 }
@@ -169,7 +192,7 @@ function counter(v: unknown): bigint | undefined {
  * ask for, or the same metric twice.
  */
 export function readPage(source: PageSource, json: string, org: string | null, book: PeriodBook, out: WideChunkWriter): PageRead {
-  const lossless = NEEDS_LOSSLESS.test(json);
+  const lossless = needsLossless(json);
   let body: unknown;
   try {
     body = lossless ? losslessParse(json) : JSON.parse(json);
@@ -185,14 +208,14 @@ export function readPage(source: PageSource, json: string, org: string | null, b
   const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
   const cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
   const list = body[key];
-  if (list === undefined || list === null) return { items: null, cursor, programIds: [], replacedIds: [], values: 0 };
+  if (list === undefined || list === null) return { items: null, cursor, programIds: [], rowlessIds: [], values: 0 };
   if (!Array.isArray(list)) return refuse();
 
   const isFramework = source === 'v2_frameworks';
   const allowed = isFramework ? FRAMEWORK_METRICS : PROGRAM_METRICS;
   const width = isFramework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length;
   const programIds: string[] = [];
-  const replaced: string[] = [];
+  const rowless: string[] = [];
   let values = 0;
   // Rows go to the writer as they are read: a page refused half-way refuses its whole batch (usageBatch.ts
   // marks it so, and the staging table is dropped unread), so nothing of it is ever committed.
@@ -208,7 +231,7 @@ export function readPage(source: PageSource, json: string, org: string | null, b
       frameworkId = item.framework_id;
     }
     programIds.push(programId);
-    replaced.push(frameworkId ?? programId);
+    let wrote = false;
     const periods = item.periods;
     if (!Array.isArray(periods)) return refuse();
     for (const p of periods as unknown[]) {
@@ -268,8 +291,10 @@ export function readPage(source: PageSource, json: string, org: string | null, b
         if (!reported) continue; // nothing reported: no row, as before
         if (local < 0) local = book.period(p.period_id, p.period_plan, start, end);
         out.add(org, programId, frameworkId, local, ts, te, metrics);
+        wrote = true;
       }
     }
+    if (!wrote) rowless.push(frameworkId ?? programId);
   }
-  return { items: list.length, cursor, programIds, replacedIds: replaced, values };
+  return { items: list.length, cursor, programIds, rowlessIds: rowless, values };
 }

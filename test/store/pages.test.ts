@@ -3,6 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
+import { needsLossless } from '../../src/store/wideRows.js';
 import { useTempStore } from '../support/store.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -123,6 +124,10 @@ describe('page-loaded usage batches', () => {
       [page({ a: ['1.5', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 1\.5/],
       [page({ a: ['9223372036854775808', 3] }), /\.value: 9223372036854775808 is beyond the int64 range/],
       [page({ a: ['-4', 3] }), /\.value: expected a non-negative integer, got -4/],
+      // Literals JSON.parse would read as the integers 1, 1000 and 0: the exact path must see them as written.
+      [page({ a: ['1.0', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 1\.0/],
+      [page({ a: [3, '1e3'] }), /consumption\[1\]\.metrics\[0\]\.value: expected an integer, got 1e3/],
+      [page({ a: [' \n\t 2.50', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 2\.50/],
       [page({ a: ['true', 3] }), /\.value: expected a non-negative integer, got true/],
       [page({ a: ['null', 3] }), /\.value: expected a non-negative integer, got null/],
       [page({ a: [1, 2] }).replace('"2026-11-01T00:00:00Z"', '"yesterday"'), /timeframe_start: expected an ISO 8601 date-time/],
@@ -156,11 +161,15 @@ describe('page-loaded usage batches', () => {
       { seenAt: new Date('2026-11-03T00:00:00Z') },
     );
     const b = store.beginUsageBatch(spec('r1'));
-    await expect(b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }))).rejects.toThrow(
-      /program b, which the inventory places in organization org-z, not org-a/,
-    );
-    await b.abort();
+    await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
+    await expect(b.commit()).rejects.toThrow(/program b, which the inventory places in organization org-z, not org-a/);
     expect(await rows(store)).toEqual([]);
+    // A program returned with only zeros stages no row, and is checked all the same.
+    const z = store.beginUsageBatch(spec('r2'));
+    await z.appendPage('v2_programs', page({ a: [1, 2], b: [0, 0] }));
+    await expect(z.commit()).rejects.toThrow(/program b, which the inventory places in organization org-z, not org-a/);
+    expect(await rows(store)).toEqual([]);
+    expect(await rawSql(store).query('SELECT count(*) AS n FROM coverage')).toEqual([{ n: 0n }]);
   });
 
   it('holds an answer that would delete more than the allowed share of the window, unless allowed', async () => {
@@ -176,11 +185,30 @@ describe('page-loaded usage batches', () => {
     await fine.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
     await fine.commit();
     expect((await rows(store)).map((r) => r.program_id)).toEqual(['a', 'a', 'b', 'b']);
+    // Programs the answer returns with only zeros stage no row, yet were returned: their values go, not held.
+    const zeros = store.beginUsageBatch({ ...spec('r4'), maxDeletionShare: 0.5 });
+    await zeros.appendPage('v2_programs', page({ a: [0, 0], b: [0, 0] }));
+    expect(await zeros.commit()).toEqual({ rows: 0 });
+    expect(await rows(store)).toEqual([]);
   });
 
   it('reports a body without the items array as items: null', async () => {
     const b = store.beginUsageBatch(spec('r1'));
     expect(await b.appendPage('v2_programs', '{"error": "nope"}')).toMatchObject({ items: null, rows: 0 });
     await b.abort();
+  });
+});
+
+describe('needsLossless (which pages JSON.parse may read)', () => {
+  it('sends a page to the exact parser for a 16-digit, fractional, exponent or negative member value, whitespace or not', () => {
+    for (const text of ['{"v":9007199254740993}', '{"v": \n 1234567890123456}', '{"v":1.0}', '{"v":\t2e3}', '{"v":7E1}', '{"v":-0}', '{"a":1,"v":-5}']) {
+      expect(needsLossless(text), text).toBe(true);
+    }
+  });
+
+  it('lets JSON.parse read pages whose numbers are all integers of at most 15 digits', () => {
+    for (const text of ['{"v":123456789012345,"w":0}', '{"t":"2026-11-01T12:30:00Z","v": 42}', '{"id":"a-1.5e3","v":[1,2]}', '{}', '{"v":7']) {
+      expect(needsLossless(text), text).toBe(false);
+    }
   });
 });

@@ -1,12 +1,12 @@
 // The test kit's row loader: long rows (one metric value of one bucket, as tests and fixtures build
-// them) checked, folded into one bucket row per call and staged into a usage batch, which then commits
-// them as it commits pages. Production loads only raw pages (UsageBatch.appendPage); this is the row
-// path that used to sit beside it in src/store/usageBatch.ts, moved here unchanged.
+// them) checked, folded into one bucket row per call and staged into a usage batch through the batch's one
+// loading path (StagedUsageBatch.appendRead, which appendPage takes with readPage as its reader): this file
+// is the reader of fixture rows, in place of a page's text. The batch then commits them as it commits pages.
 import type { UsageBatch } from '../../src/store/types.js';
 import { StagedUsageBatch } from '../../src/store/usageBatch.js';
 import { UsageBatchError } from '../../src/store/usageBatchErrors.js';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
-import { METRIC_COLUMNS } from '../../src/store/wideRows.js';
+import { METRIC_COLUMNS, type PageRead, type PeriodBook, type WideChunkWriter } from '../../src/store/wideRows.js';
 
 const INT64 = { max: 2n ** 63n - 1n, min: -(2n ** 63n) };
 const METRIC_INDEX = new Map(METRIC_COLUMNS.map((m, i) => [m, i]));
@@ -35,15 +35,18 @@ export interface UsageRowIn {
   value: bigint;
 }
 
-/** Appends long rows into a batch's staging (one call per page, as the collector's pages are). */
+/** Appends long rows into a batch's staging (one call per page, as the collector's pages are). A call that
+ *  fails leaves the batch unusable (rows already written cannot be taken back), so it is aborted. */
 export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>): Promise<void> {
   if (!(batch instanceof StagedUsageBatch)) throw new TypeError('appendRows takes a batch from Store.beginUsageBatch');
   const framework = batch.spec.table === 'usage_framework';
-  await batch.stageRows((writer, book) => {
+  const source = framework ? 'v2_frameworks' : batch.spec.apiVersion === 'v1' ? 'v1_programs' : 'v2_programs';
+  const read = (writer: WideChunkWriter, book: PeriodBook): PageRead => {
     let n = 0;
     // The long rows of one call are folded into one row per bucket (a bucket's metrics belong in one call).
     const width = framework ? 6 : METRIC_COLUMNS.length;
     const buckets = new Map<string, { r: UsageRowIn; period: number; metrics: (bigint | null)[] }>();
+    const programIds = new Set<string>();
     for (const r of rows) {
       checkRow(r, framework);
       const col = metricColumn(r.metric, framework)!;
@@ -61,13 +64,20 @@ export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>):
         );
       }
       b.metrics[col] = r.value;
+      programIds.add(r.program_id);
       n++;
     }
     for (const { r, period, metrics } of buckets.values()) {
       writer.add(r.org_id ?? null, r.program_id, r.framework_id ?? null, period, book.fromDate(r.timeframe_start), book.fromDate(r.timeframe_end), metrics);
     }
-    return n;
-  });
+    return { items: programIds.size, cursor: null, programIds: [...programIds], rowlessIds: [], values: n };
+  };
+  try {
+    await batch.appendRead(source, read);
+  } catch (err) {
+    await batch.abort();
+    throw err;
+  }
 }
 
 const REQUIRED = ['program_id', 'period_id', 'period_plan', 'period_start', 'timeframe_start', 'timeframe_end', 'metric'] as const;

@@ -5,20 +5,16 @@ import { readSql } from '../sql.js';
 import type { FrameworkRow, ProgramRow, SnapshotRow } from '../types.js';
 import type { StoreContext } from './context.js';
 
-// How many frameworks the inventory knows for the given programs; the collector bounds a frameworks
-// request's page count by it. Parameters: $program_ids VARCHAR[].
-const INVENTORY_FRAMEWORK_COUNT_SQL = `
-SELECT count(*) AS n FROM frameworks WHERE program_id IN (SELECT unnest($program_ids::VARCHAR[]));`;
-
-// How many frameworks the inventory knows for each of the given programs that a window starting at
-// $window_start could list (those deleted before it are not): the collector sizes its frameworks
-// requests by them so that a request's last page is not exactly full. Parameters: $program_ids
-// VARCHAR[], $window_start TIMESTAMPTZ. Programs with none known have no row.
+// How many frameworks the inventory knows for each of the given programs: all of them (`known`, which
+// bounds a frameworks request's page count) and those a window starting at $window_start could list
+// (`listable`: those deleted before it are not), by which the collector sizes its frameworks requests so
+// that a request's last page is not exactly full. One query per programs page serves both (a count per
+// frameworks request cost a query each). Parameters: $program_ids VARCHAR[], $window_start TIMESTAMPTZ.
+// Programs with none known have no row.
 const INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL = `
-SELECT program_id, count(*) AS n
+SELECT program_id, count(*) AS known, count(*) FILTER (WHERE deleted_at IS NULL OR deleted_at > $window_start) AS listable
 FROM frameworks
 WHERE program_id IN (SELECT unnest($program_ids::VARCHAR[]))
-  AND (deleted_at IS NULL OR deleted_at > $window_start)
 GROUP BY program_id;`;
 
 // How many programs the inventory knows in one organization; the collector bounds a scope's page count
@@ -146,19 +142,16 @@ export async function inventoryProgramCount(cx: StoreContext, orgId: string): Pr
   return Number(row?.n ?? 0);
 }
 
-/** Frameworks the inventory knows of these programs (the collector bounds a frameworks request's pages by it). */
-export async function inventoryFrameworkCount(cx: StoreContext, programIds: string[]): Promise<number> {
-  const [row] = await cx.sql.query<{ n: bigint | number }>(INVENTORY_FRAMEWORK_COUNT_SQL, { program_ids: programIds });
-  return Number(row?.n ?? 0);
-}
-
-/** Each program's known frameworks with usage since windowStart (sizes frameworks requests; collect/frameworkBatches.ts). */
-export async function frameworkCountsByProgram(cx: StoreContext, programIds: string[], windowStart: Date): Promise<Map<string, number>> {
-  const rows = await cx.sql.query<{ program_id: string; n: bigint }>(INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
+/** Each program's known frameworks, all of them and those with usage since windowStart (the collector
+ *  bounds a frameworks request's pages by the first, sizes its requests by the second; collect/frameworkBatches.ts). */
+export async function frameworkCountsByProgram(
+  cx: StoreContext, programIds: string[], windowStart: Date,
+): Promise<Map<string, { known: number; listable: number }>> {
+  const rows = await cx.sql.query<{ program_id: string; known: bigint; listable: bigint }>(INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
     program_ids: programIds,
     window_start: windowStart,
   });
-  return new Map(rows.map((r) => [r.program_id, Number(r.n)]));
+  return new Map(rows.map((r) => [r.program_id, { known: Number(r.known), listable: Number(r.listable) }]));
 }
 
 /** An organization from the organization listing; a null name keeps the one already known. */
