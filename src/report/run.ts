@@ -15,13 +15,14 @@ import { quoteIdent, quoteLiteral, readSql } from '../store/sql.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, REPORTS, ROUNDING_RULE, reportTable, type ReportName } from './definitions.js';
 import { cleanReportLeftovers, freshSetDir, freshStageDir, sha256File, swapInSet, writeAtomically } from './files.js';
-import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
+import { computeForecast, forecastDays, type DailyProgramSpend, type Forecast } from './forecast.js';
 import { FOCUS_VERSION, assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import { writeArrowFile } from './arrow.js';
 import { resolvePeriod } from './period.js';
 import { CONFIG_DEFAULTS } from '../config/schema.js';
 import { materialiseReports } from './stages.js';
+import { memoryFields } from './memoryLog.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 import { CORRECTIONS_TABLE, applyFinalized, finalizedState, recordFinalizedFiles } from './finalize.js';
 
@@ -161,6 +162,12 @@ const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, cu
   "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
   "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background";
 
+const FILE_THREADS = 'SET threads = 1';
+/** The charts' extent: rows of spend per program and day (the manifest's row count of the HTML file) and programs. */
+const DAILY_SPEND_SHAPE = 'SELECT count(*) AS day_rows, count(DISTINCT program_id) AS programs FROM (SELECT DISTINCT program_id, usage_day FROM rpt_daily)';
+/** A UTC midnight (ms) as the DATE text forecast_programs.sql compares days with. */
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const [before] = await opts.store.query<{
     memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean;
@@ -227,7 +234,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
   const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
-  log.debug('report stages done', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  log.debug('report stages done', await memoryFields(store));
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
@@ -240,7 +247,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
       daily: detail, scratchDir,
     })
     : null;
-  log.debug('report focus built', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  log.debug('report focus built', await memoryFields(store));
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await finalizedState(store, period.month);
   const corrections = finalized ? await applyFinalized(store, finalized) : null;
@@ -262,12 +269,22 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   const runIds = (await store.query<{ run_id: string }>(readSql('src/report/sql/run_ids.sql'), params)).map((r) => r.run_id);
   const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
 
-  const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/chart_daily_spend.sql'));
+  // The forecast and the charts get their per-day figures summed in SQL (forecast_programs.sql,
+  // chart_daily_spend.sql), not one row per program and day (about 310,000 at 10,000 programs).
+  const [dailyShape] = await store.query<{ day_rows: bigint; programs: bigint }>(DAILY_SPEND_SHAPE);
   let forecast: Forecast | null = null;
   if (period.month !== null) {
     const [end] = await store.query<{ data_end: Date | null }>(readSql('src/report/sql/data_end.sql'), params);
-    forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null, currency: book.currency, daily });
+    const range = { rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end?.data_end ?? null };
+    const span = forecastDays(range);
+    const daily = await store.query<DailyProgramSpend>(readSql('src/report/sql/forecast_programs.sql'),
+      { cutoff_day: utcDay(span.cutoff), window_start_day: utcDay(span.windowStart) });
+    forecast = computeForecast({ ...range, currency: book.currency, daily });
   }
+  // The files are copied from the stages' Parquet parts on one thread: with two, a copy in insertion
+  // order buffers the batches the second thread reads ahead (the FOCUS file of 13.8 million rows took
+  // RSS past 1 GB at a 1GB limit, 660 MB for 2 million rows at 320MB; one thread: under 300 MB).
+  await store.run(FILE_THREADS);
   const finalDir = join(opts.outDir, period.label);
   const cleaned = await cleanReportLeftovers(opts.outDir);
   if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });
@@ -283,7 +300,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(s.table)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
-        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+        log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
       }
     }
 
@@ -302,7 +319,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         opts.signal?.throwIfAborted();
         await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(CORRECTIONS_TABLE)).replace('{{path}}', () => quoteLiteral(tmp))));
         files.push({ path, rows: corrections.rows, sha256: await sha256File(path) });
-        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+        log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
       }
     }
 
@@ -314,7 +331,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
           await writeArrowFile(store, s.table, tmp);
         });
         files.push({ path, rows: s.rows, sha256: await sha256File(path) });
-        log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+        log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
       }
     }
 
@@ -324,17 +341,19 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
       opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => store.run(copy.replace('{{table}}', quoteIdent(focus.table)).replace('{{path}}', () => quoteLiteral(tmp))));
       files.push({ path, rows: focus.rows, sha256: await sha256File(path) });
-      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+      log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
     }
 
     const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
     if (formats.includes('html')) {
       const path = join(dir, HTML_REPORT_NAME);
+      const topPrograms = await store.query<{ program_id: string; name: string; cost: string }>(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(TOP_PROGRAMS) });
       const html = renderReportHtml({
         title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: now, partial,
         currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
-        dailySpend: daily,
-        topPrograms: await store.query(readSql('src/report/sql/chart_top_programs.sql'), { limit: BigInt(TOP_PROGRAMS) }),
+        dailySpend: await store.query(readSql('src/report/sql/chart_daily_spend.sql'), { top: topPrograms.map((p) => p.program_id) }),
+        programCount: Number(dailyShape!.programs),
+        topPrograms,
         topFrameworks: await store.query(readSql('src/report/sql/chart_top_frameworks.sql'), { limit: BigInt(CHART_TOP_N) }),
         storage: await store.query(readSql('src/report/sql/chart_storage.sql')),
         snapshots: await store.query(readSql('src/report/sql/chart_snapshots.sql')),
@@ -343,8 +362,8 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
       });
       opts.signal?.throwIfAborted();
       await writeAtomically(path, (tmp) => writeFile(tmp, html));
-      files.push({ path, rows: daily.length, sha256: await sha256File(path) });
-      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+      files.push({ path, rows: Number(dailyShape!.day_rows), sha256: await sha256File(path) });
+      log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
     }
 
     const coverageLines = coverage.scopes.map(
@@ -408,7 +427,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
         summarised = w.summarised;
       });
       files.push({ path, rows: written, sha256: await sha256File(path) });
-      log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+      log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
     }
 
     // Finalise only once every file is in place, so a failed run records nothing; what is recorded is
@@ -488,7 +507,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     opts.signal?.throwIfAborted();
     await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
     files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
-    log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+    log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(store)) });
     opts.signal?.throwIfAborted();
     await swapInSet(dir, finalDir);
     log.info('report written', { dir: finalDir, total, partial });
