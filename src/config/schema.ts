@@ -88,7 +88,7 @@ export const configSchema = z
         memory_limit: z
           .string()
           .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
-          .default('1GB'),
+          .default('320MB'),
       })
       .strict()
       .prefault({}),

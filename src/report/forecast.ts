@@ -54,6 +54,26 @@ const cents = (s: string): bigint => {
 const money = (c: bigint) => formatScaled(c, 2);
 
 /**
+ * The days a forecast distinguishes (UTC midnights, ms): complete days end at `cutoff`, the trend
+ * window starts at `windowStart`. A program's spend matters to computeForecast only as its sums
+ * before the window, inside it and after the cutoff, so those three sums per program (in SQL) are
+ * all it needs to be given.
+ */
+export function forecastDays(o: { rangeStart: Date; rangeEnd: Date; now: Date; dataEnd: Date | null }): {
+  cutoff: number; windowStart: number; daysInPeriod: number; completeDays: number; remainingDays: number; windowDays: number;
+} {
+  const start = o.rangeStart.getTime();
+  const end = o.rangeEnd.getTime();
+  const floorDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
+  const cutoff = Math.max(start, floorDay(Math.min(o.now.getTime(), o.dataEnd?.getTime() ?? start, end)));
+  const daysInPeriod = Math.ceil((end - start) / DAY_MS);
+  const completeDays = Math.round((cutoff - start) / DAY_MS);
+  const remainingDays = daysInPeriod - completeDays;
+  const windowDays = Math.min(FORECAST_WINDOW_DAYS, completeDays);
+  return { cutoff, windowStart: cutoff - windowDays * DAY_MS, daysInPeriod, completeDays, remainingDays, windowDays };
+}
+
+/**
  * Projects a period's spend: for each program, spend over the complete days so far plus the mean of
  * its last FORECAST_WINDOW_DAYS complete days times the days remaining. `dataEnd` is the end of the
  * latest collected bucket (null: nothing collected).
@@ -68,13 +88,7 @@ export function computeForecast(o: {
 }): Forecast {
   const start = o.rangeStart.getTime();
   const end = o.rangeEnd.getTime();
-  const floorDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
-  const cutoff = Math.max(start, floorDay(Math.min(o.now.getTime(), o.dataEnd?.getTime() ?? start, end)));
-  const daysInPeriod = Math.ceil((end - start) / DAY_MS);
-  const completeDays = Math.round((cutoff - start) / DAY_MS);
-  const remainingDays = daysInPeriod - completeDays;
-  const windowDays = Math.min(FORECAST_WINDOW_DAYS, completeDays);
-  const windowStart = cutoff - windowDays * DAY_MS;
+  const { cutoff, windowStart, daysInPeriod, completeDays, remainingDays, windowDays } = forecastDays(o);
 
   const by = new Map<string, { name: string; mtd: bigint; complete: bigint; window: bigint }>();
   for (const r of o.daily) {

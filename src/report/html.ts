@@ -20,7 +20,10 @@ export interface HtmlReportInput {
   unpricedLines: number;
   /** The rates the price book marks assumed and what of the total rests on them. */
   assumed: AssumedSummary;
-  dailySpend: { program_id: string; program_name: string; day: Date; cost: string }[];
+  /** Spend per day of each top program, and of the other programs (program_id null), or of every program. */
+  dailySpend: { program_id: string | null; program_name: string | null; day: Date; cost: string }[];
+  /** The number of programs with spend rows (default: the programs dailySpend names). */
+  programCount?: number;
   topPrograms: { program_id: string; name: string; cost: string }[];
   topFrameworks: { framework_id: string; name: string; program_name: string; cost: string }[];
   storage: { day: Date; metric: string; gb_month: string }[];
@@ -234,10 +237,9 @@ export function renderReportHtml(r: HtmlReportInput): string {
 
   // Daily spend, stacked by program: the same top programs as the top-programs chart (ranked in SQL by
   // the period's cost), the rest as one "Other programs" series, so the columns add up to the total.
-  const totals = new Map<string, number>();
-  for (const d of r.dailySpend) totals.set(d.program_id, (totals.get(d.program_id) ?? 0) + Number(d.cost));
+  const programCount = r.programCount ?? new Set(r.dailySpend.map((d) => d.program_id)).size;
   const shown = r.topPrograms.slice(0, TOP_PROGRAMS);
-  const others = Math.max(0, totals.size - shown.length);
+  const others = Math.max(0, programCount - shown.length);
   const seriesIndex = new Map(shown.map((p, i) => [p.program_id, i]));
   const series: { name: string; values: number[]; color?: string }[] = shown.map((p) => ({ name: p.name, values: days.map(() => 0) }));
   const otherName = `Other programs (${others.toLocaleString('en-US')})`;
@@ -246,7 +248,7 @@ export function renderReportHtml(r: HtmlReportInput): string {
   for (const d of r.dailySpend) {
     const i = dayIndex.get(dayKey(d.day));
     if (i === undefined) continue;
-    const s = series[seriesIndex.get(d.program_id) ?? shown.length];
+    const s = series[(d.program_id === null ? undefined : seriesIndex.get(d.program_id)) ?? shown.length];
     if (!s) continue;
     s.values[i]! += Number(d.cost);
   }
@@ -335,7 +337,7 @@ export function renderReportHtml(r: HtmlReportInput): string {
 
   const kpis = [
     [`Total ${r.partial ? '(partial)' : ''}`, formatMoney(r.total, cur)],
-    ['Programs', totals.size.toLocaleString('en-US')],
+    ['Programs', programCount.toLocaleString('en-US')],
     ['Transfer cost', formatMoney(transferCost.toFixed(2), cur)],
     ...(f ? [['Projected month end', f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)]] : []),
   ];

@@ -12,11 +12,12 @@ import { loadPriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
 import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setMemoryLimit, setThreads } from '../store/report/settings.js';
-import { assumedRateUse, dailySpend, dataEnd, moneyTotals, rateChangesInside, reportRunIds, tableColumns, type ReportRange } from '../store/report/tables.js';
+import { assumedRateUse, dailySpendShape, dataEnd, forecastPrograms, moneyTotals, rateChangesInside, reportRunIds, tableColumns, type ReportRange } from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, reportTable, type ReportName } from './definitions.js';
 import { cleanReportLeftovers, freshSetDir, freshStageDir, swapInSet } from './files.js';
-import { computeForecast, type DailyProgramSpend, type Forecast } from './forecast.js';
+import { computeForecast, forecastDays, type DailyProgramSpend, type Forecast } from './forecast.js';
+import { memoryFields } from './memoryLog.js';
 import { assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { resolvePeriod } from './period.js';
 import {
@@ -208,7 +209,7 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
   const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
-  log.debug('report stages done', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  log.debug('report stages done', await memoryFields(store));
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 
@@ -221,12 +222,17 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
       daily: detail, scratchDir,
     })
     : null;
-  log.debug('report focus built', { rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  log.debug('report focus built', await memoryFields(store));
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await finalizedState(store, period.month);
   const corrections = finalized ? await applyFinalized(store, finalized) : null;
   return { period, formats, book, coverage, partial, g, params, warnings, focus, finalized, corrections };
 }
+
+/** A UTC midnight (ms) as the DATE text forecast_programs.sql compares days with. */
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** The files are copied from the stages' Parquet parts on one thread (FILE_THREADS in runReportBounded). */
+const FILE_THREADS = 1;
 
 /** Step 2, totals: each report's columns and money totals, the run ids, assumed rates, daily spend and the forecast. */
 async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<ReportTotals> {
@@ -249,13 +255,17 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
   const runIds = await reportRunIds(store, params);
   const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
 
-  const daily = await dailySpend<DailyProgramSpend>(store);
+  // The forecast and the charts get their per-day figures summed in SQL (forecast_programs.sql,
+  // chart_daily_spend.sql), not one row per program and day (about 310,000 at 10,000 programs).
+  const dailyShape = await dailySpendShape(store);
   let forecast: Forecast | null = null;
   if (period.month !== null) {
-    const end = await dataEnd(store, params);
-    forecast = computeForecast({ rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: end, currency: book.currency, daily });
+    const range = { rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: await dataEnd(store, params) };
+    const span = forecastDays(range);
+    const daily = await forecastPrograms<DailyProgramSpend>(store, { cutoffDay: utcDay(span.cutoff), windowStartDay: utcDay(span.windowStart) });
+    forecast = computeForecast({ ...range, currency: book.currency, daily });
   }
-  return { sheets, rows, total, unpricedLines, runIds, assumed, daily, forecast };
+  return { sheets, rows, total, unpricedLines, runIds, assumed, dailyShape, forecast };
 }
 
 /**
@@ -287,6 +297,10 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   const { period, formats, book, coverage, partial, g, warnings, focus, corrections } = st;
   const totals = await reportTotals(store, st, now);
   const { sheets, rows, total, unpricedLines, runIds, assumed, forecast } = totals;
+  // The files are copied from the stages' Parquet parts on one thread: with two, a copy in insertion
+  // order buffers the batches the second thread reads ahead (2 million FOCUS rows: 1,015 MB of RSS at
+  // a 1GB limit, 663 MB at 320MB; one thread, with FOCUS row groups of 30,720 rows: 274 MB).
+  await setThreads(store, FILE_THREADS);
   const finalDir = join(opts.outDir, period.label);
   const cleaned = await cleanReportLeftovers(opts.outDir);
   if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });

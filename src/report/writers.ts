@@ -16,7 +16,8 @@ import type { CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, ROUNDING_RULE, type ReportName } from './definitions.js';
 import { sha256File, writeAtomically } from './files.js';
 import { FOCUS_VERSION, type FocusBuild } from './focus.js';
-import type { DailyProgramSpend, Forecast } from './forecast.js';
+import type { Forecast } from './forecast.js';
+import { memoryFields } from './memoryLog.js';
 import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
 import type { ReportPeriod } from './period.js';
 import type { OutputFormat } from '../domain/formats.js';
@@ -57,7 +58,8 @@ export interface ReportTotals {
   unpricedLines: number;
   runIds: string[];
   assumed: AssumedSummary;
-  daily: DailyProgramSpend[];
+  /** Program-days and programs of the detail (the HTML's row count and its Programs figure). */
+  dailyShape: { dayRows: number; programs: number };
   forecast: Forecast | null;
 }
 
@@ -76,7 +78,7 @@ export async function writeSetFile(w: WriteTarget, name: string, rows: number | 
   if (checkFirst) w.signal?.throwIfAborted();
   await writeAtomically(path, write);
   w.files.push({ path, rows: typeof rows === 'number' ? rows : rows(), sha256: await sha256File(path) });
-  w.log.debug('report file', { path: w.files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  w.log.debug('report file', { path: w.files.at(-1)!.path, ...(await memoryFields(w.store)) });
 }
 
 /** parquet: one file per report. */
@@ -112,16 +114,17 @@ export async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: s
 /** html: the charts file. */
 export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: { title: string; now: Date }): Promise<void> {
   const { period, partial, book, g } = st;
-  const { total, unpricedLines, assumed, daily, forecast } = t;
+  const { total, unpricedLines, assumed, dailyShape, forecast } = t;
   const html = renderReportHtml({
     title: o.title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: o.now, partial,
     currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
-    dailySpend: daily,
-    ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer'>>(w.store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
+    programCount: dailyShape.programs,
+    ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer' | 'dailySpend'>>(
+      w.store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
     forecast,
   });
   w.signal?.throwIfAborted();
-  await writeSetFile(w, HTML_REPORT_NAME, daily.length, (tmp) => writeFile(tmp, html), false);
+  await writeSetFile(w, HTML_REPORT_NAME, dailyShape.dayRows, (tmp) => writeFile(tmp, html), false);
 }
 
 /** xlsx: the workbook (summaries beyond the row budget); returns the reports it summarised. */
@@ -264,7 +267,7 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
   w.signal?.throwIfAborted();
   await writeAtomically(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
   files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
-  w.log.debug('report file', { path: files.at(-1)!.path, rss_mb: Math.round(process.memoryUsage.rss() / 1e6) });
+  w.log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(w.store)) });
   return manifest;
 }
 

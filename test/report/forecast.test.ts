@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runReport } from '../../src/report/run.js';
+import { computeForecast, type DailyProgramSpend } from '../../src/report/forecast.js';
+import { V2_FRAMEWORK_METRICS } from '../../src/contract/api.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 import { appendRows, type UsageRowIn } from '../support/rowLoader.js';
 import { DAY, loadMonth, type Loaded } from '../support/month.js';
 
@@ -47,19 +50,21 @@ const PROGRAMS = [
   { id: 'prg-steady-c', plan: 'scale', cuSeconds: 7 * 3600, storedGb: 10, transferGb: 0 },
 ];
 
-async function loadSteady(store: Store, fromDay: number, toDay: number): Promise<void> {
+/** `scale(day)` multiplies a day's usage (day 1..31); 1 for a steady month. */
+async function loadSteady(store: Store, fromDay: number, toDay: number, scale: (day: number) => bigint = () => 1n): Promise<void> {
   const monthStart = Date.UTC(2025, 9, 1);
   const windowStart = new Date(monthStart + (fromDay - 1) * DAY);
   const windowEnd = new Date(monthStart + (toDay - 1) * DAY);
   const rows: UsageRowIn[] = [];
   for (let t = windowStart.getTime(); t < windowEnd.getTime(); t += DAY) {
+    const k = scale(Math.round((t - monthStart) / DAY) + 1);
     for (const p of PROGRAMS) {
       const base = { org_id: ORG, program_id: p.id, period_id: `pd-${p.id}`, period_plan: p.plan, period_start: new Date(Date.UTC(2025, 0, 1)),
         period_end: null, timeframe_start: new Date(t), timeframe_end: new Date(t + DAY) };
-      rows.push({ ...base, metric: 'compute_unit_seconds', value: BigInt(p.cuSeconds) });
+      rows.push({ ...base, metric: 'compute_unit_seconds', value: BigInt(p.cuSeconds) * k });
       // Bytes stored all day as byte-months: bytes x 24 / 744.
-      rows.push({ ...base, metric: 'root_branch_bytes_month', value: (BigInt(p.storedGb) * 1_000_000_000n * 24n) / 744n });
-      if (p.transferGb > 0) rows.push({ ...base, metric: 'public_network_transfer_bytes', value: BigInt(p.transferGb) * 1_000_000_000n });
+      rows.push({ ...base, metric: 'root_branch_bytes_month', value: (BigInt(p.storedGb) * 1_000_000_000n * 24n * k) / 744n });
+      if (p.transferGb > 0) rows.push({ ...base, metric: 'public_network_transfer_bytes', value: BigInt(p.transferGb) * 1_000_000_000n * k });
     }
   }
   const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart, windowEnd, scope: { orgId: ORG },
@@ -109,5 +114,40 @@ describe('mid-month on a steady month', () => {
     expect(last.getCell(1).value).toBe('Total (projection)');
     expect(Math.round((last.getCell(6).value as number) * 100)).toBe(Math.round(projected * 100));
     expect(Math.round((last.getCell(3).value as number) * 100)).toBe(Math.round(Number(mid.total) * 100));
+  });
+});
+
+describe('mid-month with usage that changes every day', () => {
+  let store: Store;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'forecast-days-test-'));
+    store = await openStore({ path: join(dir, 'usage.duckdb') });
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  // The report gives the forecast each program's spend summed over three spans (forecast_programs.sql);
+  // the same forecast computed from one row per program and day (the detail's own macro) must agree,
+  // so a span boundary off by a day (the trend window, the cutoff) shows here.
+  test('the forecast equals the one computed from every program day', async () => {
+    await loadSteady(store, 1, 17, (day) => BigInt(day * day)); // 1..16 October, growing usage
+    const now = new Date('2025-10-16T09:30:00Z'); // the 16th is collected but not complete
+    const r = await runReport({ store, month: MONTH, outDir: join(dir, 'mid'), formats: ['xlsx'], priceBookPath: BOOK, now });
+    const days = await rawSql(store).query<DailyProgramSpend>(
+      'SELECT program_id, any_value(coalesce(program_name, program_id)) AS program_name, usage_day AS day, ' +
+        'CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost ' +
+        "FROM spend_daily_report('daily', CAST($from AS TIMESTAMPTZ), CAST($to AS TIMESTAMPTZ), $metrics) GROUP BY program_id, usage_day",
+      { from: new Date(Date.UTC(2025, 9, 1)), to: new Date(Date.UTC(2025, 10, 1)), metrics: [...V2_FRAMEWORK_METRICS] },
+    );
+    expect(days.length).toBe(PROGRAMS.length * 16);
+    const f = r.forecast!;
+    expect(f).toMatchObject({ current: true, completeDays: 15, windowDays: 7 });
+    const expected = computeForecast({ rangeStart: new Date(Date.UTC(2025, 9, 1)), rangeEnd: new Date(Date.UTC(2025, 10, 1)), now,
+      dataEnd: new Date(Date.UTC(2025, 9, 17)), currency: f.currency, daily: days });
+    expect(f).toEqual(expected);
+    // Growing usage: the last day still in progress is in month to date, not in the complete days.
+    expect(Number(f.totals.monthToDate)).toBeGreaterThan(Number(f.totals.completeDaysSpend));
   });
 });

@@ -65,6 +65,31 @@ describe('charts of 10,000 programs', () => {
   });
 });
 
+describe('the daily chart from per-day sums (the top programs, the others together)', () => {
+  // What the report reads from DuckDB at scale (chart_daily_spend.sql): one row per top program and
+  // day, the other programs summed per day with program_id null, and the number of programs.
+  test('draws the same page as one row per program and day', () => {
+    const full = input();
+    const top = new Set(full.topPrograms.map((p) => p.program_id));
+    const cents = new Map<string, { id: string | null; name: string | null; day: Date; cents: bigint }>();
+    for (const d of full.dailySpend) {
+      const id = top.has(d.program_id!) ? d.program_id : null;
+      const key = `${id}|${d.day.toISOString()}`;
+      const e = cents.get(key) ?? { id, name: id === null ? null : d.program_name, day: d.day, cents: 0n };
+      e.cents += BigInt(d.cost.replace('.', ''));
+      cents.set(key, e);
+    }
+    const money = (c: bigint) => `${c / 100n}.${String(c % 100n).padStart(2, '0')}`;
+    const summed: HtmlReportInput = {
+      ...full,
+      dailySpend: [...cents.values()].map((e) => ({ program_id: e.id, program_name: e.name, day: e.day, cost: money(e.cents) })),
+      programCount: PROGRAMS,
+    };
+    expect(summed.dailySpend.length).toBe((TOP_PROGRAMS + 1) * days.length);
+    expect(renderReportHtml(summed)).toBe(renderReportHtml(full));
+  });
+});
+
 describe('the snapshot chart', () => {
   const html = renderReportHtml(input());
   const fig = figure(html, 'snapshots');

@@ -48,3 +48,11 @@ export async function restoreSettings(store: Store, before: ReportSettings): Pro
   await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
   await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
 }
+
+const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';
+
+/** What DuckDB's buffer manager holds and has spilled, in bytes (its allocator's cache is in the RSS only). */
+export async function duckdbMemory(store: Store): Promise<{ used: bigint; spilled: bigint }> {
+  const [d] = await rawSql(store).query<{ used: bigint | null; spilled: bigint | null }>(DUCKDB_MEMORY_SQL);
+  return { used: d?.used ?? 0n, spilled: d?.spilled ?? 0n };
+}

@@ -50,6 +50,12 @@ const TEMP_TABLE_COUNT = "SELECT count(*) AS n FROM duckdb_tables() WHERE databa
 const TEMP_VIEW_COUNT = "SELECT count(*) AS n FROM duckdb_views() WHERE database_name = 'temp' AND view_name = $name";
 const PART_ROWS = 'SELECT num_rows AS n FROM parquet_file_metadata($path)';
 const SHAPE_TABLE = 'rpt_shape';
+/**
+ * Rows per row group of a stage part: the Parquet writer holds a whole row group before compressing
+ * it, and a FOCUS chunk's rows are wide (about 1.5 KB each in memory); a quarter of DuckDB's default
+ * 122,880 keeps that buffer near 45 MB. Parts are read back whole, so their row groups change no file.
+ */
+const PART_ROW_GROUP = 30_720;
 /** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */
 const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
 const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
@@ -118,7 +124,7 @@ export class ParquetStage {
     const select = this.columns
       .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
       .join(', ');
-    await rawSql(store).run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`, params as never);
+    await rawSql(store).run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`, params as never);
     const [m] = await rawSql(store).query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
     this.counts.push(Number(m?.n ?? 0n));

@@ -58,8 +58,11 @@ const copyParquetSql = (table: string, path: string) =>
 // (copy_focus_parquet) The FOCUS file holds the FOCUS and x_ columns only (line_no orders the rows
 // but is not a FOCUS column); zstd; timestamps are written as Parquet TIMESTAMP (isAdjustedToUTC,
 // micros). The table is created in line order and read in insertion order (see copyParquetSql).
+// Row groups of 30,720 rows (a quarter of DuckDB's default): the writer holds a whole row group
+// before it compresses it, and a FOCUS row is wide (about 1.5 KB in memory), so 122,880 rows took
+// about 180 MB, more than the report's memory limit leaves; a file of fewer rows is unchanged.
 const copyFocusParquetSql = (table: string, path: string) =>
-  `COPY (SELECT * EXCLUDE (line_no) FROM ${reportRelation(table)}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880);`;
+  `COPY (SELECT * EXCLUDE (line_no) FROM ${reportRelation(table)}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 30720);`;
 
 /** A report table as a Parquet file at `path`. */
 export async function copyTableToParquet(store: Store, table: string, path: string): Promise<void> {
@@ -85,9 +88,28 @@ export async function reportRunIds(store: Store, range: ReportRange): Promise<st
   return (await rawSql(store).query<{ run_id: string }>(readSql('src/store/report/sql/run_ids.sql'), { ...range })).map((r) => r.run_id);
 }
 
-/** Each program's spend per day (rpt_daily), for the charts and the forecast. */
-export async function dailySpend<T>(store: Store): Promise<T[]> {
-  return rawSql(store).query<T>(readSql('src/store/report/sql/chart_daily_spend.sql'));
+/** Spend per day of each of the `top` programs and of all the others together (program_id null), for the charts. */
+export async function dailySpend<T>(store: Store, top: string[]): Promise<T[]> {
+  return rawSql(store).query<T>(readSql('src/store/report/sql/chart_daily_spend.sql'), { top });
+}
+
+// No parameters. The charts' extent: rows of spend per program and day (the manifest's row count of
+// the HTML file) and programs.
+const DAILY_SPEND_SHAPE_SQL = 'SELECT count(*) AS day_rows, count(DISTINCT program_id) AS programs FROM (SELECT DISTINCT program_id, usage_day FROM rpt_daily)';
+
+/** How many program-days and programs the detail (rpt_daily) has. */
+export async function dailySpendShape(store: Store): Promise<{ dayRows: number; programs: number }> {
+  const [r] = await rawSql(store).query<{ day_rows: bigint; programs: bigint }>(DAILY_SPEND_SHAPE_SQL);
+  return { dayRows: Number(r!.day_rows), programs: Number(r!.programs) };
+}
+
+/**
+ * Each program's spend in the forecast's three spans (before the trend window, inside it, from the
+ * cutoff on; forecast_programs.sql): at most three rows per program instead of one per program and day.
+ * Days are UTC dates, YYYY-MM-DD.
+ */
+export async function forecastPrograms<T>(store: Store, o: { cutoffDay: string; windowStartDay: string }): Promise<T[]> {
+  return rawSql(store).query<T>(readSql('src/store/report/sql/forecast_programs.sql'), { cutoff_day: o.cutoffDay, window_start_day: o.windowStartDay });
 }
 
 /** Where the period's data ends (null: no data). */
@@ -97,12 +119,14 @@ export async function dataEnd(store: Store, range: ReportRange): Promise<Date | 
 }
 
 /** The HTML report's charts, each read from the run's report tables (rows typed by the caller, as the chart SQL gives them). */
-export async function chartData<T extends Record<'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer', unknown[]>>(
+export async function chartData<T extends Record<'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer' | 'dailySpend', unknown[]>>(
   store: Store, o: { topPrograms: number; topFrameworks: number },
 ): Promise<T> {
   const sql = rawSql(store);
+  const topPrograms = await sql.query<{ program_id: string }>(readSql('src/store/report/sql/chart_top_programs.sql'), { limit: BigInt(o.topPrograms) });
   return {
-    topPrograms: await sql.query(readSql('src/store/report/sql/chart_top_programs.sql'), { limit: BigInt(o.topPrograms) }),
+    topPrograms,
+    dailySpend: await dailySpend(store, topPrograms.map((p) => p.program_id)),
     topFrameworks: await sql.query(readSql('src/store/report/sql/chart_top_frameworks.sql'), { limit: BigInt(o.topFrameworks) }),
     storage: await sql.query(readSql('src/store/report/sql/chart_storage.sql')),
     snapshots: await sql.query(readSql('src/store/report/sql/chart_snapshots.sql')),
