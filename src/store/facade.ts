@@ -6,7 +6,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
-import type { RunStatus } from '../domain/status.js';
 import { execSql, queryRows, queryTable, type SqlParams } from './connection.js';
 import type { DatasetPartition, DatasetPartitionKey } from './dataset.js';
 import type { StoreContext } from './facade/context.js';
@@ -155,17 +154,7 @@ export class Store {
     return runs.startRun(this.ctx, r);
   }
 
-  finishRun(r: {
-    runId: string;
-    status: Exclude<RunStatus, 'running'>;
-    requests: number;
-    retries: number;
-    throttled: number;
-    pages: number;
-    rowsLoaded: number;
-    inventoryRequests?: number;
-    error?: string;
-  }): Promise<void> {
+  finishRun(r: runs.RunFinish): Promise<void> {
     return runs.finishRun(this.ctx, r);
   }
 
@@ -223,13 +212,7 @@ export class Store {
     return inventory.markSought(this.ctx, kind, ids, at);
   }
 
-  recordListings(o: {
-    frameworksOf: string[];
-    frameworks: FrameworkRow[];
-    snapshotsOf: string[];
-    snapshots: SnapshotRow[];
-    listedAt: Date;
-  }): Promise<void> {
+  recordListings(o: inventory.ListingsBatch): Promise<void> {
     return inventory.recordListings(this.ctx, o);
   }
 

@@ -170,13 +170,16 @@ export async function markSought(cx: StoreContext, kind: 'program' | 'framework'
 }
 
 /** One batch of listings, each kind committed with its listing state (a listing not in the batch stays due). */
-export async function recordListings(cx: StoreContext, o: {
+/** One batch of per-program listings: the programs whose frameworks and snapshots were listed, and the rows. */
+export interface ListingsBatch {
   frameworksOf: string[];
   frameworks: FrameworkRow[];
   snapshotsOf: string[];
   snapshots: SnapshotRow[];
   listedAt: Date;
-}): Promise<void> {
+}
+
+export async function recordListings(cx: StoreContext, o: ListingsBatch): Promise<void> {
   if (o.frameworksOf.length > 0) {
     await upsertFrameworks(cx, o.frameworks, { seenAt: o.listedAt, completeForPrograms: o.frameworksOf });
     const unnamed = await cx.sql.query<{ framework_id: string }>(INVENTORY_UNNAMED_FRAMEWORKS_SQL, { program_ids: o.frameworksOf });

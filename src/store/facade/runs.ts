@@ -45,7 +45,8 @@ export async function startRun(cx: StoreContext, r: { runId: string; command: st
   });
 }
 
-export async function finishRun(cx: StoreContext, r: {
+/** How a collection run ended, as finishRun records it. */
+export interface RunFinish {
   runId: string;
   status: Exclude<RunStatus, 'running'>;
   requests: number;
@@ -55,7 +56,9 @@ export async function finishRun(cx: StoreContext, r: {
   rowsLoaded: number;
   inventoryRequests?: number;
   error?: string;
-}): Promise<void> {
+}
+
+export async function finishRun(cx: StoreContext, r: RunFinish): Promise<void> {
   const changed = await cx.exclusive(() =>
     cx.exec(RUN_FINISH_SQL, {
       run_id: r.runId,
