@@ -41,7 +41,7 @@ module.exports = {
     {
       name: 'billing-is-pure',
       severity: 'error',
-      comment: 'Price books are parsed and checked in memory; the SQL that applies them lives in report/.',
+      comment: 'Price books are parsed and checked in memory; the SQL that applies them lives in store/report/.',
       from: { path: '^src/billing/' },
       to: { path: '^(src/(store|report|api|collect)/|node_modules/@duckdb/)' },
     },
