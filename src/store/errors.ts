@@ -1,4 +1,5 @@
 // What opening or reading the database can fail with, each saying what is wrong and what to do.
+import { existsSync } from 'node:fs';
 
 /** The database file does not exist and the command only reads what collect wrote. */
 export class StoreMissingError extends Error {
@@ -25,7 +26,14 @@ export class StoreCorruptError extends Error {
     readonly path: string,
     cause: string,
   ) {
-    super(`the database ${path} cannot be read: ${cause}. Restore it from a backup or move it aside and collect again; it was not changed.`);
+    // The analyst copy is the database as of the last published run, checkpointed and renamed into
+    // place whole (publish.ts): the nearest good state when the collector's own file is damaged.
+    const copy = analystCopyName(path);
+    const restore = existsSync(copy)
+      ? `copy the analyst copy ${copy} (the database as of the last published run) to ${path}, then run \`usage-pipeline collect\`: ` +
+        'it collects again whatever the copy does not hold'
+      : 'restore it from a backup, or run `usage-pipeline collect` into a new file';
+    super(`the database ${path} cannot be read: ${cause}. It was not changed. Move it aside (and its .wal file, if any), then ${restore}.`);
     this.name = 'StoreCorruptError';
   }
 }

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, openSync, readdirSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { analystCopyPath, publishAnalystCopy } from '../../src/store/publish.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openStore, StoreCorruptError, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
 import { rawSql } from '../../src/store/rawSql.js';
@@ -72,5 +72,35 @@ describe('analyst copy', () => {
 
   it('refuses to publish over the database itself', async () => {
     await expect(publishAnalystCopy(store, { target: store.path })).rejects.toThrow(/cannot replace the database itself/);
+  });
+});
+
+describe('a damaged database', () => {
+  it('is refused with a message that names the analyst copy, and following it gives back the published state', async () => {
+    await load(store, spec({ windowStart: at(0), windowEnd: at(24) }), hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, value: () => 2n ** 60n }));
+    const copy = await publishAnalystCopy(store);
+    const path = store.path;
+    await store.close();
+    // A bad block, as a write torn by a crash leaves it: the file's first data block overwritten.
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, 12288);
+    closeSync(fd);
+
+    const refused = await openStore({ path }).then(() => null, (err: Error) => err);
+    expect(refused).toBeInstanceOf(StoreCorruptError);
+    expect(refused!.message).toContain(`copy the analyst copy ${copy}`);
+    expect(refused!.message).toContain('It was not changed');
+
+    // What the message says: move the file aside, put the analyst copy in its place.
+    renameSync(path, `${path}.damaged`);
+    copyFileSync(copy, path);
+    store = await openStore({ path });
+    expect(await rawSql(store).query(COUNTS)).toEqual([{ usage: 96n, coverage: 1n, programs: 0n, version: LATEST, total: String(96n * 2n ** 60n) }]);
+  });
+
+  it('without an analyst copy, the message says to restore a backup or collect into a new file', () => {
+    const err = new StoreCorruptError(join(dir, 'other.duckdb'), 'IO Error: Corrupt database file');
+    expect(err.message).toContain('restore it from a backup, or run `usage-pipeline collect` into a new file');
+    expect(err.message).not.toContain('analyst copy');
   });
 });
