@@ -106,6 +106,8 @@ function describe(row: Record<string, unknown>): string {
 export class StagedUsageBatch implements UsageBatch {
   private conn: DuckDBConnection | undefined;
   private appender: DuckDBAppender | undefined;
+  /** The batch's one chunk writer (a refused page spoils the batch, so its leftovers are never appended). */
+  private writer: WideChunkWriter | undefined;
   private opening: Promise<void> | undefined;
   private state: 'open' | 'committing' | 'closed' = 'open';
   private staged = 0;
@@ -193,11 +195,14 @@ export class StagedUsageBatch implements UsageBatch {
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
     const appender = await this.openAppender();
     return this.host.pageSlot(async () => {
-      const writer = new WideChunkWriter(appender);
+      const writer = (this.writer ??= new WideChunkWriter(appender));
       let read;
       try {
         read = reader(writer, this.book);
         writer.finish();
+        // The appender keeps what it was given (outside DuckDB's memory_limit) until it flushes; flushed
+        // here, a batch holds no more than the page in flight outside its staging table.
+        appender.flushSync();
       } catch (err) {
         if (err instanceof PageShapeError) throw new PageContentError(err.offence);
         throw err;

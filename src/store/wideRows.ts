@@ -76,6 +76,9 @@ export interface StagedPeriod {
 
 /** Fills data chunks of the staging table's columns and hands each full one to the appender. */
 export class WideChunkWriter {
+  // One chunk, reset after each append: a chunk's native memory is freed only when V8 collects its
+  // wrapper, and V8 does not see that memory, so a chunk per 2,048 rows piled up hundreds of MB of
+  // native memory between collections (BENCHMARKS.md, "Issue 13: the collector's memory").
   private chunk: DuckDBDataChunk | undefined;
   private vectors: DuckDBVector<DuckDBValue>[] = [];
   private row = 0;
@@ -83,9 +86,10 @@ export class WideChunkWriter {
   constructor(private readonly appender: DuckDBAppender) {}
 
   add(org: string | null, program: string, framework: string | null, period: number, start: DuckDBTimestampTZValue, end: DuckDBTimestampTZValue, metrics: (bigint | null)[]): void {
-    if (this.chunk === undefined) {
-      const chunk = DuckDBDataChunk.create(TYPES, CHUNK_ROWS);
-      this.chunk = chunk;
+    if (this.vectors.length === 0) {
+      const chunk = (this.chunk ??= DuckDBDataChunk.create(TYPES));
+      // Setting the size drops the chunk's cached vectors, so they are taken afresh for each fill.
+      chunk.rowCount = CHUNK_ROWS;
       this.vectors = TYPES.map((_, i) => chunk.getColumnVector(i) as DuckDBVector<DuckDBValue>);
       this.row = 0;
     }
@@ -107,12 +111,14 @@ export class WideChunkWriter {
     if (chunk === undefined || this.row === 0) return;
     for (const vec of this.vectors) vec.flush();
     if (this.row < CHUNK_ROWS) chunk.rowCount = this.row;
+    // The appender copies the rows, so the chunk is emptied (its strings freed) and filled again.
     this.appender.appendDataChunk(chunk);
-    this.chunk = undefined;
+    chunk.reset();
     this.vectors = [];
     this.row = 0;
   }
 
+  /** Appends the rows added since the last full chunk; the writer stays usable for the next page. */
   finish(): void {
     this.emit();
   }
