@@ -7,7 +7,7 @@ import { readApiKey } from '../api/credentials.js';
 import { RateLimiter } from '../api/limiter.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { UsageError } from '../domain/errors.js';
-import type { Config, MemoryLimit } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
 import { createLogger, type Logger } from '../log.js';
 import { isOutOfMemory, openStore, type Store } from '../store/store.js';
 
@@ -59,9 +59,9 @@ export function priceBookPaths(ctx: CommandContext, prices?: string): { path: st
 export async function openCommandStore(
   ctx: CommandContext,
   log: Logger = ctx.log,
-  o: { create?: boolean; signal?: AbortSignal; threads?: number; memory?: MemoryLimit } = {},
+  o: { create?: boolean; signal?: AbortSignal; threads?: number } = {},
 ): Promise<Store> {
-  const { limit, key } = o.memory ?? { limit: ctx.config.store.memory_limit, key: 'store.memory_limit' };
+  const limit = ctx.config.store.memory_limit;
   return openStore({
     path: ctx.dbPath,
     ...(o.threads !== undefined ? { threads: o.threads } : {}),
@@ -74,8 +74,8 @@ export async function openCommandStore(
     // Opening (or upgrading) the file ran out of memory: nothing was changed (each migration is one transaction).
     if (!isOutOfMemory(err)) throw err;
     throw new Error(
-      `the database ran out of memory while opening (${key} = ${limit}): ${(err as Error).message.split('\n')[0]}. ` +
-        `It was not changed; raise ${key} in the config and run again.`,
+      `the database ran out of memory while opening (store.memory_limit = ${limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `It was not changed; raise store.memory_limit in the config and run again.`,
     );
   });
 }

@@ -1,6 +1,5 @@
 // One (source, granularity, organization) scope: its batch, its page bound from the inventory, and its
 // result, committed or recorded as failed (a 403 recorded as not eligible).
-import { collectMemoryLimit } from '../config/schema.js';
 import { ApiError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
 import type { Granularity, Source } from '../domain/granularity.js';
@@ -72,10 +71,9 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
   // DuckDB out of memory: every later scope would fail alike, and a store pressed further risks its file
   // (ARCHITECTURE.md, "Storage"). The scope was rolled back; the run stops (exit 1), the file intact.
   if (isOutOfMemory(err)) {
-    const { limit, key } = collectMemoryLimit(ctx.config);
     throw new FatalCollectError(
-      `the database ran out of memory (${key} = ${limit}): ${(err as Error).message.split('\n')[0]}. ` +
-        `Nothing of the scope in progress was written; raise ${key} in the config and collect again.`,
+      `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `Nothing of the scope in progress was written; raise store.memory_limit in the config and collect again.`,
     );
   }
   // The database file itself cannot be read: nothing more is written, and it must never be published.

@@ -40,13 +40,6 @@ export const configSchema = z
         // Pages one scope may take when the inventory does not know how many programs there are:
         // 1000 pages of 100 is 100,000 programs. With an inventory the bound follows its count.
         max_pages: positiveInt.default(1000),
-        // DuckDB's working memory while collecting (never above store.memory_limit): a scope's staging
-        // spills to <db>.tmp/ beyond it. 256MB kept the full benchmark's collects far from running out
-        // (192MB passed too) with about 250 MB less resident memory than 512MB (BENCHMARKS.md).
-        memory_limit: z
-          .string()
-          .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
-          .default('256MB'),
         settle: z
           .object({
             hourly_hours: z.number().int().min(0).max(168).default(6),
@@ -133,30 +126,6 @@ export const configSchema = z
   .strict();
 
 export type Config = z.infer<typeof configSchema>;
-
-const SIZE_UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30 };
-
-/** Bytes of a memory size as the schema accepts it ("256MB", "1.5GiB"), the units as DuckDB reads them. */
-export function sizeBytes(size: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(size.trim());
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new Error(`not a memory size: ${size}`);
-  return Number(m[1]) * unit;
-}
-
-/** DuckDB's memory limit for a command, and the configuration key that set it (named when it runs out). */
-export interface MemoryLimit {
-  limit: string;
-  key: string;
-}
-
-/** A collect's memory limit: collect.memory_limit, or store.memory_limit where that is lower. */
-export function collectMemoryLimit(config: Config): MemoryLimit {
-  const { store, collect } = config;
-  return sizeBytes(collect.memory_limit) < sizeBytes(store.memory_limit)
-    ? { limit: collect.memory_limit, key: 'collect.memory_limit' }
-    : { limit: store.memory_limit, key: 'store.memory_limit' };
-}
 
 /** Every default, from the schema: the one source that code outside the configuration (the client, the store) reads its defaults from. */
 export const CONFIG_DEFAULTS: Config = configSchema.parse({});

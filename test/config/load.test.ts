@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultPlaces, loadConfig } from '../../src/config/load.js';
-import { collectMemoryLimit, sizeBytes } from '../../src/config/schema.js';
 import { UsageError } from '../../src/domain/errors.js';
 
 function dirWith(toml: string): string {
@@ -95,15 +94,5 @@ x = 1
     const { config } = loadConfig({ cwd: process.cwd(), env: { USAGE_BASE_URL: 'http://127.0.0.1:9/v1', USAGE_DB: '/tmp/x.duckdb' } });
     expect(config.api.base_url).toBe('http://127.0.0.1:9/v1');
     expect(config.store.db).toBe('/tmp/x.duckdb');
-  });
-  it('collects under collect.memory_limit, or store.memory_limit where that is lower, naming the key in effect', () => {
-    const limit = (toml: string) => collectMemoryLimit(loadConfig({ cwd: dirWith(toml), path: 'usage.toml', explicit: true, env: {} }).config);
-    expect(limit('')).toEqual({ limit: '256MB', key: 'collect.memory_limit' });
-    expect(limit('[store]\nmemory_limit = "200MB"\n')).toEqual({ limit: '200MB', key: 'store.memory_limit' });
-    expect(limit('[store]\nmemory_limit = "1GiB"\n[collect]\nmemory_limit = "0.5GiB"\n')).toEqual({ limit: '0.5GiB', key: 'collect.memory_limit' });
-    // 250 MiB is more than 256 MB (DuckDB's units: MB = 10^6 bytes, MiB = 2^20).
-    expect(limit('[store]\nmemory_limit = "256MB"\n[collect]\nmemory_limit = "250MiB"\n')).toEqual({ limit: '256MB', key: 'store.memory_limit' });
-    expect(sizeBytes('1.5 KiB')).toBe(1536);
-    expect(() => sizeBytes('lots')).toThrow(/not a memory size/);
   });
 });
