@@ -187,4 +187,20 @@ describe('usage batches replace exactly their window and scope', () => {
     const expected = rows.map((r) => `hourly|org-1|${r.program_id}|v2|${r.period_id}|${r.timeframe_start.toISOString().slice(0, 13)}|${r.metric}=${r.value}`).sort();
     expect(await dump(store)).toEqual(expected);
   });
+  it('reuses its data chunk across full chunks and pages without carrying a value or a NULL over', async () => {
+    // One metric per bucket, a different one from bucket to bucket, so that each refill of the chunk sets
+    // and clears other cells than the fill before it; 5,760 buckets (two full chunks and a part), then a
+    // second page of 1,440 that starts in the chunk the first one left.
+    const metrics = ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month'];
+    const programs = Array.from({ length: 300 }, (_, i) => `p${i}`);
+    const rows = hourlyRows({ programs, fromHour: 0, toHour: 24, metrics, value: (p, h, m) => 2n ** 62n + BigInt(p.length * 1_000_003 + h * 101 + m.length) })
+      .filter((r) => metrics.indexOf(r.metric) === (Number(r.program_id.slice(1)) + r.timeframe_start.getUTCHours()) % 3);
+    expect(rows.length).toBe(7200);
+    const b = store.beginUsageBatch(day);
+    await appendRows(b, rows.slice(0, 5760));
+    await appendRows(b, rows.slice(5760));
+    expect(await b.commit()).toEqual({ rows: 7200 });
+    const expected = rows.map((r) => `hourly|org-1|${r.program_id}|v2|${r.period_id}|${r.timeframe_start.toISOString().slice(0, 13)}|${r.metric}=${r.value}`).sort();
+    expect(await dump(store)).toEqual(expected);
+  });
 });
