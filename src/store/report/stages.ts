@@ -1,6 +1,6 @@
 // The report's tables (the store's side of report/run.ts), computed in stages so that memory stays bounded at any number of programs
 // (ARCHITECTURE.md, "Reports"): spend_program_days once (rpt_days: its allowance windows run over
-// whole pools), program_spend from it, the frameworks' usage once, then the detail (rpt_daily) one
+// whole pools), program_spend from it, the frameworks' usage one chunk at a time, then the detail (rpt_daily) one
 // chunk of programs at a time (every window of the split is per day or per line), appended in line
 // order; the other reports read rpt_daily. Each stage is a macro of migration 009 that the analysts'
 // spend views chain too, so the report and the views share one SQL.
@@ -60,6 +60,8 @@ const PART_ROW_GROUP = 30_720;
 const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
 const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
 const CHUNK_COUNT = `SELECT coalesce(max(chunk) + 1, 0) AS n FROM ${CHUNKS_TABLE}`;
+/** Each chunk's least and greatest program id, in chunk order (the frameworks' stage filters on them). */
+const CHUNK_BOUNDS = `SELECT chunk, min(program_id) AS program_from, max(program_id) AS program_to FROM ${CHUNKS_TABLE} GROUP BY chunk ORDER BY chunk`;
 
 export interface StageParams {
   granularity: string;
@@ -140,14 +142,25 @@ export class ParquetStage {
     return this.counts[i]!;
   }
 
-  /** A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later stage per chunk). */
-  async publishPart(store: Store, i: number, name: string): Promise<void> {
+  /**
+   * A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later
+   * stage per chunk); with `programs` (a TEMP table of org_id, program_id), only those programs' rows.
+   */
+  async publishPart(store: Store, i: number, name: string, programs?: string): Promise<void> {
     await dropTempRelation(store, name);
-    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet(${quoteLiteral(this.parts[i]!)})`);
+    const from = `read_parquet(${quoteLiteral(this.parts[i]!)}) d`;
+    const only = programs === undefined ? '' :
+      ` SEMI JOIN ${quoteIdent(programs)} s ON s.org_id IS NOT DISTINCT FROM d.org_id AND s.program_id = d.program_id`;
+    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack('d.')} FROM ${from}${only}`);
   }
 
-  private castBack(): string {
-    return this.columns.map((c) => `CAST(${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
+  /** The path of part i (to read its programs). */
+  partPath(i: number): string {
+    return this.parts[i]!;
+  }
+
+  private castBack(prefix = ''): string {
+    return this.columns.map((c) => `CAST(${prefix}${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
   }
 
   /** The TEMP view over the parts in order (an empty part first when there is none). */
@@ -190,13 +203,17 @@ export async function materialiseReports(
   await days.publish(store, daysSql, {});
   await rawSql(store).run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
   log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  // The frameworks' daily usage one chunk at a time, one part per chunk (in chunk order).
   const fdSql = stageSql('src/store/report/sql/stage_framework_days.sql');
   const fdParams = { ...params, framework_metrics: frameworkMetrics };
-  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdParams);
+  const fdNone = { ...fdParams, chunk: NO_CHUNK, program_from: null, program_to: null };
+  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdNone);
   t0 = performance.now();
-  await fd.append(store, fdSql, fdParams);
-  await fd.publish(store, fdSql, fdParams);
-  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  for (const b of await rawSql(store).query<{ chunk: bigint; program_from: string; program_to: string }>(CHUNK_BOUNDS)) {
+    await fd.append(store, fdSql, { ...fdParams, chunk: BigInt(b.chunk), program_from: b.program_from, program_to: b.program_to });
+  }
+  await fd.publish(store, fdSql, fdNone);
+  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, parts: fd.partCount, ms: Math.round(performance.now() - t0) });
   await rawSql(store).run(ORDERED);
   for (const name of reportsOf('days')) await materialise(store, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
 
@@ -225,23 +242,55 @@ export async function materialiseReports(
 /** The TEMP view of one chunk of the detail that a per-chunk query reads. */
 export const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
 
+const PART_TABLE = 'rpt_part_programs';
+const GROUP_TABLE = 'rpt_group_programs';
+/** The programs of a detail part, numbered into groups of $programs_per_part in line order (org_id NULLS FIRST, program_id). */
+const PART_PROGRAMS = `CREATE OR REPLACE TEMP TABLE ${quoteIdent(PART_TABLE)} AS
+SELECT org_id, program_id, (dense_rank() OVER (ORDER BY org_id NULLS FIRST, program_id) - 1) // $programs_per_part AS grp
+FROM (SELECT DISTINCT org_id, program_id FROM read_parquet($path))`;
+const PART_GROUPS = `SELECT coalesce(max(grp) + 1, 0) AS n FROM ${quoteIdent(PART_TABLE)}`;
+/** The programs of one group (the TEMP table the sub-chunk's view semi-joins). */
+const GROUP_PROGRAMS = `CREATE OR REPLACE TEMP TABLE ${quoteIdent(GROUP_TABLE)} AS
+SELECT org_id, program_id FROM ${quoteIdent(PART_TABLE)} WHERE grp = $grp`;
+
 /**
  * Runs `sql` (which reads rpt_daily_chunk and numbers its lines from $line_offset) once per chunk of
  * the detail, in order, into Parquet parts published as a TEMP view `name` (and returns them): the
- * lines of every chunk numbered on from the chunks before, with no query over all the detail.
+ * lines of every chunk numbered on from the chunks before, with no query over all the detail. With
+ * `programsPerPart`, once per group of that many programs of each chunk, in line order (the reports
+ * are numbered program first, so the rows are the same): a FOCUS chunk's sort of wide rows is what
+ * kept the process far above DuckDB's limit (ARCHITECTURE.md, "Memory").
  */
 export async function chunkwise(
   store: Store, daily: ParquetStage, name: string, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
+  programsPerPart?: number,
 ): Promise<ParquetStage> {
   await daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
   const stage = await ParquetStage.open(store, name, scratchDir, sql, { ...params, line_offset: 0n });
   let offset = 0n;
-  for (let i = 0; i < daily.partCount; i++) {
-    await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+  const append = async () => {
     await stage.append(store, sql, { ...params, line_offset: offset });
-    offset += BigInt(stage.partRows(i));
+    offset += BigInt(stage.partRows(stage.partCount - 1));
+  };
+  for (let i = 0; i < daily.partCount; i++) {
+    if (programsPerPart === undefined) {
+      await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+      await append();
+      continue;
+    }
+    await rawSql(store).run(PART_PROGRAMS, { path: daily.partPath(i), programs_per_part: BigInt(programsPerPart) });
+    const [{ n } = { n: 0n }] = await rawSql(store).query<{ n: bigint | number }>(PART_GROUPS);
+    if (BigInt(n) === 0n) await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+    if (BigInt(n) === 0n) await append();
+    for (let g = 0n; g < BigInt(n); g++) {
+      await rawSql(store).run(GROUP_PROGRAMS, { grp: g });
+      // The view is bound when created, so after its programs' table exists.
+      if (g === 0n) await daily.publishPart(store, i, DAILY_CHUNK_VIEW, GROUP_TABLE);
+      await append();
+    }
   }
   await dropTempRelation(store, DAILY_CHUNK_VIEW);
+  for (const t of [PART_TABLE, GROUP_TABLE]) await dropTempRelation(store, t);
   if (publish) await stage.publish(store, sql, { ...params, line_offset: 0n });
   return stage;
 }
