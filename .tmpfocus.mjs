@@ -1,7 +1,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readFileSync } from 'node:fs';
 const [db, variant, limit] = process.argv.slice(2);
-const inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY', memory_limit: limit, threads: '2', allocator_flush_threshold: '16MB', allocator_background_threads: 'true', temp_directory: '/tmp/wt15n-parts/tmp' });
+const inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY', memory_limit: limit, threads: process.env.TH ?? '2', allocator_flush_threshold: '16MB', allocator_background_threads: 'true', temp_directory: '/tmp/wt15n-parts/tmp' });
 const c = await inst.connect();
 let peak = 0; const iv = setInterval(() => { const m = /VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8')); peak = Math.max(peak, +m[1] / 1024); }, 50);
 let sql = readFileSync('src/store/report/sql/focus.sql', 'utf8').trim().replace(/;\s*$/, '');
@@ -16,7 +16,7 @@ for (let k = 0; k < 4; k++) {
     for (let s = 0; s < progs.length; s += 25) {
       const ids = progs.slice(s, s + 25).map((p) => p.program_id);
       await c.run(`CREATE OR REPLACE TEMP VIEW rpt_daily_chunk AS SELECT * FROM read_parquet('${part}') WHERE list_contains($ids, program_id)`.replace('$ids', `[${ids.map((i) => `'${i}'`).join(',')}]`));
-      await c.run(`COPY (${sql}) TO '/tmp/wt15n-parts/out-${k}-${s}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 30720)`);
+      if (process.env.MODE === 'count') await c.run(`SELECT count(*), max(length(CAST(t AS VARCHAR))) FROM (${sql}) t`); else await c.run(`COPY (${sql}) TO '/tmp/wt15n-parts/out-${k}-${s}.parquet' (FORMAT parquet, COMPRESSION ${process.env.CMP ?? 'zstd'}, ROW_GROUP_SIZE ${process.env.RG ?? 30720})`);
     }
   } else {
     await c.run(`CREATE OR REPLACE TEMP VIEW rpt_daily_chunk AS SELECT * FROM read_parquet('${part}')`);

@@ -84,13 +84,13 @@ export const configSchema = z
         /** An operator's own partial price book laid over `prices` (rates replaced or added by key). */
         price_overlay: z.string().min(1).optional(),
         // DuckDB's working memory while a report runs (never above store.memory_limit): the report's
-        // tables spill to <db>.tmp/ beyond it. 320MB ran the 10,000-program month but once ran out of
-        // memory on a 380-program month with many frameworks per program (a chunk's detail grows with
-        // its frameworks), so the default is the store's own.
+        // tables spill to <db>.tmp/ beyond it. The process peaks at about this plus 250 MB (Node, and
+        // what DuckDB's allocator keeps), so 256MB keeps the 10,000-program month under 512 MB of RSS;
+        // every stage is per chunk of programs except spend_program_days (ARCHITECTURE.md, "Memory").
         memory_limit: z
           .string()
           .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
-          .default('512MB'),
+          .default('256MB'),
       })
       .strict()
       .prefault({}),

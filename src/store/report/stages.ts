@@ -52,10 +52,11 @@ const PART_ROWS = 'SELECT num_rows AS n FROM parquet_file_metadata($path)';
 const SHAPE_TABLE = 'rpt_shape';
 /**
  * Rows per row group of a stage part: the Parquet writer holds a whole row group before compressing
- * it, and a FOCUS chunk's rows are wide (about 1.5 KB each in memory); a quarter of DuckDB's default
- * 122,880 keeps that buffer near 45 MB. Parts are read back whole, so their row groups change no file.
+ * it, and a FOCUS row is wide (about 1.5 KB in memory); a twelfth of DuckDB's default 122,880 keeps
+ * that buffer near 15 MB (30,720 rows: 480 MB of RSS for a FOCUS group at a 256MB limit, 10,240:
+ * 350 MB). Parts are read back whole, so their row groups change no file.
  */
-const PART_ROW_GROUP = 30_720;
+const PART_ROW_GROUP = 10_240;
 /** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */
 const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
 const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
