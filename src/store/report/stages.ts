@@ -196,12 +196,14 @@ export async function materialiseReports(
   await rawSql(store).run(UNORDERED);
   await materialise(store, DAYS_UNSORTED_TABLE, 'src/store/report/sql/stage_days.sql', { ...params }, log);
   await materialise(store, CHUNKS_TABLE, 'src/store/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
-  // rpt_days and rpt_framework_days sorted by chunk into Parquet: a chunk's query reads its row groups only.
+  // rpt_days and rpt_framework_days into Parquet one part per chunk, in chunk order: a chunk's query
+  // reads its row groups only, and no query sorts or aggregates the month's rows by chunk.
   let t0 = performance.now();
+  const bounds = await rawSql(store).query<{ chunk: bigint; program_from: string; program_to: string }>(CHUNK_BOUNDS);
   const daysSql = stageSql('src/store/report/sql/stage_days_by_chunk.sql');
-  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, {});
-  await days.append(store, daysSql, {});
-  await days.publish(store, daysSql, {});
+  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, { chunk: NO_CHUNK });
+  for (const b of bounds) await days.append(store, daysSql, { chunk: BigInt(b.chunk) });
+  await days.publish(store, daysSql, { chunk: NO_CHUNK });
   await rawSql(store).run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
   log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
   // The frameworks' daily usage one chunk at a time, one part per chunk (in chunk order).
@@ -210,7 +212,7 @@ export async function materialiseReports(
   const fdNone = { ...fdParams, chunk: NO_CHUNK, program_from: null, program_to: null };
   const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdNone);
   t0 = performance.now();
-  for (const b of await rawSql(store).query<{ chunk: bigint; program_from: string; program_to: string }>(CHUNK_BOUNDS)) {
+  for (const b of bounds) {
     await fd.append(store, fdSql, { ...fdParams, chunk: BigInt(b.chunk), program_from: b.program_from, program_to: b.program_to });
   }
   await fd.publish(store, fdSql, fdNone);
