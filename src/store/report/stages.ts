@@ -61,8 +61,8 @@ const PART_ROW_GROUP = 10_240;
 const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
 const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
 const CHUNK_COUNT = `SELECT coalesce(max(chunk) + 1, 0) AS n FROM ${CHUNKS_TABLE}`;
-/** Each chunk's least and greatest program id, in chunk order (the frameworks' stage filters on them). */
-const CHUNK_BOUNDS = `SELECT chunk, min(program_id) AS program_from, max(program_id) AS program_to FROM ${CHUNKS_TABLE} GROUP BY chunk ORDER BY chunk`;
+/** Each chunk's program ids, in chunk order (the frameworks' stage filters on them). */
+const CHUNK_PROGRAMS = `SELECT chunk, list(DISTINCT program_id) AS programs FROM ${CHUNKS_TABLE} GROUP BY chunk ORDER BY chunk`;
 
 export interface StageParams {
   granularity: string;
@@ -199,7 +199,7 @@ export async function materialiseReports(
   // rpt_days and rpt_framework_days into Parquet one part per chunk, in chunk order: a chunk's query
   // reads its row groups only, and no query sorts or aggregates the month's rows by chunk.
   let t0 = performance.now();
-  const bounds = await rawSql(store).query<{ chunk: bigint; program_from: string; program_to: string }>(CHUNK_BOUNDS);
+  const bounds = await rawSql(store).query<{ chunk: bigint; programs: string[] }>(CHUNK_PROGRAMS);
   const daysSql = stageSql('src/store/report/sql/stage_days_by_chunk.sql');
   const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, { chunk: NO_CHUNK });
   for (const b of bounds) await days.append(store, daysSql, { chunk: BigInt(b.chunk) });
@@ -209,11 +209,11 @@ export async function materialiseReports(
   // The frameworks' daily usage one chunk at a time, one part per chunk (in chunk order).
   const fdSql = stageSql('src/store/report/sql/stage_framework_days.sql');
   const fdParams = { ...params, framework_metrics: frameworkMetrics };
-  const fdNone = { ...fdParams, chunk: NO_CHUNK, program_from: null, program_to: null };
+  const fdNone = { ...fdParams, chunk: NO_CHUNK, programs: [] };
   const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdNone);
   t0 = performance.now();
   for (const b of bounds) {
-    await fd.append(store, fdSql, { ...fdParams, chunk: BigInt(b.chunk), program_from: b.program_from, program_to: b.program_to });
+    await fd.append(store, fdSql, { ...fdParams, chunk: BigInt(b.chunk), programs: b.programs });
   }
   await fd.publish(store, fdSql, fdNone);
   log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, parts: fd.partCount, ms: Math.round(performance.now() - t0) });
