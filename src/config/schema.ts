@@ -84,13 +84,14 @@ export const configSchema = z
         /** An operator's own partial price book laid over `prices` (rates replaced or added by key). */
         price_overlay: z.string().min(1).optional(),
         // DuckDB's working memory while a report runs (never above store.memory_limit): the report's
-        // tables spill to <db>.tmp/ beyond it. 320MB ran the 10,000-program month but once ran out of
-        // memory on a 380-program month with many frameworks per program (a chunk's detail grows with
-        // its frameworks), so the default is the store's own.
+        // tables spill to <db>.tmp/ beyond it. Every stage is per chunk of programs except the month's
+        // spend_program_days, so 256MB runs the 10,000-program month (and test/report/tieout.test.ts's
+        // month with many frameworks per program); the process peaks well above it (memory kept outside
+        // DuckDB's limit: ARCHITECTURE.md, "Memory"), so a lower limit lowers the peak.
         memory_limit: z
           .string()
           .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
-          .default('512MB'),
+          .default('256MB'),
       })
       .strict()
       .prefault({}),

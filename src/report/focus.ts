@@ -129,6 +129,13 @@ export function assertFinalizable(period: ReportPeriod, partial: boolean, now: D
  * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
  * current rows, or for a finalised month the finalised rows plus corrections.
  */
+/**
+ * Programs whose FOCUS rows are built by one query: a chunk of the detail (100 programs, ~138,000
+ * FOCUS rows of ~1.5 KB at 10,000 programs) sorted at once took the process to 600-900 MB of RSS at
+ * a 512MB limit; 25 at a time, about a quarter of that sort (BENCHMARKS.md).
+ */
+const FOCUS_PROGRAMS_PER_PART = 25;
+
 /** Lines per hashed block (FOCUS_DIGEST_SQL of store/report/focus.ts). */
 const DIGEST_BLOCK = 10_000;
 
@@ -180,10 +187,11 @@ export async function buildFocus(store: Store, o: {
     unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
     region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
   };
-  // One chunk of the detail at a time into Parquet parts (store/report/stages.ts), numbered on from the chunks
-  // before: no copy of all the rows is ever held, and no window runs over them all.
+  // One group of FOCUS_PROGRAMS_PER_PART programs of a chunk of the detail at a time into Parquet parts
+  // (store/report/stages.ts), numbered on from the groups before: no copy of all the rows is ever
+  // held, and no window or sort runs over more than one group's wide rows.
   const focusSql = focusRowsSql();
-  const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false);
+  const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false, FOCUS_PROGRAMS_PER_PART);
 
   const month = o.period.month;
   const finalizations = month === null ? [] : (await focusFinalizations(store, month)).map((f): FocusFinalization => ({

@@ -5,10 +5,11 @@ import { quoteLiteral } from '../sql.js';
 
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
-  "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background";
+  "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background, " +
+  "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush";
 
 export interface ReportSettings {
-  memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean;
+  memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean; bulk_flush: string;
 }
 
 /** The connection's settings a report changes. */
@@ -33,9 +34,14 @@ export async function setThreads(store: Store, threads: number): Promise<void> {
   await rawSql(store).run(`SET threads = ${threads}`);
 }
 
-/** SET allocator_flush_threshold and allocator_background_threads. */
+/**
+ * SET allocator_flush_threshold and allocator_background_threads, and
+ * allocator_bulk_deallocation_flush_threshold to `flush` too (its default, 512 MiB, is never reached
+ * by a bulk free under a report's limit, so the allocator kept what a stage freed).
+ */
 export async function setAllocator(store: Store, flush: string, background: boolean): Promise<void> {
   await rawSql(store).run(`SET allocator_flush_threshold = ${quoteLiteral(flush)}`);
+  await rawSql(store).run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(flush)}`);
   await rawSql(store).run(`SET allocator_background_threads = ${background ? 'true' : 'false'}`);
 }
 
@@ -47,6 +53,7 @@ export async function restoreSettings(store: Store, before: ReportSettings): Pro
   await sql.run(`SET preserve_insertion_order = ${before.preserve_insertion_order ? 'true' : 'false'}`);
   await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
   await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
+  await sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`);
 }
 
 const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';

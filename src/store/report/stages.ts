@@ -1,6 +1,6 @@
 // The report's tables (the store's side of report/run.ts), computed in stages so that memory stays bounded at any number of programs
 // (ARCHITECTURE.md, "Reports"): spend_program_days once (rpt_days: its allowance windows run over
-// whole pools), program_spend from it, the frameworks' usage once, then the detail (rpt_daily) one
+// whole pools), program_spend from it, the frameworks' usage one chunk at a time, then the detail (rpt_daily) one
 // chunk of programs at a time (every window of the split is per day or per line), appended in line
 // order; the other reports read rpt_daily. Each stage is a macro of migration 009 that the analysts'
 // spend views chain too, so the report and the views share one SQL.
@@ -52,14 +52,17 @@ const PART_ROWS = 'SELECT num_rows AS n FROM parquet_file_metadata($path)';
 const SHAPE_TABLE = 'rpt_shape';
 /**
  * Rows per row group of a stage part: the Parquet writer holds a whole row group before compressing
- * it, and a FOCUS chunk's rows are wide (about 1.5 KB each in memory); a quarter of DuckDB's default
- * 122,880 keeps that buffer near 45 MB. Parts are read back whole, so their row groups change no file.
+ * it, and a FOCUS row is wide (about 1.5 KB in memory); a twelfth of DuckDB's default 122,880 keeps
+ * that buffer near 15 MB (30,720 rows: 480 MB of RSS for a FOCUS group at a 256MB limit, 10,240:
+ * 350 MB). Parts are read back whole, so their row groups change no file.
  */
-const PART_ROW_GROUP = 30_720;
+const PART_ROW_GROUP = 10_240;
 /** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */
 const WIDE_INTEGERS = new Set(['HUGEINT', 'UHUGEINT']);
 const stageSql = (path: string) => readSql(path).trim().replace(/;\s*$/, '');
 const CHUNK_COUNT = `SELECT coalesce(max(chunk) + 1, 0) AS n FROM ${CHUNKS_TABLE}`;
+/** Each chunk's program ids, in chunk order (the frameworks' stage filters on them). */
+const CHUNK_PROGRAMS = `SELECT chunk, list(DISTINCT program_id) AS programs FROM ${CHUNKS_TABLE} GROUP BY chunk ORDER BY chunk`;
 
 export interface StageParams {
   granularity: string;
@@ -140,14 +143,25 @@ export class ParquetStage {
     return this.counts[i]!;
   }
 
-  /** A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later stage per chunk). */
-  async publishPart(store: Store, i: number, name: string): Promise<void> {
+  /**
+   * A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later
+   * stage per chunk); with `programs` (a TEMP table of org_id, program_id), only those programs' rows.
+   */
+  async publishPart(store: Store, i: number, name: string, programs?: string): Promise<void> {
     await dropTempRelation(store, name);
-    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet(${quoteLiteral(this.parts[i]!)})`);
+    const from = `read_parquet(${quoteLiteral(this.parts[i]!)}) d`;
+    const only = programs === undefined ? '' :
+      ` SEMI JOIN ${quoteIdent(programs)} s ON s.org_id IS NOT DISTINCT FROM d.org_id AND s.program_id = d.program_id`;
+    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack('d.')} FROM ${from}${only}`);
   }
 
-  private castBack(): string {
-    return this.columns.map((c) => `CAST(${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
+  /** The path of part i (to read its programs). */
+  partPath(i: number): string {
+    return this.parts[i]!;
+  }
+
+  private castBack(prefix = ''): string {
+    return this.columns.map((c) => `CAST(${prefix}${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
   }
 
   /** The TEMP view over the parts in order (an empty part first when there is none). */
@@ -182,21 +196,27 @@ export async function materialiseReports(
   await rawSql(store).run(UNORDERED);
   await materialise(store, DAYS_UNSORTED_TABLE, 'src/store/report/sql/stage_days.sql', { ...params }, log);
   await materialise(store, CHUNKS_TABLE, 'src/store/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
-  // rpt_days and rpt_framework_days sorted by chunk into Parquet: a chunk's query reads its row groups only.
+  // rpt_days and rpt_framework_days into Parquet one part per chunk, in chunk order: a chunk's query
+  // reads its row groups only, and no query sorts or aggregates the month's rows by chunk.
   let t0 = performance.now();
+  const bounds = await rawSql(store).query<{ chunk: bigint; programs: string[] }>(CHUNK_PROGRAMS);
   const daysSql = stageSql('src/store/report/sql/stage_days_by_chunk.sql');
-  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, {});
-  await days.append(store, daysSql, {});
-  await days.publish(store, daysSql, {});
+  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, { chunk: NO_CHUNK });
+  for (const b of bounds) await days.append(store, daysSql, { chunk: BigInt(b.chunk) });
+  await days.publish(store, daysSql, { chunk: NO_CHUNK });
   await rawSql(store).run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
   log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  // The frameworks' daily usage one chunk at a time, one part per chunk (in chunk order).
   const fdSql = stageSql('src/store/report/sql/stage_framework_days.sql');
   const fdParams = { ...params, framework_metrics: frameworkMetrics };
-  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdParams);
+  const fdNone = { ...fdParams, chunk: NO_CHUNK, programs: [] };
+  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdNone);
   t0 = performance.now();
-  await fd.append(store, fdSql, fdParams);
-  await fd.publish(store, fdSql, fdParams);
-  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+  for (const b of bounds) {
+    await fd.append(store, fdSql, { ...fdParams, chunk: BigInt(b.chunk), programs: b.programs });
+  }
+  await fd.publish(store, fdSql, fdNone);
+  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, parts: fd.partCount, ms: Math.round(performance.now() - t0) });
   await rawSql(store).run(ORDERED);
   for (const name of reportsOf('days')) await materialise(store, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
 
@@ -225,23 +245,55 @@ export async function materialiseReports(
 /** The TEMP view of one chunk of the detail that a per-chunk query reads. */
 export const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
 
+const PART_TABLE = 'rpt_part_programs';
+const GROUP_TABLE = 'rpt_group_programs';
+/** The programs of a detail part, numbered into groups of $programs_per_part in line order (org_id NULLS FIRST, program_id). */
+const PART_PROGRAMS = `CREATE OR REPLACE TEMP TABLE ${quoteIdent(PART_TABLE)} AS
+SELECT org_id, program_id, (dense_rank() OVER (ORDER BY org_id NULLS FIRST, program_id) - 1) // $programs_per_part AS grp
+FROM (SELECT DISTINCT org_id, program_id FROM read_parquet($path))`;
+const PART_GROUPS = `SELECT coalesce(max(grp) + 1, 0) AS n FROM ${quoteIdent(PART_TABLE)}`;
+/** The programs of one group (the TEMP table the sub-chunk's view semi-joins). */
+const GROUP_PROGRAMS = `CREATE OR REPLACE TEMP TABLE ${quoteIdent(GROUP_TABLE)} AS
+SELECT org_id, program_id FROM ${quoteIdent(PART_TABLE)} WHERE grp = $grp`;
+
 /**
  * Runs `sql` (which reads rpt_daily_chunk and numbers its lines from $line_offset) once per chunk of
  * the detail, in order, into Parquet parts published as a TEMP view `name` (and returns them): the
- * lines of every chunk numbered on from the chunks before, with no query over all the detail.
+ * lines of every chunk numbered on from the chunks before, with no query over all the detail. With
+ * `programsPerPart`, once per group of that many programs of each chunk, in line order (the reports
+ * are numbered program first, so the rows are the same): a FOCUS chunk's sort of wide rows is what
+ * kept the process far above DuckDB's limit (ARCHITECTURE.md, "Memory").
  */
 export async function chunkwise(
   store: Store, daily: ParquetStage, name: string, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
+  programsPerPart?: number,
 ): Promise<ParquetStage> {
   await daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
   const stage = await ParquetStage.open(store, name, scratchDir, sql, { ...params, line_offset: 0n });
   let offset = 0n;
-  for (let i = 0; i < daily.partCount; i++) {
-    await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+  const append = async () => {
     await stage.append(store, sql, { ...params, line_offset: offset });
-    offset += BigInt(stage.partRows(i));
+    offset += BigInt(stage.partRows(stage.partCount - 1));
+  };
+  for (let i = 0; i < daily.partCount; i++) {
+    if (programsPerPart === undefined) {
+      await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+      await append();
+      continue;
+    }
+    await rawSql(store).run(PART_PROGRAMS, { path: daily.partPath(i), programs_per_part: BigInt(programsPerPart) });
+    const [{ n } = { n: 0n }] = await rawSql(store).query<{ n: bigint | number }>(PART_GROUPS);
+    if (BigInt(n) === 0n) await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+    if (BigInt(n) === 0n) await append();
+    for (let g = 0n; g < BigInt(n); g++) {
+      await rawSql(store).run(GROUP_PROGRAMS, { grp: g });
+      // The view is bound when created, so after its programs' table exists.
+      if (g === 0n) await daily.publishPart(store, i, DAILY_CHUNK_VIEW, GROUP_TABLE);
+      await append();
+    }
   }
   await dropTempRelation(store, DAILY_CHUNK_VIEW);
+  for (const t of [PART_TABLE, GROUP_TABLE]) await dropTempRelation(store, t);
   if (publish) await stage.publish(store, sql, { ...params, line_offset: 0n });
   return stage;
 }
