@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { loadPriceBook } from '../billing/pricebook.js';
 import type { OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
-import { StoreMissingError } from '../store/store.js';
+import { isOutOfMemory, StoreMissingError } from '../store/store.js';
 import { checkWritableDir, openCommandStore, priceBookPaths, type CommandContext } from './context.js';
 
 export interface WriteReportOptions {
@@ -81,6 +81,17 @@ export async function writeReport(
       memoryLimit: ctx.config.report.memory_limit,
       log: ctx.log,
     });
+  } catch (err) {
+    // DuckDB's own advice (SET memory_limit, SET threads) is not what an operator can do: name the keys.
+    if (isOutOfMemory(err)) {
+      const { report, store: stored } = ctx.config;
+      throw new Error(
+        `the report ran out of DuckDB memory (report.memory_limit = ${report.memory_limit}, never above store.memory_limit = ${stored.memory_limit}): ` +
+          `${(err as Error).message.split('\n')[0]}. No report file was changed; raise report.memory_limit ` +
+          `(and store.memory_limit, if it is lower) in the config and run the report again.`,
+      );
+    }
+    throw err;
   } finally {
     await store.close();
   }
