@@ -126,10 +126,6 @@ export function assertFinalizable(period: ReportPeriod, partial: boolean, now: D
 }
 
 /**
- * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
- * current rows, or for a finalised month the finalised rows plus corrections.
- */
-/**
  * Programs whose FOCUS rows are built by one query: a chunk of the detail (100 programs, ~138,000
  * FOCUS rows of ~1.5 KB at 10,000 programs) sorted at once took the process to 600-900 MB of RSS at
  * a 512MB limit; 25 at a time, about a quarter of that sort (BENCHMARKS.md).
@@ -166,6 +162,10 @@ export async function pendingDigest(store: Store, build: FocusBuild): Promise<{ 
   return digestRows(store, build.pending.after, build.pending.last);
 }
 
+/**
+ * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
+ * current rows, or for a finalised month the finalised rows plus corrections.
+ */
 export async function buildFocus(store: Store, o: {
   period: ReportPeriod;
   granularity: Granularity;

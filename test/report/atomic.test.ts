@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { cli, startCli } from '../support/cli.js';
-import { loadMonth } from '../support/month.js';
+import { loadMonthFile } from '../support/month.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
 const MONTH = '2025-10';
@@ -34,10 +34,7 @@ describe('a report re-run killed part-way', () => {
   const args = (month: string) => ['report', '--month', month, '--db', db, '--out', out(), '--prices', BOOK, '--format', 'parquet,xlsx,html'];
 
   beforeAll(async () => {
-    const L = await loadMonth({ month: MONTH });
-    dir = L.dir;
-    db = L.store.path;
-    await L.store.close();
+    ({ dir, db } = await loadMonthFile(MONTH));
   });
 
   it('leaves the old set or the new one at every moment, and the next run cleans up', async () => {

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cli, errorMessage } from '../support/cli.js';
-import { loadMonth } from '../support/month.js';
+import { loadMonthFile } from '../support/month.js';
 
 const MONTH = '2025-10';
 const BOOK = 'config/prices.toml';
@@ -23,10 +23,7 @@ describe('report under a tiny report.memory_limit', () => {
   const args = (config: string) => ['report', '--config', config, '--month', MONTH, '--db', db, '--out', out(), '--prices', BOOK, '--format', 'parquet,xlsx'];
 
   beforeAll(async () => {
-    const L = await loadMonth({ month: MONTH });
-    dir = L.dir;
-    db = L.store.path;
-    await L.store.close();
+    ({ dir, db } = await loadMonthFile(MONTH));
   });
 
   it('exits 1 naming report.memory_limit, and leaves the month\'s files as they were', async () => {

@@ -53,6 +53,13 @@ function toRow(world: World, r: TruthRow): UsageRowIn {
   };
 }
 
+/** `month` loaded as loadMonth() does, its store closed: the folder and the file, for tests that run the CLI on it. */
+export async function loadMonthFile(month: string): Promise<{ dir: string; db: string }> {
+  const L = await loadMonth({ month });
+  await L.store.close();
+  return { dir: L.dir, db: L.store.path };
+}
+
 /**
  * Loads `month` at `granularity` from the truth, at a clock 3 days after the month's end (so every
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).

@@ -283,8 +283,10 @@ export async function chunkwise(
     }
     await rawSql(store).run(PART_PROGRAMS, { path: daily.partPath(i), programs_per_part: BigInt(programsPerPart) });
     const [{ n } = { n: 0n }] = await rawSql(store).query<{ n: bigint | number }>(PART_GROUPS);
-    if (BigInt(n) === 0n) await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
-    if (BigInt(n) === 0n) await append();
+    if (BigInt(n) === 0n) {
+      await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
+      await append();
+    }
     for (let g = 0n; g < BigInt(n); g++) {
       await rawSql(store).run(GROUP_PROGRAMS, { grp: g });
       // The view is bound when created, so after its programs' table exists.
