@@ -195,7 +195,7 @@ export class StagedUsageBatch implements UsageBatch {
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
     const appender = await this.openAppender();
     return this.host.pageSlot(async () => {
-      const writer = (this.writer ??= new WideChunkWriter(appender));
+      const writer = (this.writer ??= new WideChunkWriter(appender, this.book));
       let read;
       try {
         read = reader(writer, this.book);
@@ -334,7 +334,9 @@ export class StagedUsageBatch implements UsageBatch {
     const dupSql = this.isFramework
       ? 'src/store/sql/staging_usage_duplicate_framework.sql'
       : 'src/store/sql/staging_usage_duplicate_program.sql';
-    const [dup] = await queryRows<Record<string, unknown>>(conn, readSql(dupSql));
+    // Only ids whose rows could repeat a key are grouped; with none, no key can repeat.
+    const suspects = [...(this.writer?.keys.suspects ?? [])];
+    const [dup] = suspects.length === 0 ? [] : await queryRows<Record<string, unknown>>(conn, readSql(dupSql), { ids: suspects });
     // A bucket whose metrics came in parts, none twice, is one bucket: folded, as the long rows were.
     if (dup && dup.metric === null) await execSql(conn, readSql('src/store/sql/staging_usage_merge.sql'));
     else if (dup) {

@@ -82,10 +82,18 @@ export class WideChunkWriter {
   private chunk: DuckDBDataChunk | undefined;
   private vectors: DuckDBVector<DuckDBValue>[] = [];
   private row = 0;
+  /** Which ids could have a bucket key twice (see BucketKeys). */
+  readonly keys: BucketKeys;
 
-  constructor(private readonly appender: DuckDBAppender) {}
+  constructor(
+    private readonly appender: DuckDBAppender,
+    book: PeriodBook,
+  ) {
+    this.keys = new BucketKeys(book);
+  }
 
   add(org: string | null, program: string, framework: string | null, period: number, start: DuckDBTimestampTZValue, end: DuckDBTimestampTZValue, metrics: (bigint | null)[]): void {
+    this.keys.see(framework ?? program, period, start);
     if (this.vectors.length === 0) {
       const chunk = (this.chunk ??= DuckDBDataChunk.create(TYPES));
       // Setting the size drops the chunk's cached vectors, so they are taken afresh for each fill.
@@ -121,6 +129,45 @@ export class WideChunkWriter {
   /** Appends the rows added since the last full chunk; the writer stays usable for the next page. */
   finish(): void {
     this.emit();
+  }
+}
+
+/**
+ * The ids whose rows could hold a bucket key (id, period_id, timeframe_start) more than once in a batch,
+ * found as rows are written, so that the batch's duplicate check (staging_usage_duplicate_*.sql) groups
+ * only their rows, not the whole staging table: that aggregate was the commit's largest memory
+ * (BENCHMARKS.md, "Issue 13: the collector's memory"). Conservative: an id is a suspect when its rows
+ * come in two runs (on two pages, or two items of one page), when a period id comes back within its
+ * run, or when a period's timeframes do not strictly increase. The SQL decides; a suspect is not a
+ * duplicate. An API that lists each item's buckets once, in order, leaves no suspect.
+ */
+export class BucketKeys {
+  readonly suspects = new Set<string>();
+  private readonly seen = new Set<string>();
+  private id: string | undefined;
+  private periodId: string | undefined;
+  private readonly runPeriods = new Set<string>();
+  private lastStart = -1n;
+
+  constructor(private readonly book: PeriodBook) {}
+
+  see(id: string, period: number, start: DuckDBTimestampTZValue): void {
+    if (id !== this.id) {
+      if (this.seen.has(id)) this.suspects.add(id);
+      else this.seen.add(id);
+      this.id = id;
+      this.periodId = undefined;
+      this.runPeriods.clear();
+    }
+    const periodId = this.book.periods[period]!.id;
+    if (periodId !== this.periodId) {
+      if (this.runPeriods.has(periodId)) this.suspects.add(id);
+      this.runPeriods.add(periodId);
+      this.periodId = periodId;
+      this.lastStart = -1n << 63n;
+    }
+    if (start.micros <= this.lastStart) this.suspects.add(id);
+    this.lastStart = start.micros;
   }
 }
 

@@ -115,6 +115,75 @@ describe('page-loaded usage batches', () => {
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
+  // The duplicate check groups only the ids whose rows could repeat a key (wideRows.ts BucketKeys): each
+  // way a key can repeat within one page must still be found, and a bucket split by a plan change kept.
+  describe('keys repeated within one page', () => {
+    const bucket = (day: number, metrics: Record<string, number>) => ({
+      timeframe_start: `2026-11-0${day}T00:00:00Z`,
+      timeframe_end: `2026-11-0${day + 1}T00:00:00Z`,
+      metrics: Object.entries(metrics).map(([metric_name, value]) => ({ metric_name, value })),
+    });
+    const period = (id: string, plan: string, start: string, consumption: unknown[], end?: string) => ({
+      period_id: id, period_plan: plan, period_start: start, ...(end ? { period_end: end } : {}), consumption,
+    });
+    const rawPage = (items: unknown[]) => JSON.stringify({ programs: items });
+
+    it('refuses a bucket given twice in one period, even out of order', async () => {
+      const b = store.beginUsageBatch(spec('r1'));
+      await b.appendPage('v2_programs', rawPage([
+        { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(2, { compute_unit_seconds: 1 }), bucket(1, { compute_unit_seconds: 2 }), bucket(2, { compute_unit_seconds: 3 })])] },
+      ]));
+      await expect(b.commit()).rejects.toThrow(/program_id=a .*appears more than once/);
+      expect(await rows(store)).toEqual([]);
+    });
+
+    it('refuses a program listed twice on one page, with another between', async () => {
+      const b = store.beginUsageBatch(spec('r1'));
+      await b.appendPage('v2_programs', rawPage([
+        { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])] },
+        { program_id: 'b', periods: [period('pd-b', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])] },
+        { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 5 })])] },
+      ]));
+      await expect(b.commit()).rejects.toThrow(/program_id=a .*appears more than once/);
+    });
+
+    it('refuses a period listed twice in one item with the same metric, and folds one whose metrics came in parts', async () => {
+      const twice = store.beginUsageBatch(spec('r1'));
+      await twice.appendPage('v2_programs', rawPage([
+        { program_id: 'a', periods: [
+          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
+          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 2 })]),
+        ] },
+      ]));
+      await expect(twice.commit()).rejects.toThrow(/appears more than once/);
+
+      const parts = store.beginUsageBatch(spec('r2'));
+      await parts.appendPage('v2_programs', rawPage([
+        { program_id: 'a', periods: [
+          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
+          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { root_branch_bytes_month: 7 })]),
+        ] },
+      ]));
+      expect(await parts.commit()).toEqual({ rows: 2 });
+      const [n] = await rawSql(store).query<{ buckets: bigint }>('SELECT count(*) AS buckets FROM usage_program_buckets');
+      expect(n).toEqual({ buckets: 1n });
+    });
+
+    it('keeps a bucket that straddles a plan change once in each period', async () => {
+      const b = store.beginUsageBatch(spec('r1'));
+      await b.appendPage('v2_programs', rawPage([
+        { program_id: 'a', periods: [
+          period('pd-1', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 }), bucket(2, { compute_unit_seconds: 2 })], '2026-11-02T12:00:00Z'),
+          period('pd-2', 'scale', '2026-11-02T12:00:00Z', [bucket(2, { compute_unit_seconds: 3 })]),
+        ] },
+      ]));
+      expect(await b.commit()).toEqual({ rows: 3 });
+      expect((await rows(store)).map((r) => [r.timeframe_start.toISOString().slice(0, 10), r.value])).toEqual([
+        ['2026-11-01', 1n], ['2026-11-02', 2n], ['2026-11-02', 3n],
+      ]);
+    });
+  });
+
   it('refuses a page that is not the documented shape, naming the first offending path, and leaves the table as it was', async () => {
     const ok = store.beginUsageBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2] }));

@@ -1,5 +1,7 @@
 -- Query: staging_usage_duplicate_framework
--- Parameters: none. One bucket key of usage_framework (granularity is the batch's own) that a batch holds more than once: a framework on two
+-- Parameters: $ids VARCHAR[], the ids whose rows could repeat a key (wideRows.ts BucketKeys: no other
+-- id can, so only their rows are grouped).
+-- One bucket key of usage_framework (granularity is the batch's own) that a batch holds more than once: a framework on two
 -- pages, or a bucket given twice. metric names the first metric given twice (NULL: a bucket's metrics
 -- came in two parts: no duplicate, staging_usage_merge.sql folds them). No row: no duplicate.
 SELECT framework_id, period_id, timeframe_start, metric, copies
@@ -14,6 +16,7 @@ FROM (
          WHEN count(s.private_network_transfer_bytes) > 1 THEN 'private_network_transfer_bytes'
          END AS metric
   FROM staging_usage s JOIN staging_periods p ON p.period_local = s.period_local
+  WHERE s.framework_id IN (SELECT unnest($ids))
   GROUP BY s.framework_id, p.period_id, s.timeframe_start
   HAVING count(*) > 1
 )

@@ -1,5 +1,7 @@
 -- Query: staging_usage_duplicate_program
--- Parameters: none. One bucket key of usage_program (api_version and
+-- Parameters: $ids VARCHAR[], the ids whose rows could repeat a key (wideRows.ts BucketKeys: no other
+-- id can, so only their rows are grouped).
+-- One bucket key of usage_program (api_version and
 -- granularity are the batch's own, so the key within a batch is the rest) that a batch holds more than once: a program on two
 -- pages, or a bucket given twice. metric names the first metric given twice (NULL: a bucket's metrics
 -- came in two parts: no duplicate, staging_usage_merge.sql folds them). No row: no duplicate.
@@ -24,6 +26,7 @@ FROM (
          WHEN count(s.logical_size_bytes_hour) > 1 THEN 'logical_size_bytes_hour'
          END AS metric
   FROM staging_usage s JOIN staging_periods p ON p.period_local = s.period_local
+  WHERE s.program_id IN (SELECT unnest($ids))
   GROUP BY s.program_id, p.period_id, s.timeframe_start
   HAVING count(*) > 1
 )
