@@ -9,7 +9,7 @@ import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
 import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
-import { apiClient, checkWritableDir, clientSettings, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
+import { apiClient, checkWritableDir, clientSettings, collectMemoryLimit, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
 
 /** DuckDB's threads while collecting: a batch's statements are small, and one thread spends about a third
  *  less CPU on them than two (BENCHMARKS.md, "Storage by bucket"), for the same wall time under the API's
@@ -82,7 +82,8 @@ export async function collectOnce(
 ): Promise<CollectOnceResult> {
   const client = apiClient(ctx, prepared.settings, opts.signal);
   try {
-    const store = await openCommandStore(ctx, ctx.log, { threads: COLLECT_THREADS, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const memory = collectMemoryLimit(ctx);
+    const store = await openCommandStore(ctx, ctx.log, { threads: COLLECT_THREADS, memoryLimit: memory, ...(opts.signal ? { signal: opts.signal } : {}) });
     try {
       const result = await collect({
         config: ctx.config,
@@ -120,8 +121,8 @@ export async function collectOnce(
       // Out of DuckDB memory outside a scope (recording the run, publishing): what was committed stays.
       if (isOutOfMemory(err)) {
         throw new Error(
-          `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
-            `Committed scopes are kept, the one in progress was rolled back; raise store.memory_limit in the config and collect again.`,
+          `the database ran out of memory (${memory.key} = ${memory.value}): ${(err as Error).message.split('\n')[0]}. ` +
+            `Committed scopes are kept, the one in progress was rolled back; raise ${memory.key} in the config and collect again.`,
         );
       }
       throw err;

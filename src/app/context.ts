@@ -55,13 +55,22 @@ export function priceBookPaths(ctx: CommandContext, prices?: string): { path: st
   };
 }
 
-/** The command's database, with the configured lock wait and memory limit. */
+/** A DuckDB memory limit and the config key it comes from (named when DuckDB runs out). */
+export interface MemoryLimit {
+  key: 'store.memory_limit' | 'collect.memory_limit';
+  value: string;
+}
+
+export const storeMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'store.memory_limit', value: ctx.config.store.memory_limit });
+export const collectMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'collect.memory_limit', value: ctx.config.collect.memory_limit });
+
+/** The command's database, with the configured lock wait and memory limit (store.memory_limit unless given). */
 export async function openCommandStore(
   ctx: CommandContext,
   log: Logger = ctx.log,
-  o: { create?: boolean; signal?: AbortSignal; threads?: number } = {},
+  o: { create?: boolean; signal?: AbortSignal; threads?: number; memoryLimit?: MemoryLimit } = {},
 ): Promise<Store> {
-  const limit = ctx.config.store.memory_limit;
+  const { key, value: limit } = o.memoryLimit ?? storeMemoryLimit(ctx);
   return openStore({
     path: ctx.dbPath,
     ...(o.threads !== undefined ? { threads: o.threads } : {}),
@@ -74,8 +83,8 @@ export async function openCommandStore(
     // Opening (or upgrading) the file ran out of memory: nothing was changed (each migration is one transaction).
     if (!isOutOfMemory(err)) throw err;
     throw new Error(
-      `the database ran out of memory while opening (store.memory_limit = ${limit}): ${(err as Error).message.split('\n')[0]}. ` +
-        `It was not changed; raise store.memory_limit in the config and run again.`,
+      `the database ran out of memory while opening (${key} = ${limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `It was not changed; raise ${key} in the config and run again.`,
     );
   });
 }

@@ -20,7 +20,7 @@ export async function queryAnalystCopy(ctx: CommandContext, sql: string): Promis
   if (!existsSync(db)) {
     throw new UsageError(`no analyst copy at ${db} yet: it is published after each collection; run \`usage-pipeline collect\` (or \`npm start\` for the demo) first.`);
   }
-  const store = await openStore({ path: db, readOnly: true, log: ctx.log });
+  const store = await openStore({ path: db, readOnly: true, memoryLimit: ctx.config.store.memory_limit, log: ctx.log });
   try {
     return { db, ...(await rawSql(store).queryTable(sql)) };
   } finally {

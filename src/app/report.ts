@@ -84,11 +84,10 @@ export async function writeReport(
   } catch (err) {
     // DuckDB's own advice (SET memory_limit, SET threads) is not what an operator can do: name the keys.
     if (isOutOfMemory(err)) {
-      const { report, store: stored } = ctx.config;
       throw new Error(
-        `the report ran out of DuckDB memory (report.memory_limit = ${report.memory_limit}, never above store.memory_limit = ${stored.memory_limit}): ` +
+        `the report ran out of DuckDB memory (report.memory_limit = ${ctx.config.report.memory_limit}): ` +
           `${(err as Error).message.split('\n')[0]}. No report file was changed; raise report.memory_limit ` +
-          `(and store.memory_limit, if it is lower) in the config and run the report again.`,
+          `in the config and run the report again.`,
       );
     }
     throw err;

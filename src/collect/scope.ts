@@ -72,8 +72,8 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
   // (ARCHITECTURE.md, "Storage"). The scope was rolled back; the run stops (exit 1), the file intact.
   if (isOutOfMemory(err)) {
     throw new FatalCollectError(
-      `the database ran out of memory (store.memory_limit = ${ctx.config.store.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
-        `Nothing of the scope in progress was written; raise store.memory_limit in the config and collect again.`,
+      `the database ran out of memory (collect.memory_limit = ${ctx.config.collect.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
+        `Nothing of the scope in progress was written; raise collect.memory_limit in the config and collect again.`,
     );
   }
   // The database file itself cannot be read: nothing more is written, and it must never be published.

@@ -2,6 +2,7 @@
 // from ours (the API answering nonsense vs memory or disk).
 import { ResponseFormatError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
+import { collectPageGarbage } from '../heap.js';
 import { PageContentError, type UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
 import type { ScopeContext } from './scope.js';
@@ -22,6 +23,7 @@ export async function stagePage(
   ctx.checkAbort();
   try {
     const loaded = await batch.appendPage(source, res.text);
+    collectPageGarbage();
     ctx.count(source, loaded.rows);
     return { ...loaded, requestId: res.requestId };
   } catch (err) {

@@ -73,7 +73,7 @@ export interface RunReportOptions {
   log?: Logger;
   /** Stops the run between files (SIGINT/SIGTERM): the month's previous set stays as it was. */
   signal?: AbortSignal;
-  /** DuckDB's memory limit while the report runs (config report.memory_limit, default from the config schema); only ever lowers the store's. */
+  /** DuckDB's memory limit while the report runs (config report.memory_limit, default from the config schema), in place of the store's. */
   memoryLimit?: string;
   /** Programs whose detail is computed in one statement (default PROGRAMS_PER_CHUNK of store/report/stages.ts); the files do not depend on it. */
   programsPerChunk?: number;
@@ -136,8 +136,8 @@ export class ReportIncompleteError extends Error {
 
 /**
  * DuckDB's limits while a report runs (memory: config report.memory_limit, whose default the config
- * schema holds, only ever lowering the store's): the report's tables spill to the database's temp
- * directory beyond it. Restored afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at
+ * schema holds, in place of the store's for the report's duration): the report's tables spill to the
+ * database's temp directory beyond it. Restored afterwards. ARCHITECTURE.md, "Reports", says what does not fit yet at
  * 10,000 programs.
  */
 const REPORT_THREADS = 2;
@@ -155,10 +155,11 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   // Report tables are created in line order and copied to files in insertion order (no second sort
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
   await keepInsertionOrder(opts.store);
-  // Only ever lowered: a store opened with a smaller limit keeps it.
+  // The report's own limit, whatever the store was opened with: the collector's (store.memory_limit) is
+  // sized for loading pages, the report's for its stages.
   const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
-  if (sizeBytes(before.memory_limit) > sizeBytes(limit)) await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));
+  await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));
   if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
   await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
   // The run's large stages as Parquet files (store/report/stages.ts) in a hidden folder of the output folder,

@@ -16,6 +16,7 @@ import * as runs from './facade/runs.js';
 import * as summary from './facade/summary.js';
 import { releaseInProcess } from './inProcessLock.js';
 import { Slots } from './slots.js';
+import { quoteLiteral } from './sql.js';
 import { RAW_SQL, type RawSql } from './rawSql.js';
 import type {
   CoverageRow,
@@ -38,6 +39,15 @@ interface SectionContext {
  *  16 MB page) in DuckDB's memory, and the machine this was measured on has 2 cores. */
 export const PAGE_SLOTS = 2;
 
+/**
+ * Setting DuckDB's memory_limit (to the value it has) flushes its allocator: its own cache and the C
+ * library's free pages (malloc_trim), which pile up between pages and commits: about 110 MB of the
+ * collector's resident memory in the hourly benchmark (BENCHMARKS.md, "Issue 13: the collector's memory").
+ */
+async function releaseMemory(conn: DuckDBConnection, limit: string): Promise<void> {
+  await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);
+}
+
 export class Store {
   private readonly section = new AsyncLocalStorage<SectionContext>();
   private tail: Promise<void> = Promise.resolve();
@@ -54,6 +64,8 @@ export class Store {
     private readonly log: Logger,
     private readonly now: () => Date,
     private version: number,
+    /** DuckDB's memory_limit as opened (releaseMemory sets it again). */
+    private readonly memoryLimit: string,
   ) {
     this.ctx = {
       conn: this.conn,
@@ -140,6 +152,7 @@ export class Store {
         connect: () => this.instance.connect(),
         exclusive: (fn) => this.exclusive(fn),
         pageSlot: (fn) => this.pageSlots.run(fn),
+        releaseMemory: (conn) => releaseMemory(conn, this.memoryLimit),
         batchClosed: (b) => this.batches.delete(b),
       },
       spec,

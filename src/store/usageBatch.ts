@@ -94,6 +94,8 @@ export interface BatchHost {
   /** Runs fn when one of the store's page slots is free: parsing a page pins about eight times its
    *  size in DuckDB's memory, so only a few are parsed at once, whatever the number of batches. */
   pageSlot<T>(fn: () => Promise<T>): Promise<T>;
+  /** Hands the memory DuckDB's allocator and the C library keep after a page or a commit back to the system. */
+  releaseMemory(conn: DuckDBConnection): Promise<void>;
   batchClosed(batch: UsageBatch): void;
 }
 
@@ -207,6 +209,7 @@ export class StagedUsageBatch implements UsageBatch {
         if (err instanceof PageShapeError) throw new PageContentError(err.offence);
         throw err;
       }
+      await this.host.releaseMemory(this.conn!);
       for (const id of read.rowlessIds) this.rowless.add(id);
       this.staged += read.values;
       return { items: read.items, cursor: read.cursor, programIds: read.programIds, rows: read.values };
@@ -432,6 +435,7 @@ export class StagedUsageBatch implements UsageBatch {
     this.appender = undefined;
     if (this.conn) {
       await execSql(this.conn, STAGING_USAGE_DROP_SQL).catch(() => {});
+      await this.host.releaseMemory(this.conn).catch(() => {});
       this.conn.closeSync();
       this.conn = undefined;
     }

@@ -14,6 +14,8 @@ const ENV = { USAGE_API_KEY: HOSTILE_KEY };
 const config = (memory: string) => `
 [store]
 lock_timeout_seconds = 5
+
+[collect]
 memory_limit = "${memory}"
 `;
 
@@ -53,7 +55,7 @@ describe('collect under a tiny memory_limit', () => {
 
   it('fails cleanly when DuckDB runs out of memory: exit 1 naming the limit, the database as it was and reopenable', async () => {
     const normal = join(dir, 'normal.toml');
-    writeFileSync(normal, config('512MB'));
+    writeFileSync(normal, config('128MB'));
     const first = await cli(args(normal), { env: ENV });
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const before = await usageTablesDigest(db);
@@ -68,7 +70,7 @@ describe('collect under a tiny memory_limit', () => {
       const r = await cli(args(tiny), { env: ENV });
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stderr).toContain(`ran out of memory`);
-      expect(r.stderr).toContain(`store.memory_limit = ${limit}`);
+      expect(r.stderr).toContain(`collect.memory_limit = ${limit}`);
       expect(await usageTablesDigest(db)).toEqual(before);
       expect(await content(db)).toEqual(beforeContent);
     }
