@@ -6,10 +6,12 @@ import { quoteLiteral } from '../sql.js';
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
   "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background, " +
-  "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush";
+  "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush, " +
+  "current_setting('enable_external_file_cache') AS file_cache";
 
 export interface ReportSettings {
   memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean; bulk_flush: string;
+  file_cache: boolean;
 }
 
 /** The connection's settings a report changes. */
@@ -45,6 +47,14 @@ export async function setAllocator(store: Store, flush: string, background: bool
   await rawSql(store).run(`SET allocator_background_threads = ${background ? 'true' : 'false'}`);
 }
 
+/**
+ * SET enable_external_file_cache: DuckDB keeps the Parquet files it reads (the report's stage parts,
+ * each read once or twice and in the OS's page cache anyway) in its buffer pool, up to its memory limit.
+ */
+export async function setExternalFileCache(store: Store, on: boolean): Promise<void> {
+  await rawSql(store).run(`SET enable_external_file_cache = ${on ? 'true' : 'false'}`);
+}
+
 /** Gives back the settings read by reportSettings. */
 export async function restoreSettings(store: Store, before: ReportSettings): Promise<void> {
   const sql = rawSql(store);
@@ -54,6 +64,7 @@ export async function restoreSettings(store: Store, before: ReportSettings): Pro
   await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
   await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
   await sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`);
+  await setExternalFileCache(store, before.file_cache);
 }
 
 const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';
