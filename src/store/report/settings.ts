@@ -74,3 +74,10 @@ export async function duckdbMemory(store: Store): Promise<{ used: bigint; spille
   const [d] = await rawSql(store).query<{ used: bigint | null; spilled: bigint | null }>(DUCKDB_MEMORY_SQL);
   return { used: d?.used ?? 0n, spilled: d?.spilled ?? 0n };
 }
+
+const DUCKDB_MEMORY_TAGS_SQL = 'SELECT tag, CAST(memory_usage_bytes AS BIGINT) AS bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 ORDER BY memory_usage_bytes DESC';
+
+/** What DuckDB's buffer manager holds, per tag (BASE_TABLE, IN_MEMORY_TABLE, EXTERNAL_FILE_CACHE, ...), largest first. */
+export async function duckdbMemoryByTag(store: Store): Promise<{ tag: string; bytes: bigint }[]> {
+  return rawSql(store).query<{ tag: string; bytes: bigint }>(DUCKDB_MEMORY_TAGS_SQL);
+}
