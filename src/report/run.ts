@@ -162,7 +162,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
   await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
   // DuckDB's cache of the Parquet files it read (the stage parts) held 119 MB of the 256MB limit while
-  // the workbook was written: resident memory for files read once, off while a report runs.
+  // the workbook was written, for files read once or twice that the OS caches anyway: off while a report runs.
   await setExternalFileCache(opts.store, false);
   // The run's large stages as Parquet files (store/report/stages.ts) in a hidden folder of the output folder,
   // created once the input is checked, removed whatever happens; one a killed run left is removed by
@@ -246,7 +246,7 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** The files are copied from the stages' Parquet parts on one thread (FILE_THREADS in runReportBounded). */
 const FILE_THREADS = 1;
 
-/** Step 2, totals: each report's columns and money totals, the run ids, assumed rates, daily spend and the forecast. */
+/** Step 2, totals: each report's columns and money totals, assumed rates, daily spend and the forecast (the run ids were read before the stages). */
 async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<ReportTotals> {
   const { period, book } = st;
   const sheets: SheetSource[] = [];
