@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
-import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setMemoryLimit, setThreads } from '../store/report/settings.js';
+import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setExternalFileCache, setMemoryLimit, setThreads } from '../store/report/settings.js';
 import { assumedRateUse, dailySpendShape, dataEnd, forecastPrograms, moneyTotals, rateChangesInside, reportRunIds, tableColumns, type ReportRange } from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, reportTable, type ReportName } from './definitions.js';
@@ -162,6 +162,9 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));
   if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
   await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
+  // DuckDB's cache of the Parquet files it read (the stage parts) held 119 MB of the 256MB limit while
+  // the workbook was written, for files read once or twice that the OS caches anyway: off while a report runs.
+  await setExternalFileCache(opts.store, false);
   // The run's large stages as Parquet files (store/report/stages.ts) in a hidden folder of the output folder,
   // created once the input is checked, removed whatever happens; one a killed run left is removed by
   // the next run (files.ts).
@@ -206,6 +209,11 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
 
   await refreshPrices(store, book, now);
   const params: ReportRange = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
+  // Read from the usage tables before the stages, not after them: their blocks stay in DuckDB's
+  // buffer pool until something needs the memory, and after the stages nothing did (98 MB held while
+  // the files were written); the stages need it and evict them.
+  const runIds = await reportRunIds(store, params);
+  const end = period.month !== null ? await dataEnd(store, params) : null;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
@@ -231,7 +239,7 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await finalizedState(store, period.month);
   const corrections = finalized ? await applyFinalized(store, finalized) : null;
-  return { period, formats, book, coverage, partial, g, params, warnings, focus, finalized, corrections };
+  return { period, formats, book, coverage, partial, g, params, warnings, focus, finalized, corrections, runIds, dataEnd: end };
 }
 
 /** A UTC midnight (ms) as the DATE text forecast_programs.sql compares days with. */
@@ -239,9 +247,9 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** The files are copied from the stages' Parquet parts on one thread (FILE_THREADS in runReportBounded). */
 const FILE_THREADS = 1;
 
-/** Step 2, totals: each report's columns and money totals, the run ids, assumed rates, daily spend and the forecast. */
+/** Step 2, totals: each report's columns and money totals, assumed rates, daily spend and the forecast (the run ids were read before the stages). */
 async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<ReportTotals> {
-  const { period, book, params } = st;
+  const { period, book } = st;
   const sheets: SheetSource[] = [];
   const rows = {} as Record<ReportName, number>;
   let total = '0.00';
@@ -257,7 +265,7 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
     }
     sheets.push({ def, table, columns, rows: Number(t.n_rows), totalCost: t.cost });
   }
-  const runIds = await reportRunIds(store, params);
+  const { runIds } = st;
   const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
 
   // The forecast and the charts get their per-day figures summed in SQL (forecast_programs.sql,
@@ -265,7 +273,7 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
   const dailyShape = await dailySpendShape(store);
   let forecast: Forecast | null = null;
   if (period.month !== null) {
-    const range = { rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: await dataEnd(store, params) };
+    const range = { rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: st.dataEnd };
     const span = forecastDays(range);
     const daily = await forecastPrograms<DailyProgramSpend>(store, { cutoffDay: utcDay(span.cutoff), windowStartDay: utcDay(span.windowStart) });
     forecast = computeForecast({ ...range, currency: book.currency, daily });

@@ -11,6 +11,7 @@ import { reportPage, summariseTable } from '../store/report/tables.js';
 import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
 import { columnLabel } from './labels.js';
+import { sheetCaughtUp } from './sheetBacklog.js';
 
 /** Excel's limit of rows per worksheet. */
 export const EXCEL_MAX_ROWS = 1_048_576;
@@ -23,7 +24,13 @@ export const ROW_BUDGET = 100_000;
 const EXACT_LIMIT = '9,007,199,254,740,992 (2^53)';
 /** Excel's limit on a worksheet name's length. */
 const EXCEL_MAX_SHEET_NAME = 31;
-const PAGE_ROWS = 20_000;
+/**
+ * Lines read from DuckDB at a time: a page is held as row objects while its rows are written (pages
+ * of 20,000 program_spend lines took V8's heap from 87 to 174 MB; ARCHITECTURE.md, "Reports", "Memory").
+ */
+const PAGE_ROWS = 5_000;
+/** Rows written between two waits for the zip (sheetBacklog.ts): exceljs hands rows over without backpressure. */
+const PACE_ROWS = 500;
 
 export interface ColumnInfo {
   name: string;
@@ -198,7 +205,7 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
     const rows = await reportPage(store, o.table, after, Math.min(o.rows, after + PAGE_ROWS));
     for (const r of rows) {
       ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
-      written++;
+      if (++written % PACE_ROWS === 0) await sheetCaughtUp(ws);
     }
   }
   ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: Math.max(1, 1 + written), column: columns.length } };
@@ -313,6 +320,7 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
   add(['Totals by program'], { bold: true });
   add(['Organization', 'Program id', 'Program', 'Plans', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
   for (const r of c.summaryByProgram) {
+    if (rows % PACE_ROWS === 0) await sheetCaughtUp(ws);
     const unpriced = Number(r.unpriced_lines as bigint);
     add([cellValue(r.org_id, 'text'), cellValue(r.program_id, 'text'), cellValue(programLabel(r, c), 'text'), cellValue(r.plans, 'text'),
       r.cost === null ? null : Number(r.cost as string), unpriced, unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [5] });
@@ -371,7 +379,8 @@ async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workbook
   head.font = BOLD;
   head.fill = HEADER_FILL;
   head.commit();
-  for (const p of f.programs) {
+  for (const [i, p] of f.programs.entries()) {
+    if (i % PACE_ROWS === 0) await sheetCaughtUp(ws);
     const row = ws.addRow([cellValue(p.programId, 'text'), cellValue(c.programLabels.get(p.programId) ?? p.programName, 'text'), Number(p.monthToDate), Number(p.completeDaysSpend),
       Number(p.dailyTrend), p.projection === null ? null : Number(p.projection)]);
     for (const i of [3, 4, 6]) row.getCell(i).numFmt = money;

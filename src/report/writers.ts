@@ -48,6 +48,9 @@ export interface StagedReport {
   focus: FocusBuild | null;
   finalized: FinalizedState | null;
   corrections: { rows: number; amount: string } | null;
+  /** The collection runs whose data the report reads, and where the period's data ends (a month's forecast). */
+  runIds: string[];
+  dataEnd: Date | null;
 }
 
 /** What the totals step read: each report's sheet source and rows, the total, run ids, assumed rates, the daily spend and forecast. */

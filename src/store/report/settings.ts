@@ -6,10 +6,12 @@ import { quoteLiteral } from '../sql.js';
 const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
   "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background, " +
-  "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush";
+  "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush, " +
+  "current_setting('enable_external_file_cache') AS file_cache";
 
 export interface ReportSettings {
   memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean; bulk_flush: string;
+  file_cache: boolean;
 }
 
 /** The connection's settings a report changes. */
@@ -45,6 +47,14 @@ export async function setAllocator(store: Store, flush: string, background: bool
   await rawSql(store).run(`SET allocator_background_threads = ${background ? 'true' : 'false'}`);
 }
 
+/**
+ * SET enable_external_file_cache: DuckDB keeps the Parquet files it reads (the report's stage parts,
+ * each read once or twice and in the OS's page cache anyway) in its buffer pool, up to its memory limit.
+ */
+export async function setExternalFileCache(store: Store, on: boolean): Promise<void> {
+  await rawSql(store).run(`SET enable_external_file_cache = ${on ? 'true' : 'false'}`);
+}
+
 /** Gives back the settings read by reportSettings. */
 export async function restoreSettings(store: Store, before: ReportSettings): Promise<void> {
   const sql = rawSql(store);
@@ -54,6 +64,7 @@ export async function restoreSettings(store: Store, before: ReportSettings): Pro
   await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
   await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
   await sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`);
+  await setExternalFileCache(store, before.file_cache);
 }
 
 const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';
@@ -62,4 +73,11 @@ const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS use
 export async function duckdbMemory(store: Store): Promise<{ used: bigint; spilled: bigint }> {
   const [d] = await rawSql(store).query<{ used: bigint | null; spilled: bigint | null }>(DUCKDB_MEMORY_SQL);
   return { used: d?.used ?? 0n, spilled: d?.spilled ?? 0n };
+}
+
+const DUCKDB_MEMORY_TAGS_SQL = 'SELECT tag, CAST(memory_usage_bytes AS BIGINT) AS bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 ORDER BY memory_usage_bytes DESC';
+
+/** What DuckDB's buffer manager holds, per tag (BASE_TABLE, IN_MEMORY_TABLE, EXTERNAL_FILE_CACHE, ...), largest first. */
+export async function duckdbMemoryByTag(store: Store): Promise<{ tag: string; bytes: bigint }[]> {
+  return rawSql(store).query<{ tag: string; bytes: bigint }>(DUCKDB_MEMORY_TAGS_SQL);
 }

@@ -1,0 +1,51 @@
+// A report changes DuckDB's settings while it runs (memory limit, threads, insertion order, the
+// allocator's flushing, the cache of external files: ARCHITECTURE.md, "Reports", "Memory") and gives
+// every one back afterwards, whatever the store was opened with: the daemon's store serves other work.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { runReport } from '../../src/report/run.js';
+import { rawSql } from '../../src/store/rawSql.js';
+import { reportSettings } from '../../src/store/report/settings.js';
+import type { Store } from '../../src/store/store.js';
+import { load, spec, useTempStore } from '../support/store.js';
+
+const out = mkdtempSync(join(tmpdir(), 'report-settings-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+async function loadOneHour(store: Store): Promise<void> {
+  const start = new Date('2025-10-05T00:00:00Z');
+  await load(store, spec({ windowStart: new Date('2025-10-01T00:00:00Z'), windowEnd: new Date('2025-11-01T00:00:00Z') }), [{
+    org_id: 'org-1', program_id: 'program-1', period_id: 'period-1', period_plan: 'scale',
+    period_start: new Date('2025-09-01T00:00:00Z'), period_end: null,
+    timeframe_start: start, timeframe_end: new Date(start.getTime() + 3_600_000), metric: 'compute_unit_seconds', value: 3_600n,
+  }]);
+}
+
+const mib = (text: string) => {
+  const m = /^([\d.]+) MiB$/.exec(text);
+  if (!m) throw new Error(`memory_limit "${text}" is not in MiB`);
+  return Number(m[1]);
+};
+
+describe('the settings a report changes', () => {
+  const store = useTempStore();
+
+  test.each([true, false])('are given back after the report (the external file cache was %s)', async (fileCache) => {
+    await loadOneHour(store());
+    await rawSql(store()).run(`SET enable_external_file_cache = ${fileCache}`);
+    await rawSql(store()).run('SET threads = 3');
+    const before = await reportSettings(store());
+    expect(before.file_cache).toBe(fileCache);
+    const r = await runReport({
+      store: store(), month: '2025-10', outDir: join(out, String(fileCache)), formats: ['parquet'], priceBookPath: 'config/prices.toml',
+      now: new Date('2025-11-02T00:00:00Z'), memoryLimit: '128MB',
+    });
+    expect(r.total).not.toBe('0.00');
+    const after = await reportSettings(store());
+    // The memory limit is read and set again as DuckDB displays it ('488.2 MiB'), to 0.1 MiB.
+    expect(Math.abs(mib(after.memory_limit) - mib(before.memory_limit))).toBeLessThanOrEqual(0.1);
+    expect({ ...after, memory_limit: null }).toEqual({ ...before, memory_limit: null });
+  });
+});
