@@ -155,8 +155,8 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   // Report tables are created in line order and copied to files in insertion order (no second sort
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
   await keepInsertionOrder(opts.store);
-  // The report's own limit, whatever the store was opened with: the collector's (store.memory_limit) is
-  // sized for loading pages, the report's for its stages.
+  // The report's own limit, whatever the store was opened with (store.memory_limit, or the collector's
+  // collect.memory_limit in a scheduled run).
   const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
   await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));

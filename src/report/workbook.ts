@@ -12,6 +12,7 @@ import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
 import { columnLabel } from './labels.js';
 import { sheetCaughtUp } from './sheetBacklog.js';
+import { collectPageGarbage } from '../heap.js';
 
 /** Excel's limit of rows per worksheet. */
 export const EXCEL_MAX_ROWS = 1_048_576;
@@ -203,6 +204,7 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
   let written = 0;
   for (let after = 0; after < o.rows; after += PAGE_ROWS) {
     const rows = await reportPage(store, o.table, after, Math.min(o.rows, after + PAGE_ROWS));
+    collectPageGarbage();
     for (const r of rows) {
       ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
       if (++written % PACE_ROWS === 0) await sheetCaughtUp(ws);

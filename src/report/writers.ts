@@ -81,6 +81,7 @@ export async function writeSetFile(w: WriteTarget, name: string, rows: number | 
   if (checkFirst) w.signal?.throwIfAborted();
   await writeAtomically(path, write);
   w.files.push({ path, rows: typeof rows === 'number' ? rows : rows(), sha256: await sha256File(path) });
+  await w.store.releaseMemory();
   w.log.debug('report file', { path: w.files.at(-1)!.path, ...(await memoryFields(w.store)) });
 }
 

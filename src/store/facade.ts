@@ -64,8 +64,8 @@ export class Store {
     private readonly log: Logger,
     private readonly now: () => Date,
     private version: number,
-    /** DuckDB's memory_limit as opened (releaseMemory sets it again). */
-    private readonly memoryLimit: string,
+    /** DuckDB's memory_limit as last set (releaseMemory sets it again). */
+    private limit: string,
   ) {
     this.ctx = {
       conn: this.conn,
@@ -75,6 +75,22 @@ export class Store {
       exclusive: (fn) => this.exclusive(fn),
       now: () => this.now(),
     };
+  }
+
+  /** DuckDB's memory_limit as the store set it (a size such as '256MB'). */
+  get memoryLimit(): string {
+    return this.limit;
+  }
+
+  /** SET memory_limit (for the whole database), kept for releaseMemory. */
+  async setMemoryLimit(limit: string): Promise<void> {
+    await this.exclusive(() => releaseMemory(this.conn, limit));
+    this.limit = limit;
+  }
+
+  /** Hands back what DuckDB's allocator and the C library keep after a large statement (releaseMemory). */
+  async releaseMemory(): Promise<void> {
+    await this.exclusive(() => releaseMemory(this.conn, this.limit));
   }
 
   private assertOpen(): void {
@@ -152,7 +168,7 @@ export class Store {
         connect: () => this.instance.connect(),
         exclusive: (fn) => this.exclusive(fn),
         pageSlot: (fn) => this.pageSlots.run(fn),
-        releaseMemory: (conn) => releaseMemory(conn, this.memoryLimit),
+        releaseMemory: (conn) => releaseMemory(conn, this.limit),
         batchClosed: (b) => this.batches.delete(b),
       },
       spec,

@@ -3,7 +3,7 @@ import type { Store } from '../facade.js';
 import { rawSql } from '../rawSql.js';
 import { quoteLiteral } from '../sql.js';
 
-const SETTINGS_NOW = "SELECT current_setting('memory_limit') AS memory_limit, current_setting('threads') AS threads, " +
+const SETTINGS_NOW = "SELECT current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
   "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background, " +
   "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush, " +
@@ -16,8 +16,9 @@ export interface ReportSettings {
 
 /** The connection's settings a report changes. */
 export async function reportSettings(store: Store): Promise<ReportSettings> {
-  const [before] = await rawSql(store).query<ReportSettings>(SETTINGS_NOW);
-  return before!;
+  // The limit as the store set it: current_setting() shows it rounded ('488.2 MiB').
+  const [before] = await rawSql(store).query<Omit<ReportSettings, 'memory_limit'>>(SETTINGS_NOW);
+  return { ...before!, memory_limit: store.memoryLimit };
 }
 
 /** Keeps insertion order (the report tables are created in line order and copied in insertion order). */
@@ -25,9 +26,9 @@ export async function keepInsertionOrder(store: Store): Promise<void> {
   await rawSql(store).run('SET preserve_insertion_order = true');
 }
 
-/** SET memory_limit (a size such as '256MB'; SET takes no parameter, so it is quoted). */
+/** SET memory_limit (a size such as '256MB'). */
 export async function setMemoryLimit(store: Store, limit: string): Promise<void> {
-  await rawSql(store).run(`SET memory_limit = ${quoteLiteral(limit)}`);
+  await store.setMemoryLimit(limit);
 }
 
 /** SET threads. */
@@ -58,7 +59,7 @@ export async function setExternalFileCache(store: Store, on: boolean): Promise<v
 /** Gives back the settings read by reportSettings. */
 export async function restoreSettings(store: Store, before: ReportSettings): Promise<void> {
   const sql = rawSql(store);
-  await sql.run(`SET memory_limit = ${quoteLiteral(before.memory_limit.replace(/\s+/g, ''))}`);
+  await store.setMemoryLimit(before.memory_limit);
   await sql.run(`SET threads = ${Number(before.threads)}`);
   await sql.run(`SET preserve_insertion_order = ${before.preserve_insertion_order ? 'true' : 'false'}`);
   await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);

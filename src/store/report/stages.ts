@@ -131,6 +131,8 @@ export class ParquetStage {
     const [m] = await rawSql(store).query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
     this.counts.push(Number(m?.n ?? 0n));
+    // A part's query frees what it used, but the allocators keep it (ARCHITECTURE.md, "Reports", "Memory").
+    await store.releaseMemory();
   }
 
   /** The number of parts appended. */
