@@ -11,13 +11,11 @@ import { parseArgs, promisify } from 'node:util';
 import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
 import { collectCommand } from '../src/cli/collect.js';
 import { createLogger } from '../src/log.js';
-import { runReport } from '../src/report/run.js';
 import type { SandboxStats } from '../src/sandbox/stats.js';
-import { openStore } from '../src/store/store.js';
-import { loadConfig } from '../src/config/load.js';
 import { runBaseline, type BaselineResult } from './baseline.js';
 import { profileTable, summariseProfile, type CpuProfile } from './cpuprofile.js';
 import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasure } from './measure.js';
+import type { CollectOutcome, PhaseOutput, PhaseSpec, ReportOutcome } from './phase.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
 import { startSandboxProcess } from './sandboxProcess.js';
 import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase } from './table.js';
@@ -102,22 +100,15 @@ async function main(): Promise<void> {
     const collectPhase = async (name: string, w: BenchWindow, minimumRequests: number | null, profile = false): Promise<CollectPhase> => {
       await sandbox.resetStats();
       const cpu0 = procCpuSeconds(sandbox.pid);
-      const session = profile ? await startProfiler() : null;
-      const { result, m } = await measure(() =>
-        collectCommand({
-          db: dbPath,
-          cwd: ROOT,
-          env: { USAGE_API_KEY: sandbox.apiKey },
-          baseUrl: sandbox.baseUrl,
-          now: () => fixedNow,
-          granularity: w.granularity,
-          from: w.from,
-          to: w.to,
-          inventory: 'never',
-          log,
-        }),
-      );
-      if (session) await stopProfiler(session, join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`));
+      const profilePath = profile ? join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`) : undefined;
+      const { result, m } = await phaseChild<CollectOutcome>({
+        kind: 'collect', root: ROOT, db: dbPath, apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl, now: fixedNow,
+        granularity: w.granularity, from: w.from, to: w.to, ...(profilePath ? { profile: profilePath } : {}),
+      });
+      if (profilePath) {
+        say(`CPU profile of the phase: ${profilePath}`);
+        say(profileTable(summariseProfile(JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile, 15)));
+      }
       const stats = await sandbox.stats();
       const cpu1 = procCpuSeconds(sandbox.pid);
       const phase: CollectPhase = {
@@ -226,14 +217,8 @@ async function main(): Promise<void> {
     const outDir = join(dir, 'reports');
     const period = mode.quickReport ? { from: plan.daily.from.slice(0, 10), to: plan.daily.to.slice(0, 10) } : { month: plan.month };
     const formats: ('parquet' | 'xlsx')[] = mode.quickReport ? ['parquet'] : ['parquet', 'xlsx'];
-    const { result: report, m: reportM } = await measure(async () => {
-      // The same memory limit the product's report command uses.
-      const store = await openStore({ path: dbPath, log, memoryLimit: loadConfig({ cwd: ROOT }).config.store.memory_limit });
-      try {
-        return await runReport({ store, ...period, outDir, formats, priceBookPath: join(ROOT, 'config/prices.toml'), now: new Date(fixedNow), log });
-      } finally {
-        await store.close();
-      }
+    const { result: report, m: reportM } = await phaseChild<ReportOutcome>({
+      kind: 'report', root: ROOT, db: dbPath, outDir, now: fixedNow, formats, ...period,
     });
     const reportFiles = report.files.map((f) => {
       const path = resolve(report.dir, f.path);
@@ -316,22 +301,17 @@ async function storeLoadChild(rows: number): Promise<StoreLoadResult> {
   return { ...(JSON.parse(last) as Omit<StoreLoadResult, 'peak_rss_mb'>), peak_rss_mb: peak };
 }
 
-type InspectorSession = import('node:inspector/promises').Session;
-async function startProfiler(): Promise<InspectorSession> {
-  const { Session } = await import('node:inspector/promises');
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
-  await session.post('Profiler.start');
-  return session;
-}
-async function stopProfiler(session: InspectorSession, file: string): Promise<void> {
-  const { profile } = (await session.post('Profiler.stop')) as { profile: CpuProfile };
-  session.disconnect();
-  writeFileSync(file, JSON.stringify(profile));
-  say(`CPU profile of the phase: ${file}`);
-  say(profileTable(summariseProfile(profile, 15)));
+/**
+ * Runs one phase in its own process (bench/phase.ts), as an operator runs each command: its peak RSS is
+ * that process's own, not what earlier phases left in this one.
+ */
+async function phaseChild<T>(spec: PhaseSpec): Promise<PhaseOutput<T>> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./phase.js', import.meta.url)), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`the ${spec.kind} phase exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as PhaseOutput<T>;
 }
 
 /** Peak RSS the report of the `large` month must stay under, the collector's goal too. */

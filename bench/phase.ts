@@ -1,0 +1,80 @@
+// One phase of the benchmark in its own process, as an operator runs it (one command per process, from
+// cron): a collect through the product's collect command, or a report through runReport with the
+// report command's memory limit. Prints one JSON line: what the phase did and what it cost, its peak RSS
+// being the process's own high-water mark (VmHWM), so no phase carries memory an earlier one left.
+import { writeFileSync } from 'node:fs';
+import { collectCommand } from '../src/cli/collect.js';
+import { loadConfig } from '../src/config/load.js';
+import type { Granularity } from '../src/domain/granularity.js';
+import { createLogger } from '../src/log.js';
+import { runReport } from '../src/report/run.js';
+import { openStore } from '../src/store/store.js';
+import { measure, procMemoryMb, type PhaseMeasure } from './measure.js';
+
+export type PhaseSpec =
+  | {
+    kind: 'collect'; root: string; db: string; apiKey: string; baseUrl: string; now: number;
+    granularity: Granularity; from: string; to: string; profile?: string;
+  }
+  | {
+    kind: 'report'; root: string; db: string; outDir: string; now: number; formats: ('parquet' | 'xlsx')[];
+    month?: string; from?: string; to?: string;
+  };
+
+export interface CollectOutcome { requests: number; retries: number; throttled: number; rows: number; exitCode: number }
+export interface ReportOutcome { dir: string; files: { path: string; rows: number }[]; rows: Record<string, number>; partial: boolean }
+export interface PhaseOutput<T> { result: T; m: PhaseMeasure }
+
+type InspectorSession = import('node:inspector/promises').Session;
+async function startProfiler(): Promise<InspectorSession> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.post('Profiler.start');
+  return session;
+}
+
+async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Promise<PhaseOutput<CollectOutcome>> {
+  const session = spec.profile ? await startProfiler() : null;
+  const { result, m } = await measure(() =>
+    collectCommand({
+      db: spec.db, cwd: spec.root, env: { USAGE_API_KEY: spec.apiKey }, baseUrl: spec.baseUrl, now: () => spec.now,
+      granularity: spec.granularity, from: spec.from, to: spec.to, inventory: 'never', log: createLogger({ level: 'warn' }),
+    }),
+  );
+  if (session && spec.profile) {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    writeFileSync(spec.profile, JSON.stringify(profile));
+  }
+  const { requests, retries, throttled, rows, exitCode } = result;
+  return { result: { requests, retries, throttled, rows, exitCode }, m };
+}
+
+async function reportPhase(spec: Extract<PhaseSpec, { kind: 'report' }>): Promise<PhaseOutput<ReportOutcome>> {
+  const log = createLogger({ level: 'warn' });
+  const { config } = loadConfig({ cwd: spec.root });
+  const { result, m } = await measure(async () => {
+    // As the report command opens it: the store's limit, then the report's own while it runs.
+    const store = await openStore({ path: spec.db, log, memoryLimit: config.store.memory_limit });
+    try {
+      const period = spec.month !== undefined ? { month: spec.month } : { from: spec.from!, to: spec.to! };
+      return await runReport({
+        store, ...period, outDir: spec.outDir, formats: spec.formats, priceBookPath: `${spec.root}/config/prices.toml`,
+        now: new Date(spec.now), log, memoryLimit: config.report.memory_limit,
+      });
+    } finally {
+      await store.close();
+    }
+  });
+  return { result: { dir: result.dir, files: result.files.map((f) => ({ path: f.path, rows: f.rows })), rows: result.rows, partial: result.partial }, m };
+}
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as PhaseSpec;
+const out = spec.kind === 'collect' ? await collectPhase(spec) : await reportPhase(spec);
+// The whole process's high-water mark: the samples every 50 ms can miss a short peak.
+const hwm = procMemoryMb(process.pid)?.peak;
+if (hwm !== undefined && hwm > out.m.peakRssMb) out.m.peakRssMb = hwm;
+process.stdout.write(JSON.stringify(out) + '\n');
