@@ -3,6 +3,7 @@
 // report command's memory limit. Prints one JSON line: what the phase did and what it cost, its peak RSS
 // being the process's own high-water mark (VmHWM), so no phase carries memory an earlier one left.
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { collectCommand } from '../src/cli/collect.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Granularity } from '../src/domain/granularity.js';
@@ -62,7 +63,7 @@ async function reportPhase(spec: Extract<PhaseSpec, { kind: 'report' }>): Promis
     try {
       const period = spec.month !== undefined ? { month: spec.month } : { from: spec.from!, to: spec.to! };
       return await runReport({
-        store, ...period, outDir: spec.outDir, formats: spec.formats, priceBookPath: `${spec.root}/config/prices.toml`,
+        store, ...period, outDir: spec.outDir, formats: spec.formats, priceBookPath: join(spec.root, 'config/prices.toml'),
         now: new Date(spec.now), log, memoryLimit: config.report.memory_limit,
       });
     } finally {

@@ -61,7 +61,7 @@ export interface MemoryLimit {
   value: string;
 }
 
-export const storeMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'store.memory_limit', value: ctx.config.store.memory_limit });
+const storeMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'store.memory_limit', value: ctx.config.store.memory_limit });
 export const collectMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'collect.memory_limit', value: ctx.config.collect.memory_limit });
 
 /** The command's database, with the configured lock wait and memory limit (store.memory_limit unless given). */

@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
-import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setExternalFileCache, setMemoryLimit, setThreads } from '../store/report/settings.js';
+import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setExternalFileCache, setThreads } from '../store/report/settings.js';
 import { assumedRateUse, dailySpendShape, dataEnd, forecastPrograms, moneyTotals, rateChangesInside, reportRunIds, tableColumns, type ReportRange } from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, reportTable, type ReportName } from './definitions.js';
@@ -159,7 +159,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   // collect.memory_limit in a scheduled run).
   const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
-  await setMemoryLimit(opts.store, limit.replace(/\s+/g, ''));
+  await opts.store.setMemoryLimit(limit.replace(/\s+/g, ''));
   if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
   await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
   // DuckDB's cache of the Parquet files it read (the stage parts) held 119 MB of the 256MB limit while

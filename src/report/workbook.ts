@@ -7,12 +7,12 @@
 // Text from the API is written as text, never as a formula.
 import ExcelJS from 'exceljs';
 import type { Store } from '../store/store.js';
+import { collectPageGarbage } from '../heap.js';
 import { reportPage, summariseTable } from '../store/report/tables.js';
 import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
 import { columnLabel } from './labels.js';
 import { sheetCaughtUp } from './sheetBacklog.js';
-import { collectPageGarbage } from '../heap.js';
 
 /** Excel's limit of rows per worksheet. */
 export const EXCEL_MAX_ROWS = 1_048_576;

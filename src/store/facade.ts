@@ -40,11 +40,11 @@ interface SectionContext {
 export const PAGE_SLOTS = 2;
 
 /**
- * Setting DuckDB's memory_limit (to the value it has) flushes its allocator: its own cache and the C
+ * SET memory_limit. Setting it, even to the value it has, flushes DuckDB's allocator: its own cache and the C
  * library's free pages (malloc_trim), which pile up between pages and commits: about 110 MB of the
  * collector's resident memory in the hourly benchmark (BENCHMARKS.md, "Issue 13: the collector's memory").
  */
-async function releaseMemory(conn: DuckDBConnection, limit: string): Promise<void> {
+async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<void> {
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);
 }
 
@@ -84,13 +84,13 @@ export class Store {
 
   /** SET memory_limit (for the whole database), kept for releaseMemory. */
   async setMemoryLimit(limit: string): Promise<void> {
-    await this.exclusive(() => releaseMemory(this.conn, limit));
+    await this.exclusive(() => applyMemoryLimit(this.conn, limit));
     this.limit = limit;
   }
 
-  /** Hands back what DuckDB's allocator and the C library keep after a large statement (releaseMemory). */
+  /** Hands back what DuckDB's allocator and the C library keep after a large statement (applyMemoryLimit). */
   async releaseMemory(): Promise<void> {
-    await this.exclusive(() => releaseMemory(this.conn, this.limit));
+    await this.exclusive(() => applyMemoryLimit(this.conn, this.limit));
   }
 
   private assertOpen(): void {
@@ -168,7 +168,7 @@ export class Store {
         connect: () => this.instance.connect(),
         exclusive: (fn) => this.exclusive(fn),
         pageSlot: (fn) => this.pageSlots.run(fn),
-        releaseMemory: (conn) => releaseMemory(conn, this.limit),
+        releaseMemory: (conn) => applyMemoryLimit(conn, this.limit),
         batchClosed: (b) => this.batches.delete(b),
       },
       spec,

@@ -26,11 +26,6 @@ export async function keepInsertionOrder(store: Store): Promise<void> {
   await rawSql(store).run('SET preserve_insertion_order = true');
 }
 
-/** SET memory_limit (a size such as '256MB'). */
-export async function setMemoryLimit(store: Store, limit: string): Promise<void> {
-  await store.setMemoryLimit(limit);
-}
-
 /** SET threads. */
 export async function setThreads(store: Store, threads: number): Promise<void> {
   if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
