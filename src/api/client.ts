@@ -75,8 +75,9 @@ export interface JsonResponse<T> {
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export interface TextResponse {
-  text: string;
+export interface BodyResponse {
+  /** The 2xx body's bytes, undecoded. */
+  body: Buffer;
   requestId: string;
   status: number;
   /** The path with its query, relative to the base URL, for messages. */
@@ -84,7 +85,7 @@ export interface TextResponse {
 }
 
 type Headers = Record<string, string | string[] | undefined>;
-type Decode<R> = (text: string, requestId: string, status: number, target: string, headers: Headers) => R;
+type Decode<R> = (body: Buffer, requestId: string, status: number, target: string, headers: Headers) => R;
 
 export class ApiClient {
   private readonly origin: string;
@@ -149,7 +150,8 @@ export class ApiClient {
    * comma-separated; undefined values are left out. Retries what is safe to retry, then throws the last error.
    */
   async getJson<T = unknown>(path: string, query?: Query, opts?: CallOptions): Promise<JsonResponse<T>> {
-    return this.get(path, query, opts, (text, requestId, status, target, headers) => {
+    return this.get(path, query, opts, (body, requestId, status, target, headers) => {
+      const text = body.toString('utf8');
       try {
         return { body: parseJson(text) as T, requestId, status };
       } catch {
@@ -165,11 +167,11 @@ export class ApiClient {
   }
 
   /**
-   * Like getJson, but hands back the 2xx body as text, unparsed: consumption pages go straight to
-   * DuckDB's JSON reader, so their values are never materialised as JavaScript objects.
+   * Like getJson, but hands back the 2xx body's bytes, neither decoded nor parsed: a consumption page is
+   * scanned from its bytes (store/pageScan.ts), so its values never become JavaScript objects.
    */
-  async getText(path: string, query?: Query, opts?: CallOptions): Promise<TextResponse> {
-    return this.get(path, query, opts, (text, requestId, status, target) => ({ text, requestId, status, path: target }));
+  async getBody(path: string, query?: Query, opts?: CallOptions): Promise<BodyResponse> {
+    return this.get(path, query, opts, (body, requestId, status, target) => ({ body, requestId, status, path: target }));
   }
 
   private async get<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
@@ -256,10 +258,10 @@ export class ApiClient {
       throw new NetworkError({ requestId, method: 'GET', path: target, cause });
     }
     this.counters.bytes += buf.length;
-    const text = buf.toString('utf8');
 
     // The server's id for this request (the API echoes ours; a proxy or another server may name its own).
-    if (status >= 200 && status < 300) return decode(text, headerValue(headers['x-request-id']) ?? requestId, status, target, headers);
+    if (status >= 200 && status < 300) return decode(buf, headerValue(headers['x-request-id']) ?? requestId, status, target, headers);
+    const text = buf.toString('utf8');
 
     const retryAfterMs = parseRetryAfter(headers['retry-after']);
     if (status === 429) {

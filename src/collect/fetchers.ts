@@ -8,16 +8,18 @@ import { nextBatchSize } from './frameworkBatches.js';
 import { cursorPages } from './pagers.js';
 import type { Window } from './planner.js';
 import { baseQuery, beginBatch, describe, pageBound, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
-import { stagePage } from './stagePage.js';
+import { stagePage, stagedInOrder } from './stagePage.js';
 import type { ScopeResult } from './types.js';
 
 export const fetchV1: Fetcher = async (ctx, w, batch) => {
   const limit = PAGE_SIZE.v1_programs.max;
   const what = describe('v1_programs', ctx);
   const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
-  const pages = cursorPages(
-    (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
-    { itemsKey: 'programs', limit, describe: what, maxPages },
+  const pages = stagedInOrder(
+    cursorPages(
+      (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
+      { itemsKey: 'programs', limit, describe: what, maxPages },
+    ),
   );
   for await (const _ of pages) ctx.checkAbort();
 };
@@ -45,10 +47,12 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   let programsError: unknown;
   try {
     const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
-    for await (const page of cursorPages(
-      (cursor) =>
-        stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
-      { itemsKey: 'programs', limit, describe: what, maxPages },
+    for await (const page of stagedInOrder(
+      cursorPages(
+        (cursor) =>
+          stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
+        { itemsKey: 'programs', limit, describe: what, maxPages },
+      ),
     )) {
       ctx.checkAbort();
       if (frameworks) await queue.add(page.programIds, false);
@@ -138,16 +142,18 @@ async function fetchFrameworks(ctx: ScopeContext, w: Window, programIds: string[
   const what = `GET ${CONSUMPTION_PATHS.v2_frameworks} (${ctx.granularity}, org ${ctx.org}, programs ${programIds[0]}..${programIds.at(-1)})`;
   const maxPages = pageBound(ctx, known, limit, 'frameworks of these programs');
   const asked = new Set(programIds);
-  const pages = cursorPages(
-    (cursor) =>
-      stagePage(ctx, batch, 'v2_frameworks', what, {
-        ...baseQuery(ctx, w),
-        program_ids: programIds,
-        metrics: V2_FRAMEWORK_METRICS,
-        limit,
-        cursor,
-      }),
-    { itemsKey: 'frameworks', limit, describe: what, maxPages },
+  const pages = stagedInOrder(
+    cursorPages(
+      (cursor) =>
+        stagePage(ctx, batch, 'v2_frameworks', what, {
+          ...baseQuery(ctx, w),
+          program_ids: programIds,
+          metrics: V2_FRAMEWORK_METRICS,
+          limit,
+          cursor,
+        }),
+      { itemsKey: 'frameworks', limit, describe: what, maxPages },
+    ),
   );
   for await (const page of pages) {
     ctx.checkAbort();

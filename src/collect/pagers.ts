@@ -25,45 +25,57 @@ export interface CursorPagingOptions {
 }
 
 /** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever:
- *  a cursor seen before (a repeat or a cycle) or more pages than the scope can justify stops it. */
+ *  a cursor seen before (a repeat or a cycle) or more pages than the scope can justify stops it. The
+ *  next page is asked for as soon as a page's cursor is known, before the caller has handled that page:
+ *  a chain of pages waits on the API, not on the caller. */
 export async function* cursorPages<P extends PageInfo>(
   fetchPage: (cursor: string | undefined) => Promise<P>,
   opts: CursorPagingOptions,
 ): AsyncGenerator<P> {
   const sent = new Set<string>();
   let cursor: string | undefined = opts.start;
-  let lastRequestId = '';
-  for (let n = 1; ; n++) {
-    if (opts.maxPages && n > opts.maxPages.pages) {
-      throw new ResponseFormatError(
-        `${opts.describe}: the API is still sending pages after ${opts.maxPages.pages}, more than ${opts.maxPages.why} can justify (last request id ${lastRequestId}); ` +
-          `stopping, nothing of this scope was changed. Re-run later; if it persists, report that request id.`,
-        lastRequestId,
-        opts.describe,
-      );
+  let next: Promise<P> | undefined = fetchPage(cursor);
+  try {
+    for (let n = 1; next; n++) {
+      const page: P = await next;
+      next = undefined;
+      if (page.items === null) {
+        throw new ResponseFormatError(
+          `${opts.describe}: expected an object with a "${opts.itemsKey}" array (request id ${page.requestId})`,
+          page.requestId,
+          opts.describe,
+        );
+      }
+      const following = page.cursor ?? undefined;
+      // The end: no pagination key, an empty page, or a short page.
+      const last = !following || page.items === 0 || page.items < opts.limit;
+      let tooMany = false;
+      if (!last) {
+        if (sent.has(following) || following === cursor) {
+          throw new ResponseFormatError(
+            `${opts.describe}: the API returned cursor "${following}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${page.requestId}.`,
+            page.requestId,
+            opts.describe,
+          );
+        }
+        sent.add(following);
+        cursor = following;
+        tooMany = opts.maxPages !== undefined && n + 1 > opts.maxPages.pages;
+        if (!tooMany) next = fetchPage(cursor);
+      }
+      if (page.items > 0) yield page;
+      if (tooMany) {
+        throw new ResponseFormatError(
+          `${opts.describe}: the API is still sending pages after ${opts.maxPages!.pages}, more than ${opts.maxPages!.why} can justify (last request id ${page.requestId}); ` +
+            `stopping, nothing of this scope was changed. Re-run later; if it persists, report that request id.`,
+          page.requestId,
+          opts.describe,
+        );
+      }
     }
-    const page = await fetchPage(cursor);
-    lastRequestId = page.requestId;
-    if (page.items === null) {
-      throw new ResponseFormatError(
-        `${opts.describe}: expected an object with a "${opts.itemsKey}" array (request id ${page.requestId})`,
-        page.requestId,
-        opts.describe,
-      );
-    }
-    if (page.items > 0) yield page;
-    const next = page.cursor ?? undefined;
-    // The end: no pagination key, an empty page, or a short page.
-    if (!next || page.items === 0 || page.items < opts.limit) return;
-    if (sent.has(next) || next === cursor) {
-      throw new ResponseFormatError(
-        `${opts.describe}: the API returned cursor "${next}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${page.requestId}.`,
-        page.requestId,
-        opts.describe,
-      );
-    }
-    sent.add(next);
-    cursor = next;
+  } finally {
+    // A page asked for ahead and then not wanted (the caller stopped, or failed): its failure is not news.
+    next?.catch(() => {});
   }
 }
 

@@ -1,4 +1,4 @@
-// One consumption page fetched as text and staged in its batch; DuckDB's errors on its content told apart
+// One consumption page fetched as bytes and staged in its batch; DuckDB's errors on its content told apart
 // from ours (the API answering nonsense vs memory or disk).
 import { ResponseFormatError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
@@ -7,10 +7,21 @@ import { PageContentError, type UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
 import type { ScopeContext } from './scope.js';
 
+/** A page read and on its way into the batch: what paging needs at once, and its staging to wait for. */
+export interface ReadPage {
+  items: number | null;
+  cursor: string | null;
+  programIds: string[];
+  requestId: string;
+  /** Settles once the page's rows are staged; rejects with the reason it could not be. */
+  staged: Promise<void>;
+}
+
 /**
- * Fetches one consumption page as text and stages it in the batch, where DuckDB's JSON reader parses
- * it. A body DuckDB cannot read as the documented shape is the API answering nonsense: reported with
- * the request id, and the batch is not committed.
+ * Fetches one consumption page's bytes, reads it (store/wideRows.ts) and hands its rows to the batch to
+ * stage. It returns once the page is read, before it is staged: its cursor can send the next request
+ * while the batch's staging catches up (stagedInOrder). A body that is not the documented shape is the
+ * API answering nonsense: reported with the request id, and the batch is not committed.
  */
 export async function stagePage(
   ctx: ScopeContext,
@@ -18,34 +29,59 @@ export async function stagePage(
   source: PageSource,
   what: string,
   query: Record<string, string | number | readonly string[] | undefined>,
-) {
-  const res = await ctx.client.getText(CONSUMPTION_PATHS[source], query, ctx.signal ? { signal: ctx.signal } : {});
+): Promise<ReadPage> {
+  const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, ctx.signal ? { signal: ctx.signal } : {});
   ctx.checkAbort();
+  const answered = { requestId: res.requestId, path: res.path };
+  let rows;
   try {
-    const loaded = await batch.appendPage(source, res.text);
-    collectPageGarbage();
-    ctx.count(source, loaded.rows);
-    return { ...loaded, requestId: res.requestId };
+    rows = batch.read(source, res.body);
   } catch (err) {
-    if (err instanceof PageContentError) {
-      throw new ResponseFormatError(
-        `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): a "${leafName(err.offence.path)}" ` +
-          `is missing or not of the documented type at ${err.offence.path}: ${err.offence.problem}. Nothing of this scope was changed; re-run later, and if it persists report the request id.`,
-        res.requestId,
-        res.path,
-      );
-    }
-    const raw = (err as Error).message.split('\n')[0] ?? '';
-    // Only what the page's content causes is the API's fault; anything else (memory, disk) is ours.
-    if (!/^(Conversion|Constraint|Invalid Input) Error/.test(raw)) throw err;
-    const missing = /NOT NULL constraint failed: staging_usage\.(\w+)/.exec(raw)?.[1];
-    const why = missing ? `a "${missing}" is missing or not of the documented type` : raw;
-    throw new ResponseFormatError(
-      `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): ${why}`,
+    throw contentError(err, what, source, answered);
+  }
+  const staged = batch.stage(source, rows).then(
+    (loaded) => {
+      collectPageGarbage();
+      ctx.count(source, loaded.rows);
+    },
+    (err: unknown) => {
+      throw contentError(err, what, source, answered);
+    },
+  );
+  staged.catch(() => {}); // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
+  return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, requestId: res.requestId, staged };
+}
+
+/**
+ * The pages of one paging, each yielded once read, with at most one page waiting to be staged: the
+ * request for page k+1 goes out while page k is staged, so a cursor chain is not held up by the batch's
+ * staging, and a page's staging error stops the paging at the next page.
+ */
+export async function* stagedInOrder<P extends { staged: Promise<void> }>(pages: AsyncIterable<P>): AsyncGenerator<P> {
+  let waiting: Promise<void> | undefined;
+  for await (const page of pages) {
+    await waiting;
+    waiting = page.staged;
+    yield page;
+  }
+  await waiting;
+}
+
+/** What the API's content causes, as the API's fault (ResponseFormatError); anything else (memory, disk) as it is. */
+function contentError(err: unknown, what: string, source: PageSource, res: { requestId: string; path: string }): unknown {
+  if (err instanceof PageContentError) {
+    return new ResponseFormatError(
+      `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): a "${leafName(err.offence.path)}" ` +
+        `is missing or not of the documented type at ${err.offence.path}: ${err.offence.problem}. Nothing of this scope was changed; re-run later, and if it persists report the request id.`,
       res.requestId,
       res.path,
     );
   }
+  const raw = (err as Error).message.split('\n')[0] ?? '';
+  if (!/^(Conversion|Constraint|Invalid Input) Error/.test(raw)) return err;
+  const missing = /NOT NULL constraint failed: staging_usage\.(\w+)/.exec(raw)?.[1];
+  const why = missing ? `a "${missing}" is missing or not of the documented type` : raw;
+  return new ResponseFormatError(`${what}: the answer is not the documented ${source} page (request id ${res.requestId}): ${why}`, res.requestId, res.path);
 }
 
 /** The key a JSON path ends in: `$.programs[1].periods[0].period_start` -> period_start. */

@@ -2,6 +2,7 @@
 // book-keeping objects are camelCase. Times are Date (UTC instants); int64 values are bigint.
 import type { CoverageStatus, RunStatus } from '../domain/status.js';
 import type { Granularity } from '../domain/granularity.js';
+import type { PageRows } from './pageRows.js';
 
 export type { Granularity };
 
@@ -42,11 +43,15 @@ export interface PageLoaded {
 
 export interface UsageBatch {
   /**
-   * Stages one raw response body of a consumption endpoint: DuckDB's JSON reader parses it and
-   * unnests it into long rows (values exact as int64), so no value passes through JavaScript.
-   * Pages of one batch are staged one at a time, in call order.
+   * Stages one raw response body of a consumption endpoint (its bytes, or its text): read strictly into
+   * wide bucket rows, every value exact as int64 (wideRows.ts readPage). Pages of one batch are staged
+   * one at a time, in call order.
    */
-  appendPage(source: PageSource, json: string): Promise<PageLoaded>;
+  appendPage(source: PageSource, page: Buffer | string): Promise<PageLoaded>;
+  /** appendPage in two steps: the page read at once (a PageContentError when it is not the documented
+   *  shape), its rows staged later, after the batch's earlier pages. */
+  read(source: PageSource, page: Buffer | string): PageRows;
+  stage(source: PageSource, rows: PageRows): Promise<PageLoaded>;
   /**
    * One transaction: refuse duplicate keys and rows outside the window/scope (naming the row), delete
    * the window+scope, insert the staged rows, write the coverage row. Then the staging is dropped.

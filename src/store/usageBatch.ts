@@ -7,12 +7,13 @@
 // commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
 // in one transaction: a scope becomes visible whole or not at all. The batch's refusals are in
 // usageBatchErrors.ts.
-import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTimestampTZValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
-import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, type PageRead } from './wideRows.js';
+import type { PageRows } from './pageRows.js';
+import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, writePage, type PageRead } from './wideRows.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
 // One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
@@ -167,14 +168,37 @@ export class StagedUsageBatch implements UsageBatch {
     return this.appender;
   }
 
+  /** read(), then stage(). */
+  appendPage(source: PageSource, page: Buffer | string): Promise<PageLoaded> {
+    let rows: PageRows;
+    try {
+      rows = this.read(source, page);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.stage(source, rows);
+  }
+
   /**
-   * One page: parsed and checked strictly (wideRows.ts: a value that is not a non-negative int64
-   * integer, an id or time missing or malformed, refuses the page whole, naming the first offending
-   * path), then appended as bucket rows into the batch's staging table.
+   * One page read strictly into its rows (wideRows.ts: a value that is not a non-negative int64 integer,
+   * an id or time missing or malformed, refuses the page whole with a PageContentError naming the first
+   * offending path, and spoils the batch). Nothing is staged yet: the caller learns the page's cursor
+   * and items at once, and may ask for the next page while this one waits for stage().
    */
-  appendPage(source: PageSource, json: string): Promise<PageLoaded> {
+  read(source: PageSource, page: Buffer | string): PageRows {
+    try {
+      return readPage(source, page);
+    } catch (err) {
+      this.refused = true;
+      if (err instanceof PageShapeError) throw new PageContentError(err.offence);
+      throw err;
+    }
+  }
+
+  /** Stages a page's rows, after every page staged before it. */
+  stage(source: PageSource, rows: PageRows): Promise<PageLoaded> {
     const orgId = this.spec.scope.orgId ?? null;
-    return this.appendRead(source, (writer, book) => readPage(source, json, orgId, book, writer));
+    return this.appendRead(source, (writer, book) => writePage(rows, orgId, book, writer));
   }
 
   /**
@@ -227,9 +251,9 @@ export class StagedUsageBatch implements UsageBatch {
         appender.appendInteger(p.local);
         appender.appendVarchar(p.id);
         appender.appendVarchar(p.plan);
-        appender.appendTimestampTZ(p.start);
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(p.start)));
         if (p.end === null) appender.appendNull();
-        else appender.appendTimestampTZ(p.end);
+        else appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(p.end)));
         appender.endRow();
       }
       appender.flushSync();

@@ -5,20 +5,14 @@
 // exactly or could not tell apart (16+ digits, a fraction or exponent, a minus sign): those pages go
 // through lossless-json. Checks are strict, never a filter (ARCHITECTURE.md, "Strict pages"): any leaf
 // not of its documented type refuses the page, and pageCheck.ts names the first offending path.
-import {
-  BIGINT,
-  DuckDBDataChunk,
-  INTEGER,
-  TIMESTAMPTZ,
-  VARCHAR,
-  DuckDBTimestampTZValue,
-  type DuckDBAppender,
-  type DuckDBValue,
-  type DuckDBVector,
-} from '@duckdb/node-api';
+import { BIGINT, DuckDBDataChunk, INTEGER, TIMESTAMPTZ, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
+import duckdb from '@duckdb/node-bindings';
+import { endianness } from 'node:os';
 import { isLosslessNumber, parse as losslessParse, type LosslessNumber } from 'lossless-json';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { counterProblem, firstOffence, type Offence } from './pageCheck.js';
+import { PageRows, type Int64 } from './pageRows.js';
+import { scanPage } from './pageScan.js';
 import type { PageSource } from './types.js';
 
 /** The metric columns of staging_usage_create.sql and usage_program_buckets, in order. */
@@ -32,6 +26,8 @@ const KEY_COLUMNS = 6; // org_id, program_id, framework_id, period_local, timefr
 const TYPES = [VARCHAR, VARCHAR, VARCHAR, INTEGER, TIMESTAMPTZ, TIMESTAMPTZ, ...METRIC_COLUMNS.map(() => BIGINT)];
 export const STAGING_COLUMNS = TYPES.length;
 const CHUNK_ROWS = 2048; // DuckDB's standard vector size
+// The writer lays int64 cells and validity words out as DuckDB does on a little-endian machine.
+if (endianness() !== 'LE') throw new Error('usage-pipeline writes DuckDB vectors in little-endian order; this machine is big-endian');
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
@@ -70,17 +66,31 @@ export interface StagedPeriod {
   local: number;
   id: string;
   plan: string;
-  start: DuckDBTimestampTZValue;
-  end: DuckDBTimestampTZValue | null;
+  /** Microseconds since the epoch. */
+  start: Int64;
+  end: Int64 | null;
 }
 
-/** Fills data chunks of the staging table's columns and hands each full one to the appender. */
+/**
+ * Fills data chunks of the staging table's columns and hands each full one to the appender. The cells
+ * are written into this writer's own buffers (an int64 as two 32-bit words, a NULL as a cleared validity
+ * bit) and copied into the chunk's vectors once per chunk: node-api's typed vectors take a bigint per cell
+ * and build two more per validity write, which cost more than the page's parse (BENCHMARKS.md, "Session 8").
+ */
 export class WideChunkWriter {
   // One chunk, reset after each append: a chunk's native memory is freed only when V8 collects its
   // wrapper, and V8 does not see that memory, so a chunk per 2,048 rows piled up hundreds of MB of
   // native memory between collections (BENCHMARKS.md, "Issue 13: the collector's memory").
-  private chunk: DuckDBDataChunk | undefined;
-  private vectors: DuckDBVector<DuckDBValue>[] = [];
+  private readonly chunk = DuckDBDataChunk.create(TYPES);
+  private readonly vectors = TYPES.map((_, c) => duckdb.data_chunk_get_vector(this.chunk.chunk, c));
+  /** Columns from KEY_COLUMNS - 3 (period_local) on: the cells, 8 bytes each (period_local uses 4). */
+  private readonly words = TYPES.map(() => new Uint32Array(CHUNK_ROWS * 2));
+  private readonly int64s = this.words.map((w) => new BigInt64Array(w.buffer));
+  /** Validity bits per column (1 = set), and whether any cell of the chunk's column is NULL. */
+  private readonly valid = TYPES.map(() => new Uint32Array(CHUNK_ROWS / 32).fill(0xffffffff));
+  private readonly hasNull = new Array<boolean>(STAGING_COLUMNS).fill(false);
+  /** The id columns' strings, by row. */
+  private readonly ids: (string | null)[][] = [[], [], []];
   private row = 0;
   /** Which ids could have a bucket key twice (see BucketKeys). */
   readonly keys: BucketKeys;
@@ -92,37 +102,71 @@ export class WideChunkWriter {
     this.keys = new BucketKeys(book);
   }
 
-  add(org: string | null, program: string, framework: string | null, period: number, start: DuckDBTimestampTZValue, end: DuckDBTimestampTZValue, metrics: (bigint | null)[]): void {
+  /** One bucket row; `metrics` in METRIC_COLUMNS order (a shorter list leaves the rest NULL), null = not reported. */
+  add(org: string | null, program: string, framework: string | null, period: number, start: Int64, end: Int64, metrics: ArrayLike<Int64 | null>): void {
     this.keys.see(framework ?? program, period, start);
-    if (this.vectors.length === 0) {
-      const chunk = (this.chunk ??= DuckDBDataChunk.create(TYPES));
-      // Setting the size drops the chunk's cached vectors, so they are taken afresh for each fill.
-      chunk.rowCount = CHUNK_ROWS;
-      this.vectors = TYPES.map((_, i) => chunk.getColumnVector(i) as DuckDBVector<DuckDBValue>);
-      this.row = 0;
-    }
-    const v = this.vectors;
     const i = this.row;
-    v[0]!.setItem(i, org);
-    v[1]!.setItem(i, program);
-    v[2]!.setItem(i, framework);
-    v[3]!.setItem(i, period);
-    v[4]!.setItem(i, start);
-    v[5]!.setItem(i, end);
-    for (let m = 0; m < metrics.length; m++) v[KEY_COLUMNS + m]!.setItem(i, metrics[m] ?? null);
+    const ids = this.ids;
+    ids[0]![i] = org;
+    ids[1]![i] = program;
+    ids[2]![i] = framework;
+    this.words[3]![i] = period;
+    this.int64(4, i, start);
+    this.int64(5, i, end);
+    const n = metrics.length;
+    for (let m = 0; m < METRIC_COLUMNS.length; m++) {
+      const v = m < n ? metrics[m]! : null;
+      if (v === null) this.setNull(KEY_COLUMNS + m, i);
+      else this.int64(KEY_COLUMNS + m, i, v);
+    }
     this.row = i + 1;
     if (this.row === CHUNK_ROWS) this.emit();
   }
 
+  private int64(c: number, i: number, v: Int64): void {
+    if (typeof v === 'bigint') {
+      if (BigInt.asIntN(64, v) !== v) throw new RangeError(`${v} is outside int64`);
+      this.int64s[c]![i] = v;
+      return;
+    }
+    const hi = Math.floor(v / 4294967296);
+    const w = this.words[c]!;
+    w[2 * i] = v - hi * 4294967296;
+    w[2 * i + 1] = hi;
+  }
+
+  private setNull(c: number, i: number): void {
+    this.valid[c]![i >>> 5]! &= ~(1 << (i & 31));
+    this.hasNull[c] = true;
+  }
+
   private emit(): void {
-    const chunk = this.chunk;
-    if (chunk === undefined || this.row === 0) return;
-    for (const vec of this.vectors) vec.flush();
-    if (this.row < CHUNK_ROWS) chunk.rowCount = this.row;
+    const rows = this.row;
+    if (rows === 0) return;
+    const chunk = this.chunk.chunk;
+    duckdb.data_chunk_set_size(chunk, rows);
+    for (let c = 0; c < STAGING_COLUMNS; c++) {
+      const vector = this.vectors[c]!;
+      if (c < 3) {
+        const col = this.ids[c]!;
+        for (let i = 0; i < rows; i++) {
+          const s = col[i];
+          if (s === null || s === undefined) this.setNull(c, i);
+          else duckdb.vector_assign_string_element(vector, i, s);
+        }
+      } else {
+        duckdb.copy_data_to_vector(vector, 0, this.words[c]!.buffer, 0, rows * (c === 3 ? 4 : 8));
+      }
+      if (this.hasNull[c]) {
+        duckdb.vector_ensure_validity_writable(vector);
+        duckdb.copy_data_to_vector_validity(vector, 0, this.valid[c]!.buffer, 0, Math.ceil(rows / 64) * 8);
+        this.valid[c]!.fill(0xffffffff);
+        this.hasNull[c] = false;
+      }
+    }
     // The appender copies the rows, so the chunk is emptied (its strings freed) and filled again.
-    this.appender.appendDataChunk(chunk);
-    chunk.reset();
-    this.vectors = [];
+    this.appender.appendDataChunk(this.chunk);
+    this.chunk.reset();
     this.row = 0;
   }
 
@@ -147,11 +191,11 @@ export class BucketKeys {
   private id: string | undefined;
   private periodId: string | undefined;
   private readonly runPeriods = new Set<string>();
-  private lastStart = -1n;
+  private lastStart: Int64 = -1;
 
   constructor(private readonly book: PeriodBook) {}
 
-  see(id: string, period: number, start: DuckDBTimestampTZValue): void {
+  see(id: string, period: number, start: Int64): void {
     if (id !== this.id) {
       if (this.seen.has(id)) this.suspects.add(id);
       else this.seen.add(id);
@@ -166,40 +210,42 @@ export class BucketKeys {
       this.periodId = periodId;
       this.lastStart = -1n << 63n;
     }
-    if (start.micros <= this.lastStart) this.suspects.add(id);
-    this.lastStart = start.micros;
+    if (start <= this.lastStart) this.suspects.add(id);
+    this.lastStart = start;
   }
 }
 
-/** The batch's periods and timestamps: each distinct one converted once. */
+/** Time strings the general way has read, each converted once. */
+const TIMES = new Map<string, Int64 | null>();
+
+/** The batch's plan periods, numbered in the order they are first staged. */
 export class PeriodBook {
   readonly periods: StagedPeriod[] = [];
   private readonly byKey = new Map<string, StagedPeriod>();
-  private readonly times = new Map<string, DuckDBTimestampTZValue | null>();
   /** Periods not yet written to staging_periods. */
   fresh: StagedPeriod[] = [];
 
-  /** A time string as TIMESTAMPTZ, or null when it is not an ISO 8601 date-time with a zone. */
-  time(s: unknown): DuckDBTimestampTZValue | null {
+  /** A time string as microseconds since the epoch, or null when it is not an ISO 8601 date-time with a zone. */
+  static time(s: unknown): Int64 | null {
     if (typeof s !== 'string') return null;
-    let v = this.times.get(s);
+    let v = TIMES.get(s);
     if (v === undefined) {
       const ms = ISO_TIME.test(s) ? Date.parse(s) : NaN;
-      v = Number.isNaN(ms) ? null : new DuckDBTimestampTZValue(BigInt(ms) * 1000n + subMillisMicros(s));
-      if (this.times.size > 100_000) this.times.clear();
-      this.times.set(s, v);
+      v = Number.isNaN(ms) ? null : int64(BigInt(ms) * 1000n + subMillisMicros(s));
+      if (TIMES.size > 100_000) TIMES.clear();
+      TIMES.set(s, v);
     }
     return v;
   }
 
-  fromDate(d: Date): DuckDBTimestampTZValue {
+  fromDate(d: Date): Int64 {
     const ms = d.getTime();
     if (!Number.isFinite(ms)) throw new RangeError('invalid Date (NaN) where a timestamp was expected');
-    return new DuckDBTimestampTZValue(BigInt(ms) * 1000n);
+    return int64(BigInt(ms) * 1000n);
   }
 
-  period(id: string, plan: string, start: DuckDBTimestampTZValue, end: DuckDBTimestampTZValue | null): number {
-    const key = `${id}\u0000${plan}\u0000${start.micros}\u0000${end?.micros ?? ''}`;
+  period(id: string, plan: string, start: Int64, end: Int64 | null): number {
+    const key = `${id}\u0000${plan}\u0000${start}\u0000${end ?? ''}`;
     let p = this.byKey.get(key);
     if (p === undefined) {
       p = { local: this.periods.length, id, plan, start, end };
@@ -209,6 +255,11 @@ export class PeriodBook {
     }
     return p.local;
   }
+}
+
+/** A safe integer as a number, anything larger as the bigint. */
+function int64(v: bigint): Int64 {
+  return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
 }
 
 /** Microseconds beyond the millisecond that Date.parse drops (".123456Z" keeps its 456). */
@@ -232,19 +283,49 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
-/** A counter as bigint (0n for zero), or undefined when it is not a JSON integer in [0, 2^63-1]. */
-function counter(v: unknown): bigint | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : undefined;
-  if (isLosslessNumber(v)) return counterProblem(v) === null ? BigInt((v as LosslessNumber).value) : undefined;
+/** A counter (a number when safe), or undefined when it is not a JSON integer in [0, 2^63-1]. */
+function counter(v: unknown): Int64 | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  if (isLosslessNumber(v)) return counterProblem(v) === null ? int64(BigInt((v as LosslessNumber).value)) : undefined;
   return undefined;
 }
 
 /**
- * Reads one consumption page into wide rows. Throws PageShapeError (naming the first offending path)
- * when any leaf is not of its documented type, or when a bucket reports a metric the request did not
- * ask for, or the same metric twice.
+ * Reads one consumption page into its rows, ready to be staged. Throws PageShapeError (naming the first
+ * offending path) when any leaf is not of its documented type, or when a bucket reports a metric the
+ * request did not ask for, or the same metric twice. A page is scanned from its bytes (pageScan.ts); one
+ * the scan does not read exactly is parsed and walked as objects, which gives the same rows or names the
+ * offence.
  */
-export function readPage(source: PageSource, json: string, org: string | null, book: PeriodBook, out: WideChunkWriter): PageRead {
+export function readPage(source: PageSource, page: Buffer | string): PageRows {
+  const bytes = typeof page === 'string' ? Buffer.from(page, 'utf8') : page;
+  return scanPage(source, bytes) ?? parsePage(source, typeof page === 'string' ? page : bytes.toString('utf8'));
+}
+
+/** A page's rows to the writer, in page order: its periods are numbered in the order their first row comes. */
+export function writePage(page: PageRows, org: string | null, book: PeriodBook, out: WideChunkWriter): PageRead {
+  const locals = new Int32Array(page.periodIds.length).fill(-1);
+  const withRows = new Uint8Array(page.programIds.length);
+  const metrics = new Array<Int64 | null>(page.width).fill(null);
+  for (let r = 0; r < page.rows; r++) {
+    const item = page.rowItem[r]!;
+    const period = page.rowPeriod[r]!;
+    let local = locals[period]!;
+    if (local < 0) {
+      local = book.period(page.periodIds[period]!, page.periodPlans[period]!, page.periodStarts[period]!, page.periodEnds[period]!);
+      locals[period] = local;
+    }
+    for (let m = 0; m < metrics.length; m++) metrics[m] = page.metric(r, m);
+    out.add(org, page.programIds[item]!, page.frameworkIds[item]!, local, page.start(r), page.end(r), metrics);
+    withRows[item] = 1;
+  }
+  const rowless: string[] = [];
+  for (let i = 0; i < withRows.length; i++) if (withRows[i] === 0) rowless.push(page.frameworkIds[i] ?? page.programIds[i]!);
+  return { items: page.items, cursor: page.cursor, programIds: page.programIds, rowlessIds: rowless, values: page.values };
+}
+
+/** The general way: the page parsed as objects (JSON.parse, or lossless-json for numbers it cannot keep) and walked strictly. */
+export function parsePage(source: PageSource, json: string): PageRows {
   const lossless = needsLossless(json);
   let body: unknown;
   try {
@@ -256,98 +337,78 @@ export function readPage(source: PageSource, json: string, org: string | null, b
     throw new PageShapeError(firstOffence(source, json) ?? { path: '$', problem: 'the page does not have the documented shape' });
   };
   if (!isObj(body)) return refuse();
-  const key = source === 'v2_frameworks' ? 'frameworks' : 'programs';
+  const isFramework = source === 'v2_frameworks';
+  const out = new PageRows(isFramework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length);
+  const key = isFramework ? 'frameworks' : 'programs';
   const pagination = body.pagination;
   const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
-  const cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
+  out.cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
   const list = body[key];
-  if (list === undefined || list === null) return { items: null, cursor, programIds: [], rowlessIds: [], values: 0 };
+  if (list === undefined || list === null) return out;
   if (!Array.isArray(list)) return refuse();
 
-  const isFramework = source === 'v2_frameworks';
   const allowed = isFramework ? FRAMEWORK_METRICS : PROGRAM_METRICS;
-  const width = isFramework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length;
-  const programIds: string[] = [];
-  const rowless: string[] = [];
-  let values = 0;
-  // Rows go to the writer as they are read: a page refused half-way refuses its whole batch (usageBatch.ts
-  // marks it so, and the staging table is dropped unread), so nothing of it is ever committed.
-  // One scratch row of metrics serves every bucket: the writer copies it.
-  const metrics = new Array<bigint | null>(width).fill(null);
   for (let i = 0; i < list.length; i++) {
     const item: unknown = list[i];
     if (!isObj(item) || !isId(item.program_id)) return refuse();
-    const programId = item.program_id;
     let frameworkId: string | null = null;
     if (isFramework) {
       if (!isId(item.framework_id)) return refuse();
       frameworkId = item.framework_id;
     }
-    programIds.push(programId);
-    let wrote = false;
+    out.programIds.push(item.program_id);
+    out.frameworkIds.push(frameworkId);
     const periods = item.periods;
     if (!Array.isArray(periods)) return refuse();
     for (const p of periods as unknown[]) {
       if (!isObj(p) || !isId(p.period_id) || !isId(p.period_plan)) return refuse();
-      const start = book.time(p.period_start);
-      const end = p.period_end === undefined || p.period_end === null ? null : book.time(p.period_end);
+      const start = PeriodBook.time(p.period_start);
+      const end = p.period_end === undefined || p.period_end === null ? null : PeriodBook.time(p.period_end);
       if (start === null || (end === null && p.period_end !== undefined && p.period_end !== null)) return refuse();
       const consumption = p.consumption;
       if (!Array.isArray(consumption)) return refuse();
-      let local = -1;
+      const period = out.periodIds.length;
+      out.periodIds.push(p.period_id);
+      out.periodPlans.push(p.period_plan);
+      out.periodStarts.push(start);
+      out.periodEnds.push(end);
       for (const b of consumption as unknown[]) {
         if (!isObj(b)) return refuse();
-        const ts = book.time(b.timeframe_start);
-        const te = book.time(b.timeframe_end);
+        const ts = PeriodBook.time(b.timeframe_start);
+        const te = PeriodBook.time(b.timeframe_end);
         if (ts === null || te === null) return refuse();
-        let reported = false;
+        const r = out.beginRow();
+        let reported = 0;
         if (source === 'v1_programs') {
           for (const [name, col] of V1_FIELDS) {
             const raw = b[name];
             if (raw === undefined || raw === null) continue;
             const n = counter(raw);
             if (n === undefined) return refuse();
-            if (n === 0n) continue;
-            if (!reported) metrics.fill(null);
-            reported = true;
-            metrics[col] = n;
-            values++;
+            if (n === 0) continue;
+            out.setMetric(r, col, n);
+            reported++;
           }
         } else {
-          const list = b.metrics;
-          if (!Array.isArray(list)) return refuse();
-          for (let l = 0; l < list.length; l++) {
-            const m: unknown = list[l];
+          const metrics = b.metrics;
+          if (!Array.isArray(metrics)) return refuse();
+          for (let l = 0; l < metrics.length; l++) {
+            const m: unknown = metrics[l];
             if (!isObj(m) || !isId(m.metric_name)) return refuse();
             const n = counter(m.value);
             if (n === undefined) return refuse();
             const col = allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
-            if (col === undefined) {
-              throw new PageShapeError({
-                path: `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}].metric_name`,
-                problem: `${m.metric_name} is not a metric this request asked for`,
-              });
-            }
-            if (n === 0n) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
-            if (!reported) metrics.fill(null);
-            reported = true;
-            if (metrics[col] !== null) {
-              throw new PageShapeError({
-                path: `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`,
-                problem: `${m.metric_name} is given twice in one bucket`,
-              });
-            }
-            metrics[col] = n;
-            values++;
+            const path = () => `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`;
+            if (col === undefined) throw new PageShapeError({ path: `${path()}.metric_name`, problem: `${m.metric_name} is not a metric this request asked for` });
+            if (n === 0) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
+            if (!out.setMetric(r, col, n)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+            reported++;
           }
         }
-        if (!reported) continue; // nothing reported: no row, as before
-        if (local < 0) local = book.period(p.period_id, p.period_plan, start, end);
-        out.add(org, programId, frameworkId, local, ts, te, metrics);
-        wrote = true;
+        if (reported > 0) out.finishRow(r, i, period, ts, te, reported); // nothing reported: no row, as before
       }
     }
-    if (!wrote) rowless.push(frameworkId ?? programId);
   }
-  return { items: list.length, cursor, programIds, rowlessIds: rowless, values };
+  out.items = list.length;
+  return out;
 }

@@ -1,0 +1,522 @@
+// The fast path of a consumption page: one pass over its bytes that reads the documented shape straight
+// into the page's rows, with no JavaScript object per bucket or metric. JSON.parse of a 16 MB page makes
+// about 250,000 objects, and parsing, walking and collecting them was most of the collector's CPU
+// (BENCHMARKS.md, "Session 8"). The scan reads only what it can read exactly: a string with an escape or
+// a byte beyond ASCII where an id is expected, a number that is not a plain integer of at most 15 digits, a
+// time not written as YYYY-MM-DDTHH:MM:SSZ, a key given twice, any departure from the documented shape
+// or from JSON itself makes it give up (null), and the page goes the general way (wideRows.ts readPage:
+// JSON.parse or lossless-json, the strict walk, and the message naming the offending path). So a page the
+// scan accepts gives exactly the rows the general way gives; it is only faster.
+import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { PageRows } from './pageRows.js';
+import type { PageSource } from './types.js';
+
+/** Thrown inside the scan to give up; caught at its top. */
+const GIVE_UP = Symbol('give up');
+
+const enum Ch {
+  Tab = 9,
+  Newline = 10,
+  Return = 13,
+  Space = 32,
+  Quote = 34,
+  Plus = 43,
+  Comma = 44,
+  Minus = 45,
+  Dot = 46,
+  Zero = 48,
+  Nine = 57,
+  Colon = 58,
+  UpperE = 69,
+  LBracket = 91,
+  Backslash = 92,
+  RBracket = 93,
+  LowerE = 101,
+  LBrace = 123,
+  RBrace = 125,
+}
+
+const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+
+/** A set of keys, matched on the bytes of a key as written (no escapes). */
+class Keys {
+  private readonly bytes: Uint8Array[];
+  constructor(names: readonly string[]) {
+    this.bytes = names.map(ascii);
+  }
+
+  /** The index of the key in b[start, end), or -1. */
+  match(b: Uint8Array, start: number, end: number): number {
+    const len = end - start;
+    outer: for (let k = 0; k < this.bytes.length; k++) {
+      const key = this.bytes[k]!;
+      if (key.length !== len) continue;
+      for (let i = 0; i < len; i++) if (b[start + i] !== key[i]) continue outer;
+      return k;
+    }
+    return -1;
+  }
+}
+
+const PAGE_KEYS = { programs: new Keys(['programs', 'pagination']), frameworks: new Keys(['frameworks', 'pagination']) };
+const CURSOR_KEYS = new Keys(['cursor']);
+const ITEM_KEYS = new Keys(['program_id', 'framework_id', 'periods']);
+const PERIOD_KEYS = new Keys(['period_id', 'period_plan', 'period_start', 'period_end', 'consumption']);
+const V2_BUCKET_KEYS = new Keys(['timeframe_start', 'timeframe_end', 'metrics']);
+const V1_BUCKET_KEYS = new Keys(['timeframe_start', 'timeframe_end', ...V1_METRICS]);
+const METRIC_KEYS = new Keys(['metric_name', 'value']);
+const NO_KEYS = new Keys([]);
+
+/** Days from 1970-01-01 to the first of each month, in a common year. */
+const MONTH_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+
+/**
+ * Scans a consumption page of `source`. Returns its rows, or null when the page holds anything the scan
+ * does not read exactly (see the top of this file): the caller then reads it the general way.
+ */
+export function scanPage(source: PageSource, page: Buffer): PageRows | null {
+  const scan = new PageScan(source, page);
+  try {
+    scan.page();
+    return scan.out;
+  } catch (err) {
+    if (err === GIVE_UP) return null;
+    throw err;
+  }
+}
+
+class PageScan {
+  private p = 0;
+  readonly out: PageRows;
+  private readonly framework: boolean;
+  private readonly v1: boolean;
+  /** The metric names a v2 bucket may report, as METRIC_COLUMNS indexes (the first six, or all eight v2 and the seven v1). */
+  private readonly metricNames: Keys;
+
+  constructor(
+    source: PageSource,
+    private readonly b: Buffer,
+  ) {
+    this.framework = source === 'v2_frameworks';
+    this.v1 = source === 'v1_programs';
+    // The columns (wideRows.ts METRIC_COLUMNS) are the v2 metrics, then the v1 ones: a name's index is its column.
+    this.metricNames = new Keys(this.framework ? V2_FRAMEWORK_METRICS : [...V2_PROGRAM_METRICS, ...V1_METRICS]);
+    this.out = new PageRows(this.framework ? V2_FRAMEWORK_METRICS.length : V2_PROGRAM_METRICS.length + V1_METRICS.length);
+  }
+
+  page(): void {
+    const listKeys = this.framework ? PAGE_KEYS.frameworks : PAGE_KEYS.programs;
+    let seen = 0;
+    this.open(Ch.LBrace);
+    for (let more = this.firstMember(); more; more = this.nextMember()) {
+      const k = this.key(listKeys);
+      if (k >= 0) seen = this.once(seen, k);
+      if (k === 0) this.list();
+      else if (k === 1) this.pagination();
+      else this.skipValue();
+    }
+    this.ws();
+    if (this.p !== this.b.length) throw GIVE_UP;
+  }
+
+  private list(): void {
+    if (this.nullLiteral()) return;
+    this.open(Ch.LBracket);
+    let n = 0;
+    for (let more = this.firstElement(); more; more = this.nextElement()) this.item(n++);
+    this.out.items = n;
+  }
+
+  private pagination(): void {
+    this.ws();
+    if (this.b[this.p] !== Ch.LBrace) {
+      this.skipValue(); // not an object: no cursor, as the general way reads it
+      return;
+    }
+    this.p++;
+    let seen = 0;
+    for (let more = this.firstMember(); more; more = this.nextMember()) {
+      const k = this.key(CURSOR_KEYS);
+      if (k < 0) {
+        this.skipValue();
+        continue;
+      }
+      seen = this.once(seen, k);
+      this.out.cursor = this.nullLiteral() ? null : this.string(false);
+    }
+  }
+
+  private item(index: number): void {
+    const out = this.out;
+    let seen = 0;
+    let program: string | undefined;
+    let framework: string | null = null;
+    this.open(Ch.LBrace);
+    for (let more = this.firstMember(); more; more = this.nextMember()) {
+      const k = this.key(ITEM_KEYS);
+      if (k === 1 && !this.framework) {
+        this.skipValue();
+        continue;
+      }
+      if (k < 0) {
+        this.skipValue();
+        continue;
+      }
+      seen = this.once(seen, k);
+      if (k === 0) program = this.string(true);
+      else if (k === 1) framework = this.string(true);
+      else this.periods(index);
+    }
+    if (program === undefined || (this.framework && framework === null) || (seen & 4) === 0) throw GIVE_UP;
+    out.programIds.push(program);
+    out.frameworkIds.push(framework);
+  }
+
+  private periods(item: number): void {
+    this.open(Ch.LBracket);
+    for (let more = this.firstElement(); more; more = this.nextElement()) this.period(item);
+  }
+
+  private period(item: number): void {
+    const out = this.out;
+    const index = out.periodIds.length;
+    let seen = 0;
+    let id: string | undefined;
+    let plan: string | undefined;
+    let start: number | undefined;
+    let end: number | null = null;
+    this.open(Ch.LBrace);
+    for (let more = this.firstMember(); more; more = this.nextMember()) {
+      const k = this.key(PERIOD_KEYS);
+      if (k < 0) {
+        this.skipValue();
+        continue;
+      }
+      seen = this.once(seen, k);
+      if (k === 0) id = this.string(true);
+      else if (k === 1) plan = this.string(true);
+      else if (k === 2) start = this.time();
+      else if (k === 3) end = this.nullLiteral() ? null : this.time();
+      else this.consumption(item, index);
+    }
+    if (id === undefined || plan === undefined || start === undefined || (seen & 16) === 0) throw GIVE_UP;
+    out.periodIds.push(id);
+    out.periodPlans.push(plan);
+    out.periodStarts.push(start);
+    out.periodEnds.push(end);
+  }
+
+  private consumption(item: number, period: number): void {
+    this.open(Ch.LBracket);
+    for (let more = this.firstElement(); more; more = this.nextElement()) this.bucket(item, period);
+  }
+
+  private bucket(item: number, period: number): void {
+    const out = this.out;
+    const r = out.beginRow();
+    const base = r * out.width;
+    let seen = 0;
+    let reported = 0;
+    let start: number | undefined;
+    let end: number | undefined;
+    this.open(Ch.LBrace);
+    for (let more = this.firstMember(); more; more = this.nextMember()) {
+      const k = this.key(this.v1 ? V1_BUCKET_KEYS : V2_BUCKET_KEYS);
+      if (k < 0) {
+        this.skipValue();
+        continue;
+      }
+      seen = this.once(seen, k);
+      if (k === 0) start = this.time();
+      else if (k === 1) end = this.time();
+      else if (!this.v1) reported += this.metrics(base);
+      else if (!this.nullLiteral()) {
+        // A v1 metric field, k - 2 in V1_METRICS order; the v1 columns follow the v2 ones.
+        const v = this.counter();
+        if (v !== 0) {
+          out.rowMetrics[base + V2_PROGRAM_METRICS.length + k - 2] = v;
+          reported++;
+        }
+      }
+    }
+    if (start === undefined || end === undefined || (!this.v1 && (seen & 4) === 0)) throw GIVE_UP;
+    if (reported === 0) return; // nothing reported: no row
+    out.finishRow(r, item, period, start, end, reported);
+  }
+
+  /** A v2 bucket's metrics into the row at `base`; returns how many were non-zero. */
+  private metrics(base: number): number {
+    const cells = this.out.rowMetrics;
+    let reported = 0;
+    this.open(Ch.LBracket);
+    for (let more = this.firstElement(); more; more = this.nextElement()) {
+      let seen = 0;
+      let column = -1;
+      let value = -1;
+      this.open(Ch.LBrace);
+      for (let m = this.firstMember(); m; m = this.nextMember()) {
+        const k = this.key(METRIC_KEYS);
+        if (k < 0) {
+          this.skipValue();
+          continue;
+        }
+        seen = this.once(seen, k);
+        if (k === 0) column = this.metricName();
+        else value = this.counter();
+      }
+      if (seen !== 3) throw GIVE_UP;
+      if (value === 0) continue; // an explicit 0 is stored as absent
+      if (cells[base + column] !== PageRows.NOT_REPORTED) throw GIVE_UP; // given twice: the general way names it
+      cells[base + column] = value;
+      reported++;
+    }
+    return reported;
+  }
+
+  // ---- JSON pieces -------------------------------------------------------------------------------
+
+  /** Marks key `k` seen; a key given twice is read by the general way (JSON.parse keeps the last). */
+  private once(seen: number, k: number): number {
+    const bit = 1 << k;
+    if (seen & bit) throw GIVE_UP;
+    return seen | bit;
+  }
+
+  private ws(): void {
+    const b = this.b;
+    let p = this.p;
+    let c = b[p];
+    while (c === Ch.Space || c === Ch.Newline || c === Ch.Return || c === Ch.Tab) c = b[++p];
+    this.p = p;
+  }
+
+  private open(ch: number): void {
+    this.ws();
+    if (this.b[this.p] !== ch) throw GIVE_UP;
+    this.p++;
+  }
+
+  /** After '{': whether a member follows (else the '}' is consumed). */
+  private firstMember(): boolean {
+    this.ws();
+    if (this.b[this.p] === Ch.RBrace) {
+      this.p++;
+      return false;
+    }
+    return true;
+  }
+
+  /** After a member's value: whether another follows (',' consumed) or the object ends ('}' consumed). */
+  private nextMember(): boolean {
+    this.ws();
+    const c = this.b[this.p++];
+    if (c === Ch.Comma) return true;
+    if (c === Ch.RBrace) return false;
+    throw GIVE_UP;
+  }
+
+  private firstElement(): boolean {
+    this.ws();
+    if (this.b[this.p] === Ch.RBracket) {
+      this.p++;
+      return false;
+    }
+    return true;
+  }
+
+  private nextElement(): boolean {
+    this.ws();
+    const c = this.b[this.p++];
+    if (c === Ch.Comma) return true;
+    if (c === Ch.RBracket) return false;
+    throw GIVE_UP;
+  }
+
+  /** A member's key and its ':'; returns its index in `keys`, or -1 for a key the scan does not read. */
+  private key(keys: Keys): number {
+    this.ws();
+    const b = this.b;
+    if (b[this.p] !== Ch.Quote) throw GIVE_UP;
+    const start = ++this.p;
+    let p = start;
+    for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
+      // An escaped key may spell a known one: the general way reads it.
+      if (c === Ch.Backslash || c === undefined || c < Ch.Space) throw GIVE_UP;
+    }
+    this.p = p + 1;
+    const k = keys.match(b, start, p);
+    this.open(Ch.Colon);
+    return k;
+  }
+
+  /** A string of printable ASCII without escapes; `id`: non-empty. */
+  private string(id: boolean): string {
+    this.ws();
+    const b = this.b;
+    if (b[this.p] !== Ch.Quote) throw GIVE_UP;
+    const start = ++this.p;
+    let p = start;
+    for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
+      if (c === undefined || c === Ch.Backslash || c < Ch.Space || c > 126) throw GIVE_UP;
+    }
+    if (id && p === start) throw GIVE_UP;
+    this.p = p + 1;
+    return b.toString('latin1', start, p);
+  }
+
+  private metricName(): number {
+    this.ws();
+    const b = this.b;
+    if (b[this.p] !== Ch.Quote) throw GIVE_UP;
+    const start = ++this.p;
+    let p = start;
+    for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
+      if (c === undefined || c === Ch.Backslash || c < Ch.Space) throw GIVE_UP;
+    }
+    this.p = p + 1;
+    const k = this.metricNames.match(b, start, p);
+    if (k < 0) throw GIVE_UP; // not a metric this request asked for: the general way names it
+    return k;
+  }
+
+  /** A non-negative integer literal of at most 15 digits (exact as a double). */
+  private counter(): number {
+    this.ws();
+    const b = this.b;
+    let p = this.p;
+    let c = b[p]!;
+    if (c < Ch.Zero || c > Ch.Nine) throw GIVE_UP;
+    const start = p;
+    let v = 0;
+    do {
+      v = v * 10 + (c - Ch.Zero);
+      c = b[++p]!;
+    } while (c >= Ch.Zero && c <= Ch.Nine);
+    const digits = p - start;
+    if (digits > 15 || (digits > 1 && b[start] === Ch.Zero) || c === Ch.Dot || c === Ch.LowerE || c === Ch.UpperE) throw GIVE_UP;
+    this.p = p;
+    return v;
+  }
+
+  /** "YYYY-MM-DDTHH:MM:SSZ" as microseconds since the epoch: a real date and time of 1970-2199, nothing else. */
+  private time(): number {
+    this.ws();
+    const b = this.b;
+    const p = this.p;
+    if (b[p] !== Ch.Quote || b[p + 21] !== Ch.Quote || b[p + 5] !== Ch.Minus || b[p + 8] !== Ch.Minus || b[p + 11] !== 84 || b[p + 14] !== Ch.Colon || b[p + 17] !== Ch.Colon || b[p + 20] !== 90) {
+      throw GIVE_UP;
+    }
+    const year = this.digits(p + 1, 4);
+    const month = this.digits(p + 6, 2);
+    const day = this.digits(p + 9, 2);
+    const hour = this.digits(p + 12, 2);
+    const minute = this.digits(p + 15, 2);
+    const second = this.digits(p + 18, 2);
+    const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    const monthLength = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+    if (year < 1970 || year > 2199 || month < 1 || month > 12 || day < 1 || day > monthLength || hour > 23 || minute > 59 || second > 59) throw GIVE_UP;
+    // Days since 1970-01-01: whole years, their leap days (a leap day falls before 1 March), the month, the day.
+    const y = year - 1970;
+    const leapDays = Math.floor((year - 1969) / 4) - Math.floor((year - 1901) / 100) + Math.floor((year - 1601) / 400);
+    const days = y * 365 + leapDays + MONTH_DAYS[month - 1]! + (leap && month > 2 ? 1 : 0) + day - 1;
+    this.p = p + 22;
+    return ((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000;
+  }
+
+  private digits(at: number, n: number): number {
+    let v = 0;
+    for (let i = 0; i < n; i++) {
+      const d = this.b[at + i]! - Ch.Zero;
+      if (d < 0 || d > 9) throw GIVE_UP;
+      v = v * 10 + d;
+    }
+    return v;
+  }
+
+  private nullLiteral(): boolean {
+    this.ws();
+    const b = this.b;
+    const p = this.p;
+    if (b[p] === 110 && b[p + 1] === 117 && b[p + 2] === 108 && b[p + 3] === 108) {
+      this.p = p + 4;
+      return true;
+    }
+    return false;
+  }
+
+  /** Any JSON value, checked as JSON.parse would check it, and passed over. */
+  private skipValue(): void {
+    this.ws();
+    const b = this.b;
+    const c = b[this.p];
+    if (c === Ch.LBrace) {
+      this.p++;
+      for (let more = this.firstMember(); more; more = this.nextMember()) {
+        this.key(NO_KEYS);
+        this.skipValue();
+      }
+    } else if (c === Ch.LBracket) {
+      this.p++;
+      for (let more = this.firstElement(); more; more = this.nextElement()) this.skipValue();
+    } else if (c === Ch.Quote) {
+      this.skipString();
+    } else if (c === Ch.Minus || (c !== undefined && c >= Ch.Zero && c <= Ch.Nine)) {
+      this.skipNumber();
+    } else if (!this.literal('true') && !this.literal('false') && !this.nullLiteral()) {
+      throw GIVE_UP;
+    }
+  }
+
+  private literal(word: 'true' | 'false'): boolean {
+    const b = this.b;
+    for (let i = 0; i < word.length; i++) if (b[this.p + i] !== word.charCodeAt(i)) return false;
+    this.p += word.length;
+    return true;
+  }
+
+  /** A string, escapes checked; any byte beyond ASCII passes (the page is read as UTF-8 either way). */
+  private skipString(): void {
+    const b = this.b;
+    let p = this.p + 1;
+    for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
+      if (c === undefined || c < Ch.Space) throw GIVE_UP;
+      if (c === Ch.Backslash) {
+        const e = b[++p];
+        if (e === 117) {
+          for (let i = 1; i <= 4; i++) {
+            const h = b[p + i];
+            const hex = h !== undefined && ((h >= Ch.Zero && h <= Ch.Nine) || (h >= 65 && h <= 70) || (h >= 97 && h <= 102));
+            if (!hex) throw GIVE_UP;
+          }
+          p += 4;
+        } else if (e !== Ch.Quote && e !== Ch.Backslash && e !== 47 && e !== 98 && e !== 102 && e !== 110 && e !== 114 && e !== 116) {
+          throw GIVE_UP;
+        }
+      }
+    }
+    this.p = p + 1;
+  }
+
+  /** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+  private skipNumber(): void {
+    const b = this.b;
+    let p = this.p;
+    const isDigit = (c: number | undefined) => c !== undefined && c >= Ch.Zero && c <= Ch.Nine;
+    if (b[p] === Ch.Minus) p++;
+    if (b[p] === Ch.Zero) p++;
+    else if (isDigit(b[p])) while (isDigit(b[p])) p++;
+    else throw GIVE_UP;
+    if (b[p] === Ch.Dot) {
+      p++;
+      if (!isDigit(b[p])) throw GIVE_UP;
+      while (isDigit(b[p])) p++;
+    }
+    if (b[p] === Ch.LowerE || b[p] === Ch.UpperE) {
+      p++;
+      if (b[p] === Ch.Plus || b[p] === Ch.Minus) p++;
+      if (!isDigit(b[p])) throw GIVE_UP;
+      while (isDigit(b[p])) p++;
+    }
+    this.p = p;
+  }
+}
