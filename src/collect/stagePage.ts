@@ -79,7 +79,7 @@ function contentError(err: unknown, what: string, source: PageSource, res: { req
   }
   const raw = (err as Error).message.split('\n')[0] ?? '';
   if (!/^(Conversion|Constraint|Invalid Input) Error/.test(raw)) return err;
-  const missing = /NOT NULL constraint failed: staging_usage\.(\w+)/.exec(raw)?.[1];
+  const missing = /NOT NULL constraint failed: staging_\w+\.(\w+)/.exec(raw)?.[1];
   const why = missing ? `a "${missing}" is missing or not of the documented type` : raw;
   return new ResponseFormatError(`${what}: the answer is not the documented ${source} page (request id ${res.requestId}): ${why}`, res.requestId, res.path);
 }

@@ -7,13 +7,13 @@
 // commit() then replaces the whole window and scope with what was staged, and writes the coverage row,
 // in one transaction: a scope becomes visible whole or not at all. The batch's refusals are in
 // usageBatchErrors.ts.
-import { DuckDBTimestampTZValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTimestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
 import type { PageRows } from './pageRows.js';
-import { PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, writePage, type PageRead } from './wideRows.js';
+import { ITEM_COLUMNS, PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, writePage, type PageRead } from './wideRows.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
 // One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
@@ -22,7 +22,7 @@ import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js'
 const ANSWER_IDS_OTHER_ORG_SQL = `
 SELECT i.program_id AS id, i.org_id
 FROM programs i
-WHERE i.program_id IN (SELECT program_id FROM staging_usage UNION ALL SELECT unnest($rowless::VARCHAR[]))
+WHERE i.program_id IN (SELECT program_id FROM staging_items UNION ALL SELECT unnest($rowless::VARCHAR[]))
   AND i.org_id IS NOT NULL AND i.org_id <> $org_id
 ORDER BY i.program_id
 LIMIT 1;`;
@@ -35,9 +35,9 @@ INSERT INTO seen_ids SELECT DISTINCT unnest($ids::VARCHAR[]) AS id;`;
 
 // The ids of the batch's staged rows, into seen_ids. Parameters: none.
 const SEEN_PROGRAM_IDS_FROM_STAGING_SQL = `
-INSERT INTO seen_ids SELECT DISTINCT program_id FROM staging_usage;`;
+INSERT INTO seen_ids SELECT DISTINCT program_id FROM staging_items;`;
 const SEEN_FRAMEWORK_IDS_FROM_STAGING_SQL = `
-INSERT INTO seen_ids SELECT DISTINCT framework_id FROM staging_usage WHERE framework_id IS NOT NULL;`;
+INSERT INTO seen_ids SELECT DISTINCT framework_id FROM staging_items WHERE framework_id IS NOT NULL;`;
 
 // The ids (programs, or frameworks) a page-loaded batch has replaced so far. Parameters: none. TEMP, on
 // the batch's own connection.
@@ -46,7 +46,9 @@ CREATE OR REPLACE TEMP TABLE seen_ids (id VARCHAR);`;
 
 // Parameters: none. Drops a batch's staging tables.
 const STAGING_USAGE_DROP_SQL = `
-DROP TABLE IF EXISTS temp.main.staging_usage;
+DROP VIEW IF EXISTS temp.main.staging_usage;
+DROP TABLE IF EXISTS temp.main.staging_rows;
+DROP TABLE IF EXISTS temp.main.staging_items;
 DROP TABLE IF EXISTS temp.main.staging_periods;
 DROP TABLE IF EXISTS temp.main.seen_ids;`;
 
@@ -108,7 +110,6 @@ function describe(row: Record<string, unknown>): string {
 
 export class StagedUsageBatch implements UsageBatch {
   private conn: DuckDBConnection | undefined;
-  private appender: DuckDBAppender | undefined;
   /** The batch's one chunk writer (a refused page spoils the batch, so its leftovers are never appended). */
   private writer: WideChunkWriter | undefined;
   private opening: Promise<void> | undefined;
@@ -158,14 +159,15 @@ export class StagedUsageBatch implements UsageBatch {
     return this.opening;
   }
 
-  private async openAppender(): Promise<DuckDBAppender> {
+  private async openWriter(): Promise<WideChunkWriter> {
     await this.open();
-    if (!this.appender) {
-      const appender = await this.conn!.createAppender('staging_usage', 'main', 'temp');
-      if (appender.columnCount !== STAGING_COLUMNS) throw new Error('staging_usage does not have the columns the appender writes');
-      this.appender = appender;
+    if (!this.writer) {
+      const rows = await this.conn!.createAppender('staging_rows', 'main', 'temp');
+      const items = await this.conn!.createAppender('staging_items', 'main', 'temp');
+      if (rows.columnCount !== STAGING_COLUMNS || items.columnCount !== ITEM_COLUMNS) throw new Error('the staging tables do not have the columns the writer appends');
+      this.writer = new WideChunkWriter(rows, items, this.book);
     }
-    return this.appender;
+    return this.writer;
   }
 
   /** read(), then stage(). */
@@ -219,16 +221,14 @@ export class StagedUsageBatch implements UsageBatch {
   private async loadPage(source: PageSource, reader: (writer: WideChunkWriter, book: PeriodBook) => PageRead): Promise<PageLoaded> {
     if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
-    const appender = await this.openAppender();
+    const writer = await this.openWriter();
     return this.host.pageSlot(async () => {
-      const writer = (this.writer ??= new WideChunkWriter(appender, this.book));
       let read;
       try {
         read = reader(writer, this.book);
-        writer.finish();
-        // The appender keeps what it was given (outside DuckDB's memory_limit) until it flushes; flushed
-        // here, a batch holds no more than the page in flight outside its staging table.
-        appender.flushSync();
+        // The appenders keep what they were given (outside DuckDB's memory_limit) until they flush; flushed
+        // here, a batch holds no more than the page in flight outside its staging tables.
+        writer.flush();
       } catch (err) {
         if (err instanceof PageShapeError) throw new PageContentError(err.offence);
         throw err;
@@ -413,8 +413,7 @@ export class StagedUsageBatch implements UsageBatch {
       await this.pages;
       await this.open();
       const conn = this.conn!;
-      this.appender?.closeSync();
-      this.appender = undefined;
+      this.writer?.close(); // its suspects (BucketKeys) are still read by the checks below
       if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
       // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
       await this.flushPeriods(conn);
@@ -452,11 +451,11 @@ export class StagedUsageBatch implements UsageBatch {
     await this.opening?.catch(() => {});
     await this.pages;
     try {
-      this.appender?.closeSync();
+      this.writer?.close();
     } catch {
-      // The appender may hold a row that failed; its data is dropped with the TEMP table anyway.
+      // An appender may hold a row that failed; its data is dropped with the TEMP tables anyway.
     }
-    this.appender = undefined;
+    this.writer = undefined;
     if (this.conn) {
       await execSql(this.conn, STAGING_USAGE_DROP_SQL).catch(() => {});
       await this.host.releaseMemory(this.conn).catch(() => {});

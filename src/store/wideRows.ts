@@ -5,7 +5,7 @@
 // exactly or could not tell apart (16+ digits, a fraction or exponent, a minus sign): those pages go
 // through lossless-json. Checks are strict, never a filter (ARCHITECTURE.md, "Strict pages"): any leaf
 // not of its documented type refuses the page, and pageCheck.ts names the first offending path.
-import { BIGINT, DuckDBDataChunk, INTEGER, TIMESTAMPTZ, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
+import { BIGINT, DuckDBDataChunk, INTEGER, TIMESTAMPTZ, type DuckDBAppender } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { endianness } from 'node:os';
 import { isLosslessNumber, parse as losslessParse, type LosslessNumber } from 'lossless-json';
@@ -22,9 +22,11 @@ const FRAMEWORK_METRICS = new Set<string>(V2_FRAMEWORK_METRICS);
 const PROGRAM_METRICS = new Set<string>([...V2_PROGRAM_METRICS, ...V1_METRICS]);
 const V1_FIELDS = V1_METRICS.map((m) => [m, METRIC_INDEX.get(m)!] as const);
 
-const KEY_COLUMNS = 6; // org_id, program_id, framework_id, period_local, timeframe_start, timeframe_end
-const TYPES = [VARCHAR, VARCHAR, VARCHAR, INTEGER, TIMESTAMPTZ, TIMESTAMPTZ, ...METRIC_COLUMNS.map(() => BIGINT)];
+const KEY_COLUMNS = 4; // item, period_local, timeframe_start, timeframe_end
+const TYPES = [INTEGER, INTEGER, TIMESTAMPTZ, TIMESTAMPTZ, ...METRIC_COLUMNS.map(() => BIGINT)];
+/** The columns of staging_rows and of staging_items (staging_usage_create.sql). */
 export const STAGING_COLUMNS = TYPES.length;
+export const ITEM_COLUMNS = 4; // item, org_id, program_id, framework_id
 const CHUNK_ROWS = 2048; // DuckDB's standard vector size
 // The writer lays int64 cells and validity words out as DuckDB does on a little-endian machine.
 if (endianness() !== 'LE') throw new Error('usage-pipeline writes DuckDB vectors in little-endian order; this machine is big-endian');
@@ -72,10 +74,11 @@ export interface StagedPeriod {
 }
 
 /**
- * Fills data chunks of the staging table's columns and hands each full one to the appender. The cells
- * are written into this writer's own buffers (an int64 as two 32-bit words, a NULL as a cleared validity
- * bit) and copied into the chunk's vectors once per chunk: node-api's typed vectors take a bigint per cell
- * and build two more per validity write, which cost more than the page's parse (BENCHMARKS.md, "Session 8").
+ * Fills data chunks of staging_rows and hands each full one to its appender; a row's ids go once per run
+ * of rows into staging_items, under a batch-local item number. The cells are written into this writer's
+ * own buffers (an int64 as two 32-bit words, a NULL as a cleared validity bit) and copied into the
+ * chunk's vectors once per chunk: node-api's typed vectors take a bigint per cell and build two more per
+ * validity write, which cost more than the page's parse (BENCHMARKS.md, "Session 8").
  */
 export class WideChunkWriter {
   // One chunk, reset after each append: a chunk's native memory is freed only when V8 collects its
@@ -83,20 +86,25 @@ export class WideChunkWriter {
   // native memory between collections (BENCHMARKS.md, "Issue 13: the collector's memory").
   private readonly chunk = DuckDBDataChunk.create(TYPES);
   private readonly vectors = TYPES.map((_, c) => duckdb.data_chunk_get_vector(this.chunk.chunk, c));
-  /** Columns from KEY_COLUMNS - 3 (period_local) on: the cells, 8 bytes each (period_local uses 4). */
+  /** Each column's cells, 8 bytes each (the two INTEGER columns use 4). */
   private readonly words = TYPES.map(() => new Uint32Array(CHUNK_ROWS * 2));
   private readonly int64s = this.words.map((w) => new BigInt64Array(w.buffer));
   /** Validity bits per column (1 = set), and whether any cell of the chunk's column is NULL. */
   private readonly valid = TYPES.map(() => new Uint32Array(CHUNK_ROWS / 32).fill(0xffffffff));
   private readonly hasNull = new Array<boolean>(STAGING_COLUMNS).fill(false);
-  /** The id columns' strings, by row. */
-  private readonly ids: (string | null)[][] = [[], [], []];
   private row = 0;
+  /** The last item's ids and number (rows come in runs of one item). */
+  private org: string | null | undefined;
+  private program: string | undefined;
+  private framework: string | null | undefined;
+  private item = -1;
+  private closed = false;
   /** Which ids could have a bucket key twice (see BucketKeys). */
   readonly keys: BucketKeys;
 
   constructor(
-    private readonly appender: DuckDBAppender,
+    private readonly rows: DuckDBAppender,
+    private readonly items: DuckDBAppender,
     book: PeriodBook,
   ) {
     this.keys = new BucketKeys(book);
@@ -105,14 +113,12 @@ export class WideChunkWriter {
   /** One bucket row; `metrics` in METRIC_COLUMNS order (a shorter list leaves the rest NULL), null = not reported. */
   add(org: string | null, program: string, framework: string | null, period: number, start: Int64, end: Int64, metrics: ArrayLike<Int64 | null>): void {
     this.keys.see(framework ?? program, period, start);
+    if (program !== this.program || framework !== this.framework || org !== this.org) this.newItem(org, program, framework);
     const i = this.row;
-    const ids = this.ids;
-    ids[0]![i] = org;
-    ids[1]![i] = program;
-    ids[2]![i] = framework;
-    this.words[3]![i] = period;
-    this.int64(4, i, start);
-    this.int64(5, i, end);
+    this.words[0]![i] = this.item;
+    this.words[1]![i] = period;
+    this.int64(2, i, start);
+    this.int64(3, i, end);
     const n = metrics.length;
     for (let m = 0; m < METRIC_COLUMNS.length; m++) {
       const v = m < n ? metrics[m]! : null;
@@ -121,6 +127,20 @@ export class WideChunkWriter {
     }
     this.row = i + 1;
     if (this.row === CHUNK_ROWS) this.emit();
+  }
+
+  private newItem(org: string | null, program: string, framework: string | null): void {
+    const items = this.items;
+    items.appendInteger(++this.item);
+    if (org === null) items.appendNull();
+    else items.appendVarchar(org);
+    items.appendVarchar(program);
+    if (framework === null) items.appendNull();
+    else items.appendVarchar(framework);
+    items.endRow();
+    this.org = org;
+    this.program = program;
+    this.framework = framework;
   }
 
   private int64(c: number, i: number, v: Int64): void {
@@ -147,16 +167,7 @@ export class WideChunkWriter {
     duckdb.data_chunk_set_size(chunk, rows);
     for (let c = 0; c < STAGING_COLUMNS; c++) {
       const vector = this.vectors[c]!;
-      if (c < 3) {
-        const col = this.ids[c]!;
-        for (let i = 0; i < rows; i++) {
-          const s = col[i];
-          if (s === null || s === undefined) this.setNull(c, i);
-          else duckdb.vector_assign_string_element(vector, i, s);
-        }
-      } else {
-        duckdb.copy_data_to_vector(vector, 0, this.words[c]!.buffer, 0, rows * (c === 3 ? 4 : 8));
-      }
+      duckdb.copy_data_to_vector(vector, 0, this.words[c]!.buffer, 0, rows * (c < 2 ? 4 : 8));
       if (this.hasNull[c]) {
         duckdb.vector_ensure_validity_writable(vector);
         duckdb.copy_data_to_vector_validity(vector, 0, this.valid[c]!.buffer, 0, Math.ceil(rows / 64) * 8);
@@ -164,15 +175,28 @@ export class WideChunkWriter {
         this.hasNull[c] = false;
       }
     }
-    // The appender copies the rows, so the chunk is emptied (its strings freed) and filled again.
-    this.appender.appendDataChunk(this.chunk);
+    // The appender copies the rows, so the chunk is emptied and filled again.
+    this.rows.appendDataChunk(this.chunk);
     this.chunk.reset();
     this.row = 0;
   }
 
-  /** Appends the rows added since the last full chunk; the writer stays usable for the next page. */
-  finish(): void {
+  /** Appends the rows added since the last full chunk and flushes both appenders; the writer stays usable for the next page. */
+  flush(): void {
     this.emit();
+    this.items.flushSync();
+    this.rows.flushSync();
+  }
+
+  /** Closes the appenders (flushing what they hold); once. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.items.closeSync();
+    } finally {
+      this.rows.closeSync();
+    }
   }
 }
 

@@ -1,9 +1,10 @@
 -- Query: staging_usage_merge
 -- Parameters: none. Folds the staged rows of a bucket that came in parts (its metrics on two pages or in
 -- two append() calls, none of them twice: staging_usage_duplicate_*.sql found no metric given twice)
--- into one row. Run only when such a bucket exists.
-CREATE OR REPLACE TEMP TABLE staging_usage AS
-SELECT org_id, program_id, framework_id, period_local, timeframe_start, timeframe_end,
+-- into one row (under one of the bucket's item numbers: items with the same ids are interchangeable).
+-- Run only when such a bucket exists.
+CREATE OR REPLACE TEMP TABLE staging_rows AS
+SELECT min(item) AS item, period_local, timeframe_start, timeframe_end,
        max(compute_unit_seconds) AS compute_unit_seconds,
        max(root_branch_bytes_month) AS root_branch_bytes_month,
        max(child_branch_bytes_month) AS child_branch_bytes_month,
@@ -19,5 +20,5 @@ SELECT org_id, program_id, framework_id, period_local, timeframe_start, timefram
        max(data_storage_bytes_hour) AS data_storage_bytes_hour,
        max(logical_size_bytes) AS logical_size_bytes,
        max(logical_size_bytes_hour) AS logical_size_bytes_hour
-FROM staging_usage
+FROM staging_rows JOIN staging_items USING (item)
 GROUP BY org_id, program_id, framework_id, period_local, timeframe_start, timeframe_end;
