@@ -54,6 +54,9 @@ export interface CallOptions {
   route?: string;
   signal?: AbortSignal;
   inflight?: AbortSignal;
+  /** Among requests waiting for a connection or for the rate limiter, higher goes first (default 0): a
+   *  page whose cursor others wait on should not queue behind pages nothing waits on. */
+  priority?: number;
 }
 
 export interface ClientStats {
@@ -198,7 +201,10 @@ export class ApiClient {
       try {
         // p-queue's signal also rejects a task already running: it gets `inflight`, so that answers on their way
         // during a grace period are kept; a queued task that starts after the stop sends nothing (attempt()).
-        return await this.queue.add(() => this.attempt(target, route, decode, stop, inflight), inflight ? { signal: inflight } : {});
+        return await this.queue.add(() => this.attempt(target, route, decode, stop, inflight, opts?.priority), {
+          priority: opts?.priority ?? 0,
+          ...(inflight ? { signal: inflight } : {}),
+        });
       } catch (err) {
         stop?.throwIfAborted();
         if (!isRetryable(err) || attempt >= this.maxRetries) throw err;
@@ -224,9 +230,9 @@ export class ApiClient {
   }
 
   /** One attempt: waits for the limiter, sends, reads, classifies. */
-  private async attempt<R>(target: string, route: string, decode: Decode<R>, stop?: AbortSignal, inflight?: AbortSignal): Promise<R> {
+  private async attempt<R>(target: string, route: string, decode: Decode<R>, stop?: AbortSignal, inflight?: AbortSignal, priority = 0): Promise<R> {
     stop?.throwIfAborted();
-    await abortable(this.limiter.acquire(route), stop);
+    await abortable(this.limiter.acquire(route, priority), stop);
     // Granted, but the run was stopped meanwhile: nothing new is sent.
     stop?.throwIfAborted();
     const requestId = randomUUID();

@@ -83,6 +83,7 @@ class TimeLog {
 
 interface Waiter {
   route: string;
+  priority: number;
   resolve: () => void;
 }
 
@@ -129,10 +130,17 @@ export class RateLimiter {
     return { ...this.counters, currentPerMinute: this.ratePerMinute() };
   }
 
-  /** Resolves when a request on `route` may be sent now, and records it as sent. FIFO across all routes. */
-  acquire(route: string): Promise<void> {
+  /**
+   * Resolves when a request on `route` may be sent now, and records it as sent. FIFO across all routes
+   * among waiters of one priority; a higher priority goes ahead of lower ones already waiting (a page
+   * that others wait on, such as the next page of a cursor chain).
+   */
+  acquire(route: string, priority = 0): Promise<void> {
     return new Promise<void>((resolve) => {
-      this.queue.push({ route, resolve });
+      const waiter = { route, priority, resolve };
+      let at = this.queue.length;
+      while (at > this.queueHead && (this.queue[at - 1] as Waiter).priority < priority) at--;
+      this.queue.splice(at, 0, waiter);
       if (!this.pumping) void this.pump();
     });
   }

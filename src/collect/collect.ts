@@ -6,12 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Source } from '../domain/granularity.js';
 import { StoreCorruptError, type Store } from '../store/store.js';
+import { Slots } from '../store/slots.js';
 import { CollectInterrupted } from './errors.js';
 import { fetchV1, runV2 } from './fetchers.js';
 import { maybeRefreshInventory } from './inventoryPhase.js';
 import { resolveOrgs } from './orgs.js';
 import { planWindow, type Window } from './planner.js';
 import { runScope, type ScopeContext } from './scope.js';
+import { PAGES_IN_HAND } from './stagePage.js';
 import type { CollectOptions, CollectResult, ScopeResult } from './types.js';
 
 export type { CollectOptions, CollectPhase, CollectProgress, CollectResult, ScopeResult, ScopeStatus } from './types.js';
@@ -61,6 +63,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     opts.progress?.onPhase?.('consumption', { orgs: orgs.length, granularities, planned_requests: plannedConsumption });
 
     const tasks: Promise<void>[] = [];
+    const pagesInHand = new Slots(PAGES_IN_HAND);
     for (const g of granularities) {
       for (const org of orgs) {
         const plan = async (source: Source): Promise<Window | null> =>
@@ -79,6 +82,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
           org,
           granularity: g,
           checkAbort,
+          pagesInHand,
           count: (source, n) => {
             pages += 1;
             rows += n;

@@ -3,6 +3,7 @@
 import { ApiError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
 import type { Granularity, Source } from '../domain/granularity.js';
+import type { Slots } from '../store/slots.js';
 import { isOutOfMemory, isStoreCorruption, StoreCorruptError, type UsageBatch } from '../store/store.js';
 import { CollectInterrupted, fatal401, FatalCollectError } from './errors.js';
 import type { Window } from './planner.js';
@@ -14,6 +15,8 @@ export interface ScopeContext extends CollectOptions {
   granularity: Granularity;
   checkAbort: () => void;
   count: (source: Source, rows: number) => void;
+  /** The frameworks pages the run holds, from request to staged (at most PAGES_IN_HAND; stagePage.ts). */
+  pagesInHand: Slots;
 }
 
 export function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {

@@ -7,6 +7,10 @@ import { PageContentError, type UsageBatch } from '../store/store.js';
 import type { PageSource } from '../store/types.js';
 import type { ScopeContext } from './scope.js';
 
+/** Frameworks pages a collection holds at once, from request to staged: enough to keep the rate limit busy
+ *  while one is staged, few enough that waiting pages cost little memory (up to 16 MB each as bytes). */
+export const PAGES_IN_HAND = 8;
+
 /** A page read and on its way into the batch: what paging needs at once, and its staging to wait for. */
 export interface ReadPage {
   items: number | null;
@@ -30,26 +34,40 @@ export async function stagePage(
   what: string,
   query: Record<string, string | number | readonly string[] | undefined>,
 ): Promise<ReadPage> {
-  const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, ctx.signal ? { signal: ctx.signal } : {});
-  ctx.checkAbort();
-  const answered = { requestId: res.requestId, path: res.path };
+  // A programs page goes ahead of frameworks pages: the next programs page and the frameworks requests of
+  // its programs wait on it, nothing waits on a frameworks page. So that frameworks pages do not then come
+  // in faster than they are staged, at most PAGES_IN_HAND of them are held at once, from request to staged.
+  const chained = source !== 'v2_frameworks';
+  const release = chained ? () => {} : await ctx.pagesInHand.acquire();
+  let staged: Promise<void>;
   let rows;
+  let answered;
   try {
-    rows = batch.read(source, res.body);
-  } catch (err) {
-    throw contentError(err, what, source, answered);
-  }
-  const staged = batch.stage(source, rows).then(
-    (loaded) => {
-      collectPageGarbage();
-      ctx.count(source, loaded.rows);
-    },
-    (err: unknown) => {
+    const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, { priority: chained ? 1 : 0, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    ctx.checkAbort();
+    answered = { requestId: res.requestId, path: res.path };
+    try {
+      rows = batch.read(source, res.body);
+    } catch (err) {
       throw contentError(err, what, source, answered);
-    },
-  );
+    }
+    const where = answered;
+    staged = batch.stage(source, rows).then(
+      (loaded) => {
+        collectPageGarbage();
+        ctx.count(source, loaded.rows);
+      },
+      (err: unknown) => {
+        throw contentError(err, what, source, where);
+      },
+    );
+  } catch (err) {
+    release();
+    throw err;
+  }
+  void staged.finally(release).catch(() => {});
   staged.catch(() => {}); // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
-  return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, requestId: res.requestId, staged };
+  return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, requestId: answered.requestId, staged };
 }
 
 /**

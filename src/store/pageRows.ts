@@ -26,17 +26,25 @@ export class PageRows {
   /** Non-zero values. */
   values = 0;
   /** Per row: its item and period (indexes into the arrays above), its timeframe in microseconds. */
-  rowItem = new Int32Array(1024);
-  rowPeriod = new Int32Array(1024);
-  rowStart = new Float64Array(1024);
-  rowEnd = new Float64Array(1024);
+  rowItem: Int32Array;
+  rowPeriod: Int32Array;
+  rowStart: Float64Array;
+  rowEnd: Float64Array;
   /** Per row, `width` metric cells in METRIC_COLUMNS order: NOT_REPORTED, BIG (the value in `bigs`), or the value. */
   rowMetrics: Float64Array;
   /** Cells beyond 2^53, by index: a metric cell's (row * width + column), or a time's (-1 - (row * 2 + 0|1)). */
   readonly bigs = new Map<number, bigint>();
 
-  constructor(readonly width: number) {
-    this.rowMetrics = new Float64Array(1024 * width);
+  /** `capacity`: the rows expected (more grow the arrays). */
+  constructor(
+    readonly width: number,
+    capacity = 1024,
+  ) {
+    this.rowItem = new Int32Array(capacity);
+    this.rowPeriod = new Int32Array(capacity);
+    this.rowStart = new Float64Array(capacity);
+    this.rowEnd = new Float64Array(capacity);
+    this.rowMetrics = new Float64Array(capacity * width);
   }
 
   /** Room for one more row, its metrics cleared; the row counts once finishRow() is called. */

@@ -41,17 +41,22 @@ const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 /** A set of keys, matched on the bytes of a key as written (no escapes). */
 class Keys {
   private readonly bytes: Uint8Array[];
+  /** By length, the indexes of the keys of that length (the metric names all differ in length). */
+  private readonly byLength: number[][] = [];
+
   constructor(names: readonly string[]) {
     this.bytes = names.map(ascii);
+    this.bytes.forEach((key, k) => (this.byLength[key.length] ??= []).push(k));
   }
 
   /** The index of the key in b[start, end), or -1. */
   match(b: Uint8Array, start: number, end: number): number {
-    const len = end - start;
-    outer: for (let k = 0; k < this.bytes.length; k++) {
+    const candidates = this.byLength[end - start];
+    if (candidates === undefined) return -1;
+    outer: for (let c = 0; c < candidates.length; c++) {
+      const k = candidates[c]!;
       const key = this.bytes[k]!;
-      if (key.length !== len) continue;
-      for (let i = 0; i < len; i++) if (b[start + i] !== key[i]) continue outer;
+      for (let i = key.length - 1; i >= 0; i--) if (b[start + i] !== key[i]) continue outer;
       return k;
     }
     return -1;
@@ -101,7 +106,9 @@ class PageScan {
     this.v1 = source === 'v1_programs';
     // The columns (wideRows.ts METRIC_COLUMNS) are the v2 metrics, then the v1 ones: a name's index is its column.
     this.metricNames = new Keys(this.framework ? V2_FRAMEWORK_METRICS : [...V2_PROGRAM_METRICS, ...V1_METRICS]);
-    this.out = new PageRows(this.framework ? V2_FRAMEWORK_METRICS.length : V2_PROGRAM_METRICS.length + V1_METRICS.length);
+    // A bucket row takes 250-350 bytes of a page (two times, its metrics' names and values): sized so that
+    // a page's rows rarely outgrow the first arrays.
+    this.out = new PageRows(this.framework ? V2_FRAMEWORK_METRICS.length : V2_PROGRAM_METRICS.length + V1_METRICS.length, Math.max(64, b.length >> 8));
   }
 
   page(): void {

@@ -1,4 +1,4 @@
-// A counting semaphore (the page slots every batch shares).
+// A counting semaphore (the page slots every batch shares, the pages a collection holds).
 
 /** A counting semaphore, FIFO. */
 export class Slots {
@@ -8,14 +8,25 @@ export class Slots {
     this.free = n;
   }
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const release = await this.acquire();
     try {
       return await fn();
     } finally {
+      release();
+    }
+  }
+
+  /** Waits for a slot; the function returned frees it (once, however often it is called). */
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
       const next = this.waiting.shift();
       if (next) next();
       else this.free++;
-    }
+    };
   }
 }
