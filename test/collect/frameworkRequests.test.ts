@@ -1,7 +1,8 @@
-// Frameworks requests over HTTP against the sandbox: once the inventory knows how many frameworks each
-// program has, no request's last page is exactly full, so a collection sends the fewest requests paging
-// allows (one page per 1,000 frameworks of each 100 programs in the API's order), none of them for an
-// empty page the API's trailing cursor would otherwise cost.
+// Frameworks requests over HTTP against the sandbox: once the store knows how many frameworks each
+// program has (from the inventory, or from the usage of an earlier collection), no request's last page is
+// exactly full, so a collection sends the fewest requests paging allows (one page per 1,000 frameworks of
+// each 100 programs in the API's order), none of them for an empty page the API's trailing cursor would
+// otherwise cost.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,5 +86,81 @@ describe('frameworks requests sized from the inventory', () => {
     const result = await run('2026-11-19', '2026-11-21');
     expect(result.exitCode).toBe(0);
     expect(sb.stats().byRoute[FRAMEWORKS]).toBe(min.requests);
+  }, 120_000);
+});
+
+describe('frameworks requests sized from the usage the store holds', () => {
+  // Both collections overlap on 2026-11-19, as a daily run re-collects its settle window.
+  const FIRST = ['2026-11-18', '2026-11-20'] as const;
+  const SECOND = ['2026-11-19', '2026-11-21'] as const;
+  const secondFrom = Date.parse('2026-11-19T00:00:00Z');
+  const secondTo = secondFrom + 2 * DAY;
+
+  async function setUp(prefix: string, changeWorld: (sb: Sandbox) => void) {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    const config = join(dir, 'usage.toml');
+    writeFileSync(config, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 1000\n');
+    const sb = await startSandbox({ scenario: 'medium', now: NOW, advance: false, limits: { perMinute: 100_000, perSecondPerRoute: 1_000 } });
+    changeWorld(sb);
+    const run = (window: readonly [string, string], inventory: 'auto' | 'never') =>
+      collectCommand({
+        config, db: join(dir, 'usage.duckdb'), env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => sb.now(), log: silentLogger,
+        granularity: 'daily', from: window[0], to: window[1], inventory,
+      });
+    return { sb, db: join(dir, 'usage.duckdb'), run };
+  }
+
+  async function inventoryFrameworks(db: string): Promise<{ live: number; deleted: number }> {
+    const store = await openStore({ path: db, readOnly: true });
+    try {
+      const [row] = await rawSql(store).query<{ live: bigint; deleted: bigint }>(
+        'SELECT count(*) FILTER (WHERE deleted_at IS NULL) AS live, count(*) FILTER (WHERE deleted_at IS NOT NULL) AS deleted FROM frameworks',
+      );
+      return { live: Number(row!.live), deleted: Number(row!.deleted) };
+    } finally {
+      await store.close();
+    }
+  }
+
+  let sb: Sandbox | undefined;
+  afterAll(async () => sb?.close());
+
+  it('with no inventory at all, cuts from the frameworks the earlier collection stored', async () => {
+    const t = await setUp('usage-fwreq-usage-', tenFrameworksEach);
+    sb = t.sb;
+    expect((await t.run(FIRST, 'never')).exitCode).toBe(0);
+    expect(await inventoryFrameworks(t.db)).toEqual({ live: 0, deleted: 0 });
+
+    const min = fewest(t.sb, secondFrom, secondTo);
+    expect(min.fullBatches).toBeGreaterThan(0);
+    t.sb.resetStats();
+    expect((await t.run(SECOND, 'never')).exitCode).toBe(0);
+    expect(t.sb.stats().byRoute[FRAMEWORKS]).toBe(min.requests);
+    await t.sb.close();
+    sb = undefined;
+  }, 120_000);
+
+  it('counts the frameworks deleted before the inventory listed them, which the usage still names', async () => {
+    // Ten frameworks each, one of them deleted after the second window's start but before the first run's
+    // inventory lists them: the inventory knows nine live ones, the API lists all ten for the second window.
+    const deletedAt = NOW - 12 * 3_600_000;
+    const t = await setUp('usage-fwreq-both-', (s) => {
+      tenFrameworksEach(s);
+      for (const program of s.world.programs) {
+        if (s.world.orgById.get(program.org_id)?.billing !== 'current') continue;
+        s.world.frameworksByProgram.get(program.id)![9]!.deleted_at = deletedAt;
+      }
+    });
+    sb = t.sb;
+    expect((await t.run(FIRST, 'auto')).exitCode).toBe(0);
+    const inventory = await inventoryFrameworks(t.db);
+    expect(inventory.live).toBeGreaterThan(0);
+    expect(inventory.deleted).toBe(0);
+
+    const min = fewest(t.sb, secondFrom, secondTo);
+    expect(min.fullBatches).toBeGreaterThan(0);
+    t.sb.resetStats();
+    expect((await t.run(SECOND, 'never')).exitCode).toBe(0);
+    expect(t.sb.stats().byRoute[FRAMEWORKS]).toBe(min.requests);
   }, 120_000);
 });
