@@ -18,13 +18,16 @@ import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasu
 import type { CollectOutcome, PhaseOutput, PhaseSpec, ReportOutcome } from './phase.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
 import { startSandboxProcess } from './sandboxProcess.js';
-import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase } from './table.js';
+import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase, type SetUpCollection } from './table.js';
 import { benchPlan } from './windows.js';
 import { measureStartup, startupLine } from './startup.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BENCH_DIR = join(ROOT, '.bench');
 const run = promisify(execFile);
+const DAY_MS = 86_400_000;
+/** The client's limits for set-up collections, which the sandbox serves unthrottled (POST /__sandbox/pace). */
+const UNTHROTTLED_TOML = '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n';
 
 interface Mode {
   name: 'quick' | 'full';
@@ -92,6 +95,15 @@ async function main(): Promise<void> {
   // The minimum is computed from the world in its own process: the large world is big, and it is not the collector's memory.
   const minimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows, programsPerOrg: mode.baselinePrograms });
   const monthMinimum = plan.monthWindow && !mode.quickReport ? await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows: [plan.monthWindow] }) : null;
+  // The set-up: the same collections a day earlier (the store a daily cron has filled by the measured run).
+  const setUpNow = fixedNow - DAY_MS;
+  const setUpPlan = benchPlan(setUpNow, mode.days, mode.hours);
+  const setUpWindows = [
+    { name: `daily ${mode.days} d`, window: setUpPlan.daily },
+    { name: `hourly ${mode.hours} h`, window: setUpPlan.hourly },
+    ...(setUpPlan.monthWindow && !mode.quickReport ? [{ name: `month ${setUpPlan.month} (monthly)`, window: setUpPlan.monthWindow }] : []),
+  ];
+  const setUpMinimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, clock: new Date(setUpNow).toISOString(), windows: setUpWindows.map((x) => x.window) });
   say(`minimum requests: ${minimum.ours.total} (${minimum.ours.pages} pages, ${minimum.ours.forbidden} 403s, ${minimum.ours.orgListing} org listings)`);
 
   const sandbox = await startSandboxProcess({ scenario: mode.scenario, latencyMs, now: flags.now });
@@ -173,7 +185,7 @@ async function main(): Promise<void> {
     // unthrottled (set-up, not measured: ~20,000 listings would take half an hour at 700/min), then a real
     // incremental daily run a day later on that database, paced like a real account, inventory 'auto'.
     const fillConfig = join(dir, 'fill.toml');
-    writeFileSync(fillConfig, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n\n[inventory]\nmax_request_share = 1\n');
+    writeFileSync(fillConfig, `${UNTHROTTLED_TOML}\n[inventory]\nmax_request_share = 1\n`);
     await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
     const fillT0 = performance.now();
     const fill = await collectCommand({
@@ -182,7 +194,7 @@ async function main(): Promise<void> {
     });
     const fillS = (performance.now() - fillT0) / 1000;
     await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
-    const steadyNow = fixedNow + 86_400_000;
+    const steadyNow = fixedNow + DAY_MS;
     await sandbox.setClock(new Date(steadyNow).toISOString());
     await sandbox.resetStats();
     const steady = await collectCommand({
@@ -203,6 +215,28 @@ async function main(): Promise<void> {
       projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
     };
     say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);
+
+    // The measured collections run on a file that already holds the same collections made a day earlier,
+    // as a store filled by a daily cron does: the collector then knows each program's frameworks from the
+    // usage it stored (inventory off, as in the measured phases), which sizes its frameworks requests. On an
+    // empty file it knows nothing, so that first collection's requests are reported apart (`setUp`). Set-up,
+    // not measured: the sandbox unthrottled, its clock a day back.
+    const setUpConfig = join(dir, 'set-up.toml');
+    writeFileSync(setUpConfig, UNTHROTTLED_TOML);
+    await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
+    await sandbox.setClock(new Date(setUpNow).toISOString());
+    const setUp: SetUpCollection[] = [];
+    for (const [i, { name, window: w }] of setUpWindows.entries()) {
+      const r = await collectCommand({
+        db: dbPath, config: setUpConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+        now: () => setUpNow, granularity: w.granularity, from: w.from, to: w.to, inventory: 'never', log,
+      });
+      if (r.exitCode !== 0) throw new Error(`the set-up collection ${name} (${w.from}..${w.to}) exited with ${r.exitCode}`);
+      setUp.push({ name, window: w, requests: r.requests, minimum: setUpMinimum.perWindow[i]?.total ?? null });
+    }
+    await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+    await sandbox.setClock(new Date(fixedNow).toISOString());
+    say(`set-up, the same collections a day earlier into the empty file (not measured): ${setUp.map((x) => `${x.name} ${x.requests} requests (minimum ${x.minimum ?? 'n/a'})`).join(', ')}`);
 
     // No pause between phases: each paces evenly below the per-minute limit from its first request, so
     // the requests of two phases back to back never exceed the limit in any rolling minute.
@@ -245,6 +279,7 @@ async function main(): Promise<void> {
     const sandboxPeak = sandboxRss.stop() ?? procMemoryMb(sandbox.pid)?.peak ?? null;
     const bench: BenchReport = {
       firstRun,
+      setUp,
       mode: mode.name,
       scenario: mode.scenario,
       latencyMs,
@@ -274,7 +309,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function computeMinimumChild(args: { scenario: string; now: string; windows: BenchWindow[]; programsPerOrg?: number }): Promise<MinimumResult> {
+async function computeMinimumChild(args: { scenario: string; now: string; clock?: string; windows: BenchWindow[]; programsPerOrg?: number }): Promise<MinimumResult> {
   const { stdout } = await run(process.execPath, [fileURLToPath(new URL('./minimum.js', import.meta.url)), JSON.stringify(args)], { maxBuffer: 1 << 20 });
   return JSON.parse(stdout) as MinimumResult;
 }

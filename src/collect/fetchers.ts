@@ -39,11 +39,13 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   const limit = PAGE_SIZE.v2_programs.max;
   const what = describe('v2_programs', ctx);
   const frameworkFetches: Promise<void>[] = [];
-  const queue = new FrameworkQueue(ctx, w, (ids, known) => {
-    const f = fetchFrameworks(ctx, w, ids, known, frameworks!);
-    f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
-    frameworkFetches.push(f);
-  });
+  const queue = frameworks
+    ? new FrameworkQueue(ctx, w, (ids, known) => {
+        const f = fetchFrameworks(ctx, w, ids, known, frameworks);
+        f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
+        frameworkFetches.push(f);
+      })
+    : null;
   let programsError: unknown;
   try {
     const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
@@ -55,9 +57,9 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
       ),
     )) {
       ctx.checkAbort();
-      if (frameworks) await queue.add(page.programIds, false);
+      if (queue) await queue.add(page.programIds, false);
     }
-    if (frameworks) await queue.add([], true);
+    if (queue) await queue.add([], true);
   } catch (err) {
     programsError = err;
   }
@@ -110,20 +112,30 @@ class FrameworkQueue {
   private readonly counts: number[] = [];
   /** Frameworks the inventory knows of each queued program (bounds a request's pages). */
   private readonly known: number[] = [];
+  /** Frameworks the stored usage names since the window's start, per program of the scope: one query, sent
+   *  while the first programs page is on its way (one per programs page cost 30-40 ms each at 10,000 programs). */
+  private readonly inUsage: Promise<Map<string, number>>;
 
   constructor(
     private readonly ctx: ScopeContext,
     private readonly w: Window,
     private readonly send: (ids: string[], known: number) => void,
-  ) {}
+  ) {
+    this.inUsage = ctx.store.frameworksInUsageByProgram(ctx.org, new Date(w.from));
+    this.inUsage.catch(() => {}); // awaited by add(); a failed programs listing may never call it
+  }
 
   async add(programIds: string[], final: boolean): Promise<void> {
     if (programIds.length > 0) {
-      const counts = await this.ctx.store.frameworkCountsByProgram(programIds, new Date(this.w.from));
+      const [inventory, inUsage] = await Promise.all([this.ctx.store.frameworkCountsByProgram(programIds, new Date(this.w.from)), this.inUsage]);
       for (const id of programIds) {
-        const c = counts.get(id);
+        const c = inventory.get(id);
         this.ids.push(id);
-        this.counts.push(c?.listable ?? 0);
+        // The inventory misses frameworks deleted before it listed them, the usage those created since it was
+        // collected or without usage: each count falls short in its own way, so the larger one sizes.
+        this.counts.push(Math.max(c?.listable ?? 0, inUsage.get(id) ?? 0));
+        // Only the inventory's count bounds the pages: it lists every framework, used or not, whereas a count from
+        // usage misses idle ones and so could stop paging short of the answer.
         this.known.push(c?.known ?? 0);
       }
     }

@@ -1,9 +1,10 @@
 // Which programs go into one frameworks request. A request names at most MAX_PROGRAM_IDS programs and
 // pages through their frameworks; when the frameworks of a request fill its last page exactly, the API
 // may still hand back a cursor, and the request costs one more (empty) page. With the framework counts
-// the inventory knows, a request is cut one program short of an exact multiple of the page size, and the
-// programs left over start the next request. The counts are estimates: the cursor still decides when
-// paging ends, so a stale count costs at most that one page.
+// the store knows (the inventory's, and the frameworks its usage names: fetchers.ts FrameworkQueue), a
+// request is cut one program short of an exact multiple of the page size, and the programs left over
+// start the next request. The counts are estimates: the cursor still decides when paging ends, so a stale
+// count costs at most that one page.
 
 /**
  * How many of `counts` (known frameworks per program, in the order the programs are to be asked) the

@@ -1,8 +1,8 @@
 // The store's facade: every read and write of the database goes through its methods, inside its
 // exclusive section (a mutex, reentrant, so a batch commit never interleaves with a transaction of the
-// main connection). The methods of each topic live in store/facade/ (runs, inventory, coverage, the
-// dataset export, status) and take the StoreContext this class gives them; usage batches are
-// usageBatch.ts.
+// main connection). The methods of each topic live in store/facade/ (runs, inventory, the frameworks
+// the usage names, coverage, the dataset export, status) and take the StoreContext this class gives
+// them; usage batches are usageBatch.ts.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
@@ -11,6 +11,7 @@ import type { DatasetPartition, DatasetPartitionKey } from './dataset.js';
 import type { StoreContext } from './facade/context.js';
 import * as coverage from './facade/coverage.js';
 import * as exports from './facade/exports.js';
+import * as frameworksInUsage from './facade/frameworksInUsage.js';
 import * as inventory from './facade/inventory.js';
 import * as runs from './facade/runs.js';
 import * as summary from './facade/summary.js';
@@ -227,6 +228,10 @@ export class Store {
 
   frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, { known: number; listable: number }>> {
     return inventory.frameworkCountsByProgram(this.ctx, programIds, windowStart);
+  }
+
+  frameworksInUsageByProgram(orgId: string, windowStart: Date): Promise<Map<string, number>> {
+    return frameworksInUsage.frameworksInUsageByProgram(this.ctx, orgId, windowStart);
   }
 
   upsertOrganization(o: { orgId: string; name: string | null; seenAt: Date }): Promise<void> {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { baselineSql } from '../../bench/baseline.js';
 import { summariseProfile, type CpuProfile } from '../../bench/cpuprofile.js';
-import { DEFAULT_PAGE_SIZES, fullLastPage, minimumRequests, OUR_PAGE_SIZES, pagesFor } from '../../bench/minimum.js';
+import { computeMinimum, DEFAULT_PAGE_SIZES, fewestFrameworkRequests, fullLastPage, minimumRequests, OUR_PAGE_SIZES, pagesFor } from '../../bench/minimum.js';
 import { extrapolateBaseline, markdownTable, rateBoundS } from '../../bench/table.js';
 import { benchPlan } from '../../bench/windows.js';
 import { listFrameworks, listPrograms } from '../../src/sandbox/consumption.js';
@@ -51,6 +51,54 @@ describe('minimumRequests', () => {
     expect(naive.total).toBeGreaterThan(ours.total);
     expect(subset.total).toBeLessThan(naive.total);
     expect(subset.programs).toBe(2 * world.personal_org_ids.length);
+  });
+});
+
+describe('fewestFrameworkRequests', () => {
+  const chunked = (counts: number[]) => {
+    let pages = 0;
+    for (let i = 0; i < counts.length; i += 100) pages += pagesFor(counts.slice(i, i + 100).reduce((a, b) => a + b, 0), 1000);
+    return pages;
+  };
+
+  it('asks 99 programs of 10 frameworks at a time: 100 would fill the page exactly and may cost an empty one', () => {
+    const tens = new Array<number>(300).fill(10);
+    expect(chunked(tens)).toBe(3); // three requests, each exactly full
+    expect(fewestFrameworkRequests(tens, 1000, 100)).toBe(4); // 99, 99, 99 and 3 programs
+    expect(fewestFrameworkRequests(new Array<number>(4_499).fill(10), 1000, 100)).toBe(46);
+  });
+
+  it('is one page per 1,000 frameworks of each 100 programs when no batch fills its page exactly', () => {
+    const counts = Array.from({ length: 250 }, (_, i) => 2 + (i % 9));
+    expect(fewestFrameworkRequests(counts, 1000, 100)).toBe(chunked(counts));
+  });
+
+  it('charges the possible empty page where no batching avoids it, and nothing for no programs', () => {
+    expect(fewestFrameworkRequests([2000], 1000, 100)).toBe(3);
+    expect(fewestFrameworkRequests([], 1000, 100)).toBe(0);
+  });
+
+  it('gives the large scenario\'s 30-day window two more frameworks requests than batches of 100 would; the naive count keeps its fixed batches', () => {
+    const args = { scenario: 'large' as const, now: '2026-11-21T10:30:00Z', windows: [benchPlan(Date.parse('2026-11-21T10:30:00Z'), 30, 48).daily] };
+    const m = computeMinimum(args);
+    expect(m.ours.frameworks).toBe(89_980);
+    // 2 organizations × 4,499 programs of 10 frameworks: 46 requests each, not 45; programs pages 45 + 45 + 10; 3 403s; 1 org listing.
+    expect(m.ours.total).toBe(92 + 100 + 3 + 1);
+    expect(m.ours.fullLastPages).toBe(0);
+    expect(m.naive.fullLastPages).toBeGreaterThan(0); // fixed batches of 10 programs: 100 frameworks, a full default page
+  });
+
+  it('counts a set-up collection at the clock it ran at, in the world generated at the start', () => {
+    const start = Date.parse('2026-11-21T10:30:00Z');
+    const world = generateWorld({ seed: 1, scenario: 'small', now: start });
+    // The clock an hour before the newest framework of a current organization existed: it is not listed then.
+    const current = new Set(world.personal_org_ids.filter((id) => world.orgById.get(id)?.billing === 'current'));
+    const newest = Math.max(...world.frameworks.filter((f) => current.has(world.programById.get(f.program_id)!.org_id)).map((f) => f.created_at));
+    const clock = newest - 3_600_000;
+    const windows = [benchPlan(clock, 2, 3).daily];
+    const earlier = computeMinimum({ scenario: 'small', now: new Date(start).toISOString(), clock: new Date(clock).toISOString(), windows });
+    expect(earlier.ours).toEqual(minimumRequests(world, windows, clock));
+    expect(earlier.ours.frameworks).toBeLessThan(minimumRequests(world, windows, start).frameworks);
   });
 });
 

@@ -1,8 +1,9 @@
-// Frameworks requests over HTTP against the sandbox: once the inventory knows how many frameworks each
-// program has, no request's last page is exactly full, so a collection sends the fewest requests paging
-// allows (one page per 1,000 frameworks of each 100 programs in the API's order), none of them for an
-// empty page the API's trailing cursor would otherwise cost.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// Frameworks requests over HTTP against the sandbox: once the store knows how many frameworks each
+// program has (from the inventory, or from the usage of an earlier collection), no request's last page is
+// exactly full, so a collection sends the fewest requests paging allows (one page per 1,000 frameworks of
+// each 100 programs in the API's order), none of them for an empty page the API's trailing cursor would
+// otherwise cost.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import type { Framework } from '../../src/sandbox/model.js';
 import { openStore } from '../../src/store/store.js';
 import { rawSql } from '../../src/store/rawSql.js';
+import { useTeardown } from '../support/fixture.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const DAY = 86_400_000;
@@ -85,5 +87,90 @@ describe('frameworks requests sized from the inventory', () => {
     const result = await run('2026-11-19', '2026-11-21');
     expect(result.exitCode).toBe(0);
     expect(sb.stats().byRoute[FRAMEWORKS]).toBe(min.requests);
+  }, 120_000);
+});
+
+describe('frameworks requests sized from the usage the store holds', () => {
+  // Both collections overlap on 2026-11-19, as a daily run re-collects its settle window.
+  const FIRST = ['2026-11-18', '2026-11-20'] as const;
+  const SECOND = ['2026-11-19', '2026-11-21'] as const;
+  const secondFrom = Date.parse('2026-11-19T00:00:00Z');
+  const secondTo = secondFrom + 2 * DAY;
+
+  const own = useTeardown();
+
+  async function setUp(prefix: string, changeWorld: (sb: Sandbox) => void) {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    const config = join(dir, 'usage.toml');
+    writeFileSync(config, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 1000\n');
+    const sb = await startSandbox({ scenario: 'medium', now: NOW, advance: false, limits: { perMinute: 100_000, perSecondPerRoute: 1_000 } });
+    own({ cleanup: async () => { await sb.close(); rmSync(dir, { recursive: true, force: true }); } });
+    changeWorld(sb);
+    const run = (window: readonly [string, string], inventory: 'auto' | 'never') =>
+      collectCommand({
+        config, db: join(dir, 'usage.duckdb'), env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => sb.now(), log: silentLogger,
+        granularity: 'daily', from: window[0], to: window[1], inventory,
+      });
+    return { sb, db: join(dir, 'usage.duckdb'), run };
+  }
+
+  /** The inventory's frameworks, and how many of `ids` it holds. */
+  async function inventoryFrameworks(db: string, ids: string[] = []): Promise<{ known: number; ofIds: number }> {
+    const store = await openStore({ path: db, readOnly: true });
+    try {
+      const [row] = await rawSql(store).query<{ known: bigint; of_ids: bigint }>(
+        'SELECT count(*) AS known, count(*) FILTER (WHERE framework_id IN (SELECT unnest($ids::VARCHAR[]))) AS of_ids FROM frameworks',
+        { ids },
+      );
+      return { known: Number(row!.known), ofIds: Number(row!.of_ids) };
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('with no inventory at all, cuts from the frameworks the earlier collection stored', async () => {
+    const t = await setUp('usage-fwreq-usage-', tenFrameworksEach);
+    expect((await t.run(FIRST, 'never')).exitCode).toBe(0);
+    expect(await inventoryFrameworks(t.db)).toEqual({ known: 0, ofIds: 0 });
+
+    const min = fewest(t.sb, secondFrom, secondTo);
+    expect(min.fullBatches).toBeGreaterThan(0);
+    t.sb.resetStats();
+    expect((await t.run(SECOND, 'never')).exitCode).toBe(0);
+    expect(t.sb.stats().byRoute[FRAMEWORKS]).toBe(min.requests);
+  }, 120_000);
+
+  it('sizes by the larger of the inventory\'s count and the usage\'s, each missing frameworks of its own', async () => {
+    // Ten frameworks each. In every other program the tenth is deleted after the second window's start but
+    // before the first run's inventory lists them: the usage names it, the inventory does not. In the others it
+    // is created after the first window: the inventory lists it, the usage does not. The API lists all ten
+    // for the second window.
+    const lateAt = NOW - 12 * 3_600_000;
+    const deleted: string[] = [];
+    const created: string[] = [];
+    const t = await setUp('usage-fwreq-both-', (s) => {
+      tenFrameworksEach(s);
+      let i = 0;
+      for (const program of s.world.programs) {
+        if (s.world.orgById.get(program.org_id)?.billing !== 'current' || !s.world.personal_org_ids.includes(program.org_id)) continue;
+        const f = s.world.frameworksByProgram.get(program.id)![9]!;
+        if (i++ % 2 === 0) {
+          f.deleted_at = lateAt;
+          deleted.push(f.id);
+        } else {
+          f.created_at = lateAt;
+          created.push(f.id);
+        }
+      }
+    });
+    expect((await t.run(FIRST, 'auto')).exitCode).toBe(0);
+    expect((await inventoryFrameworks(t.db, deleted)).ofIds).toBe(0);
+    expect((await inventoryFrameworks(t.db, created)).ofIds).toBe(created.length);
+
+    const min = fewest(t.sb, secondFrom, secondTo);
+    expect(min.fullBatches).toBeGreaterThan(0);
+    t.sb.resetStats();
+    expect((await t.run(SECOND, 'never')).exitCode).toBe(0);
+    expect(t.sb.stats().byRoute[FRAMEWORKS]).toBe(min.requests);
   }, 120_000);
 });

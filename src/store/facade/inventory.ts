@@ -142,8 +142,9 @@ export async function inventoryProgramCount(cx: StoreContext, orgId: string): Pr
   return Number(row?.n ?? 0);
 }
 
-/** Each program's known frameworks, all of them and those with usage since windowStart (the collector
- *  bounds a frameworks request's pages by the first, sizes its requests by the second; collect/frameworkBatches.ts). */
+/** Each program's frameworks the inventory knows, all of them and those a window starting at windowStart could
+ *  list (the collector bounds a frameworks request's pages by the first, sizes its requests by the second with
+ *  the usage's count, frameworksInUsage.ts; collect/frameworkBatches.ts). */
 export async function frameworkCountsByProgram(
   cx: StoreContext, programIds: string[], windowStart: Date,
 ): Promise<Map<string, { known: number; listable: number }>> {
