@@ -185,6 +185,24 @@ describe('RateLimiter', () => {
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3', 'c1', 'b2']);
   });
 
+  it('lets a waiter of higher priority go ahead of lower ones already waiting, first come first served within a priority', async () => {
+    const time = fakeTime();
+    // One send per second in all: every acquirer after the first waits, so the order is the limiter's.
+    const limiter = new RateLimiter({ perMinute: 60, perSecondPerRoute: 1_000, headroom: 0, clock: time.clock, sleep: time.sleep });
+    const order: string[] = [];
+    const calls = [
+      ['f1', 0],
+      ['f2', 0],
+      ['f3', 0],
+      ['p1', 1],
+      ['f4', 0],
+      ['p2', 1],
+    ].map(([name, priority]) => limiter.acquire(name.startsWith('p') ? '/programs' : '/frameworks', priority as number).then(() => order.push(name as string)));
+    await Promise.all(calls);
+    // f1 was granted at once; p1 and p2 then go ahead of f2, f3 and f4, in their own order.
+    expect(order).toEqual(['f1', 'p1', 'p2', 'f2', 'f3', 'f4']);
+  });
+
   it('works on the real clock with the default sleep', async () => {
     const limiter = new RateLimiter({ perMinute: 3_000, perSecondPerRoute: 100, headroom: 0 });
     const start = performance.now();
