@@ -39,35 +39,35 @@ export async function stagePage(
   // in faster than they are staged, at most PAGES_IN_HAND of them are held at once, from request to staged.
   const chained = source !== 'v2_frameworks';
   const release = chained ? () => {} : await ctx.pagesInHand.acquire();
-  let staged: Promise<void>;
-  let rows;
-  let answered;
   try {
     const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, { priority: chained ? 1 : 0, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     ctx.checkAbort();
-    answered = { requestId: res.requestId, path: res.path };
+    // Not `res` itself in what outlives the read: it holds the page's bytes.
+    const answered = { requestId: res.requestId, path: res.path };
+    let rows;
     try {
       rows = batch.read(source, res.body);
     } catch (err) {
       throw contentError(err, what, source, answered);
     }
-    const where = answered;
-    staged = batch.stage(source, rows).then(
-      (loaded) => {
-        collectPageGarbage();
-        ctx.count(source, loaded.rows);
-      },
-      (err: unknown) => {
-        throw contentError(err, what, source, where);
-      },
-    );
+    const staged = batch
+      .stage(source, rows)
+      .then(
+        (loaded) => {
+          collectPageGarbage();
+          ctx.count(source, loaded.rows);
+        },
+        (err: unknown) => {
+          throw contentError(err, what, source, answered);
+        },
+      )
+      .finally(release);
+    staged.catch(() => {}); // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
+    return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, requestId: answered.requestId, staged };
   } catch (err) {
     release();
     throw err;
   }
-  void staged.finally(release).catch(() => {});
-  staged.catch(() => {}); // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
-  return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, requestId: answered.requestId, staged };
 }
 
 /**

@@ -1,10 +1,11 @@
 // Consumption pages and long rows turned into the batch's wide staging rows (one per bucket and plan
 // period, a BIGINT column per metric), written into DuckDB data chunks for the appender.
 //
-// A page is parsed by JSON.parse unless its text holds a number literal that JSON.parse could not keep
-// exactly or could not tell apart (16+ digits, a fraction or exponent, a minus sign): those pages go
-// through lossless-json. Checks are strict, never a filter (ARCHITECTURE.md, "Strict pages"): any leaf
-// not of its documented type refuses the page, and pageCheck.ts names the first offending path.
+// A page is read by pageScan.ts from its bytes. What the scan cannot read exactly goes the general way
+// here: JSON.parse, unless the text holds a number literal that JSON.parse could not keep exactly or could
+// not tell apart (16+ digits, a fraction or exponent, a minus sign), which lossless-json reads. Checks are
+// strict, never a filter (ARCHITECTURE.md, "Strict pages"): any leaf not of its documented type refuses
+// the page, and pageCheck.ts names the first offending path.
 import { BIGINT, DuckDBDataChunk, INTEGER, TIMESTAMPTZ, type DuckDBAppender } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { endianness } from 'node:os';
