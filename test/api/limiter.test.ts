@@ -190,14 +190,15 @@ describe('RateLimiter', () => {
     // One send per second in all: every acquirer after the first waits, so the order is the limiter's.
     const limiter = new RateLimiter({ perMinute: 60, perSecondPerRoute: 1_000, headroom: 0, clock: time.clock, sleep: time.sleep });
     const order: string[] = [];
-    const calls = [
+    const waiters: [name: string, priority: number][] = [
       ['f1', 0],
       ['f2', 0],
       ['f3', 0],
       ['p1', 1],
       ['f4', 0],
       ['p2', 1],
-    ].map(([name, priority]) => limiter.acquire(name.startsWith('p') ? '/programs' : '/frameworks', priority as number).then(() => order.push(name as string)));
+    ];
+    const calls = waiters.map(([name, priority]) => limiter.acquire(name.startsWith('p') ? '/programs' : '/frameworks', priority).then(() => order.push(name)));
     await Promise.all(calls);
     // f1 was granted at once; p1 and p2 then go ahead of f2, f3 and f4, in their own order.
     expect(order).toEqual(['f1', 'p1', 'p2', 'f2', 'f3', 'f4']);
