@@ -211,7 +211,11 @@ describe('RateLimiter', () => {
     await Promise.all(Array.from({ length: 5 }, () => limiter.acquire('/r').then(() => stamps.push(performance.now()))));
     // 3000/min is one per 20 ms: five sends take at least 80 ms.
     expect(performance.now() - start).toBeGreaterThanOrEqual(79);
-    expect(minGap(stamps)).toBeGreaterThanOrEqual(19);
+    // Sends are granted at least 20 ms apart, but a stamp is taken when its promise callback runs, which a
+    // busy event loop (a garbage collection, other test files) can delay by a few ms for one send and not
+    // the next: the gap between stamps only shows the sends are paced, not bunched (exact pacing is the
+    // simulated-clock tests' to check).
+    expect(minGap(stamps)).toBeGreaterThanOrEqual(12);
   });
 
   it('rejects nonsensical limits', () => {
