@@ -34,49 +34,52 @@ export async function* cursorPages<P extends PageInfo>(
 ): AsyncGenerator<P> {
   const sent = new Set<string>();
   let cursor: string | undefined = opts.start;
-  let next: Promise<P> | undefined = fetchPage(cursor);
-  try {
-    for (let n = 1; next; n++) {
-      const page: P = await next;
-      next = undefined;
-      if (page.items === null) {
-        throw new ResponseFormatError(
-          `${opts.describe}: expected an object with a "${opts.itemsKey}" array (request id ${page.requestId})`,
-          page.requestId,
-          opts.describe,
-        );
-      }
-      const following = page.cursor ?? undefined;
-      // The end: no pagination key, an empty page, or a short page.
-      const last = !following || page.items === 0 || page.items < opts.limit;
-      let tooMany = false;
-      if (!last) {
-        if (sent.has(following) || following === cursor) {
-          throw new ResponseFormatError(
-            `${opts.describe}: the API returned cursor "${following}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${page.requestId}.`,
-            page.requestId,
-            opts.describe,
-          );
-        }
-        sent.add(following);
-        cursor = following;
-        tooMany = opts.maxPages !== undefined && n + 1 > opts.maxPages.pages;
-        if (!tooMany) next = fetchPage(cursor);
-      }
-      if (page.items > 0) yield page;
-      if (tooMany) {
-        throw new ResponseFormatError(
-          `${opts.describe}: the API is still sending pages after ${opts.maxPages!.pages}, more than ${opts.maxPages!.why} can justify (last request id ${page.requestId}); ` +
-            `stopping, nothing of this scope was changed. Re-run later; if it persists, report that request id.`,
-          page.requestId,
-          opts.describe,
-        );
-      }
+  let next: Promise<P> | undefined = askedAhead(fetchPage(cursor));
+  for (let n = 1; next; n++) {
+    const page: P = await next;
+    next = undefined;
+    if (page.items === null) {
+      throw new ResponseFormatError(
+        `${opts.describe}: expected an object with a "${opts.itemsKey}" array (request id ${page.requestId})`,
+        page.requestId,
+        opts.describe,
+      );
     }
-  } finally {
-    // A page asked for ahead and then not wanted (the caller stopped, or failed): its failure is not news.
-    next?.catch(() => {});
+    const following = page.cursor ?? undefined;
+    // The end: no pagination key, an empty page, or a short page.
+    const last = !following || page.items === 0 || page.items < opts.limit;
+    let tooMany = false;
+    if (!last) {
+      if (sent.has(following) || following === cursor) {
+        throw new ResponseFormatError(
+          `${opts.describe}: the API returned cursor "${following}" a second time; stopping rather than looping. Re-run later; if it persists, report request id ${page.requestId}.`,
+          page.requestId,
+          opts.describe,
+        );
+      }
+      sent.add(following);
+      cursor = following;
+      tooMany = opts.maxPages !== undefined && n + 1 > opts.maxPages.pages;
+      if (!tooMany) next = askedAhead(fetchPage(cursor));
+    }
+    if (page.items > 0) yield page;
+    if (tooMany) {
+      throw new ResponseFormatError(
+        `${opts.describe}: the API is still sending pages after ${opts.maxPages!.pages}, more than ${opts.maxPages!.why} can justify (last request id ${page.requestId}); ` +
+          `stopping, nothing of this scope was changed. Re-run later; if it persists, report that request id.`,
+        page.requestId,
+        opts.describe,
+      );
+    }
   }
+}
+
+/** A page asked for before it is awaited: it may fail while the caller still handles the page before (a stop
+ *  aborts it), or never be awaited (the caller stopped): marked handled so that neither is an unhandled
+ *  rejection, which would end the process; awaiting it still throws. */
+function askedAhead<P>(page: Promise<P>): Promise<P> {
+  page.catch(() => {});
+  return page;
 }
 
 /** A JSON page read in JavaScript (the listing endpoints): its items and cursor. */

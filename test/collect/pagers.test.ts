@@ -52,4 +52,30 @@ describe('cursorPages', () => {
     await expect(collectAll([{ nope: 1 }], 2)).rejects.toBeInstanceOf(ResponseFormatError);
     await expect(collectAll([{ nope: 1 }], 2)).rejects.toThrow(/GET \/test.*"programs" array/);
   });
+
+  it('asks for the next page while the caller handles one; its failure reaches the caller, never as an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const asked: (string | undefined)[] = [];
+      const pages = cursorPages(
+        async (cursor) => {
+          asked.push(cursor);
+          if (cursor === 'p1') throw new Error('stopped');
+          return jsonPage<Item>({ programs: items(0, 2), pagination: { cursor: 'p1' } }, 'programs', 'r1');
+        },
+        { itemsKey: 'programs', limit: 2, describe: 'GET /test' },
+      );
+      const first = await pages.next();
+      expect(first.done).toBe(false);
+      // The second page was asked for before the caller asked for it, and has failed meanwhile.
+      expect(asked).toEqual([undefined, 'p1']);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await expect(pages.next()).rejects.toThrow('stopped');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
