@@ -4,6 +4,7 @@
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
+import { outOfMemoryMessage } from '../collect/errors.js';
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
@@ -120,10 +121,7 @@ export async function collectOnce(
       }
       // Out of DuckDB memory outside a scope (recording the run, publishing): what was committed stays.
       if (isOutOfMemory(err)) {
-        throw new Error(
-          `the database ran out of memory (${memory.key} = ${memory.value}): ${(err as Error).message.split('\n')[0]}. ` +
-            `Committed scopes are kept, the one in progress was rolled back; raise ${memory.key} in the config and collect again.`,
-        );
+        throw new Error(outOfMemoryMessage(memory, err, 'Committed scopes are kept, the one in progress was rolled back'));
       }
       throw err;
     } finally {

@@ -5,7 +5,7 @@ import { CONSUMPTION_PATHS } from '../contract/api.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import type { Slots } from '../store/slots.js';
 import { isOutOfMemory, isStoreCorruption, StoreCorruptError, type UsageBatch } from '../store/store.js';
-import { CollectInterrupted, fatal401, FatalCollectError } from './errors.js';
+import { CollectInterrupted, fatal401, FatalCollectError, outOfMemoryMessage } from './errors.js';
 import type { Window } from './planner.js';
 import type { CollectOptions, ScopeResult, ScopeStatus } from './types.js';
 
@@ -75,8 +75,7 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
   // (ARCHITECTURE.md, "Storage"). The scope was rolled back; the run stops (exit 1), the file intact.
   if (isOutOfMemory(err)) {
     throw new FatalCollectError(
-      `the database ran out of memory (collect.memory_limit = ${ctx.config.collect.memory_limit}): ${(err as Error).message.split('\n')[0]}. ` +
-        `Nothing of the scope in progress was written; raise collect.memory_limit in the config and collect again.`,
+      outOfMemoryMessage({ key: 'collect.memory_limit', value: ctx.config.collect.memory_limit }, err, 'Nothing of the scope in progress was written'),
     );
   }
   // The database file itself cannot be read: nothing more is written, and it must never be published.

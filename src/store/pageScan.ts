@@ -115,7 +115,7 @@ class PageScan {
     const listKeys = this.framework ? PAGE_KEYS.frameworks : PAGE_KEYS.programs;
     let seen = 0;
     this.open(Ch.LBrace);
-    for (let more = this.firstMember(); more; more = this.nextMember()) {
+    for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(listKeys);
       if (k >= 0) seen = this.once(seen, k);
       if (k === 0) this.list();
@@ -130,7 +130,7 @@ class PageScan {
     if (this.nullLiteral()) return;
     this.open(Ch.LBracket);
     let n = 0;
-    for (let more = this.firstElement(); more; more = this.nextElement()) this.item(n++);
+    for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) this.item(n++);
     this.out.items = n;
   }
 
@@ -142,7 +142,7 @@ class PageScan {
     }
     this.p++;
     let seen = 0;
-    for (let more = this.firstMember(); more; more = this.nextMember()) {
+    for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(CURSOR_KEYS);
       if (k < 0) {
         this.skipValue();
@@ -159,7 +159,7 @@ class PageScan {
     let program: string | undefined;
     let framework: string | null = null;
     this.open(Ch.LBrace);
-    for (let more = this.firstMember(); more; more = this.nextMember()) {
+    for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(ITEM_KEYS);
       if (k === 1 && !this.framework) {
         this.skipValue();
@@ -181,7 +181,7 @@ class PageScan {
 
   private periods(item: number): void {
     this.open(Ch.LBracket);
-    for (let more = this.firstElement(); more; more = this.nextElement()) this.period(item);
+    for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) this.period(item);
   }
 
   private period(item: number): void {
@@ -193,7 +193,7 @@ class PageScan {
     let start: number | undefined;
     let end: number | null = null;
     this.open(Ch.LBrace);
-    for (let more = this.firstMember(); more; more = this.nextMember()) {
+    for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(PERIOD_KEYS);
       if (k < 0) {
         this.skipValue();
@@ -215,7 +215,7 @@ class PageScan {
 
   private consumption(item: number, period: number): void {
     this.open(Ch.LBracket);
-    for (let more = this.firstElement(); more; more = this.nextElement()) this.bucket(item, period);
+    for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) this.bucket(item, period);
   }
 
   private bucket(item: number, period: number): void {
@@ -227,7 +227,7 @@ class PageScan {
     let start: number | undefined;
     let end: number | undefined;
     this.open(Ch.LBrace);
-    for (let more = this.firstMember(); more; more = this.nextMember()) {
+    for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(this.v1 ? V1_BUCKET_KEYS : V2_BUCKET_KEYS);
       if (k < 0) {
         this.skipValue();
@@ -256,12 +256,12 @@ class PageScan {
     const cells = this.out.rowMetrics;
     let reported = 0;
     this.open(Ch.LBracket);
-    for (let more = this.firstElement(); more; more = this.nextElement()) {
+    for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) {
       let seen = 0;
       let column = -1;
       let value = -1;
       this.open(Ch.LBrace);
-      for (let m = this.firstMember(); m; m = this.nextMember()) {
+      for (let m = this.first(Ch.RBrace); m; m = this.next(Ch.RBrace)) {
         const k = this.key(METRIC_KEYS);
         if (k < 0) {
           this.skipValue();
@@ -303,87 +303,64 @@ class PageScan {
     this.p++;
   }
 
-  /** After '{': whether a member follows (else the '}' is consumed). */
-  private firstMember(): boolean {
+  /** After '{' or '[': whether a member or element follows (else `close`, '}' or ']', is consumed). */
+  private first(close: number): boolean {
     this.ws();
-    if (this.b[this.p] === Ch.RBrace) {
+    if (this.b[this.p] === close) {
       this.p++;
       return false;
     }
     return true;
   }
 
-  /** After a member's value: whether another follows (',' consumed) or the object ends ('}' consumed). */
-  private nextMember(): boolean {
+  /** After a member or element: whether another follows (',' consumed) or `close` ends it (consumed). */
+  private next(close: number): boolean {
     this.ws();
     const c = this.b[this.p++];
     if (c === Ch.Comma) return true;
-    if (c === Ch.RBrace) return false;
-    throw GIVE_UP;
-  }
-
-  private firstElement(): boolean {
-    this.ws();
-    if (this.b[this.p] === Ch.RBracket) {
-      this.p++;
-      return false;
-    }
-    return true;
-  }
-
-  private nextElement(): boolean {
-    this.ws();
-    const c = this.b[this.p++];
-    if (c === Ch.Comma) return true;
-    if (c === Ch.RBracket) return false;
+    if (c === close) return false;
     throw GIVE_UP;
   }
 
   /** A member's key and its ':'; returns its index in `keys`, or -1 for a key the scan does not read. */
   private key(keys: Keys): number {
-    this.ws();
-    const b = this.b;
-    if (b[this.p] !== Ch.Quote) throw GIVE_UP;
-    const start = ++this.p;
-    let p = start;
-    for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
-      // An escaped key may spell a known one: the general way reads it.
-      if (c === Ch.Backslash || c === undefined || c < Ch.Space) throw GIVE_UP;
-    }
-    this.p = p + 1;
-    const k = keys.match(b, start, p);
+    // An escaped key may spell a known one: quoted() leaves it to the general way.
+    const start = this.quoted(false);
+    const k = keys.match(this.b, start, this.p - 1);
     this.open(Ch.Colon);
     return k;
   }
 
   /** A string of printable ASCII without escapes; `id`: non-empty. */
   private string(id: boolean): string {
-    this.ws();
-    const b = this.b;
-    if (b[this.p] !== Ch.Quote) throw GIVE_UP;
-    const start = ++this.p;
-    let p = start;
-    for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
-      if (c === undefined || c === Ch.Backslash || c < Ch.Space || c > 126) throw GIVE_UP;
-    }
-    if (id && p === start) throw GIVE_UP;
-    this.p = p + 1;
-    return b.toString('latin1', start, p);
+    const start = this.quoted(true);
+    const end = this.p - 1;
+    if (id && end === start) throw GIVE_UP;
+    return this.b.toString('latin1', start, end);
   }
 
   private metricName(): number {
+    const start = this.quoted(false);
+    const k = this.metricNames.match(this.b, start, this.p - 1);
+    if (k < 0) throw GIVE_UP; // not a metric this request asked for: the general way names it
+    return k;
+  }
+
+  /**
+   * A string without escapes or control characters (`ascii`: nor bytes beyond printable ASCII), passed
+   * over; returns where its text starts (it ends just before this.p, at the closing quote).
+   */
+  private quoted(ascii: boolean): number {
     this.ws();
     const b = this.b;
     if (b[this.p] !== Ch.Quote) throw GIVE_UP;
-    const start = ++this.p;
+    const start = this.p + 1;
     let p = start;
     for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
-      if (c === undefined || c === Ch.Backslash || c < Ch.Space) throw GIVE_UP;
+      if (c === undefined || c === Ch.Backslash || c < Ch.Space || (ascii && c > 126)) throw GIVE_UP;
     }
     this.p = p + 1;
-    const k = this.metricNames.match(b, start, p);
-    if (k < 0) throw GIVE_UP; // not a metric this request asked for: the general way names it
-    return k;
+    return start;
   }
 
   /** A non-negative integer literal of at most 15 digits (exact as a double). */
@@ -458,13 +435,13 @@ class PageScan {
     const c = b[this.p];
     if (c === Ch.LBrace) {
       this.p++;
-      for (let more = this.firstMember(); more; more = this.nextMember()) {
+      for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
         this.key(NO_KEYS);
         this.skipValue();
       }
     } else if (c === Ch.LBracket) {
       this.p++;
-      for (let more = this.firstElement(); more; more = this.nextElement()) this.skipValue();
+      for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) this.skipValue();
     } else if (c === Ch.Quote) {
       this.skipString();
     } else if (c === Ch.Minus || (c !== undefined && c >= Ch.Zero && c <= Ch.Nine)) {
