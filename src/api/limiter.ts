@@ -102,6 +102,10 @@ export class RateLimiter {
   private readonly queue: Waiter[] = [];
   private queueHead = 0;
   private pumping = false;
+  /** The last grant went to a waiter ahead of a lower-priority one: the next goes to the lower one. */
+  private passedLower = false;
+  /** When the even pacing had the last send due (see tryGrant). */
+  private dueAt: number | undefined;
 
   private factor = 1;
   /** Start of the current clean interval (since the last cut or the last recovery step). */
@@ -133,7 +137,10 @@ export class RateLimiter {
   /**
    * Resolves when a request on `route` may be sent now, and records it as sent. FIFO across all routes
    * among waiters of one priority; a higher priority goes ahead of lower ones already waiting (a page
-   * that others wait on, such as the next page of a cursor chain).
+   * that others wait on, such as the next page of a cursor chain), but never twice in a row: while both
+   * wait, grants alternate. Strict priority starved the lower one (the frameworks pages waited for every
+   * programs page, so the collector's CPU sat idle while the rate went to the chains, then the rate sat
+   * idle while the CPU caught up; BENCHMARKS.md, "Session 9").
    */
   acquire(route: string, priority = 0): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -163,20 +170,28 @@ export class RateLimiter {
   private async pump(): Promise<void> {
     this.pumping = true;
     try {
+      // When the pump slept until a send was due: the time it meant to wake (it may wake late).
+      let wokeFor: number | undefined;
       while (this.queueHead < this.queue.length) {
-        const waiter = this.queue[this.queueHead] as Waiter;
+        const at = this.nextWaiter();
+        const waiter = this.queue[at] as Waiter;
         const now = this.clock();
-        const wait = this.tryGrant(waiter.route, now);
+        const wait = this.tryGrant(waiter.route, now, wokeFor);
         if (wait > 0) {
+          wokeFor = now + wait;
           await this.sleep(wait);
           this.counters.waitedMs += Math.max(0, this.clock() - now);
           continue;
         }
-        this.queueHead++;
+        wokeFor = undefined;
+        if (at === this.queueHead) this.queueHead++;
+        else this.queue.splice(at, 1);
         if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
           this.queue.splice(0, this.queueHead);
           this.queueHead = 0;
         }
+        // The queue is in descending priority: a lower one still waits if the last waiter is lower.
+        this.passedLower = this.queueHead < this.queue.length && (this.queue[this.queue.length - 1] as Waiter).priority < waiter.priority;
         waiter.resolve();
       }
     } finally {
@@ -184,11 +199,21 @@ export class RateLimiter {
     }
   }
 
+  /** The head of the queue, or, when the last grant passed a lower-priority waiter, the first such waiter. */
+  private nextWaiter(): number {
+    const head = this.queue[this.queueHead] as Waiter;
+    if (this.passedLower) {
+      for (let i = this.queueHead + 1; i < this.queue.length; i++) if ((this.queue[i] as Waiter).priority < head.priority) return i;
+    }
+    return this.queueHead;
+  }
+
   /**
    * The one synchronous step: either records a send on `route` at `now` and returns 0, or returns how long
-   * to wait before both windows, the even pacing and any pause allow it.
+   * to wait before both windows, the even pacing and any pause allow it. `due`: when the send was due, if
+   * the pump slept until then.
    */
-  private tryGrant(route: string, now: number): number {
+  private tryGrant(route: string, now: number, due?: number): number {
     this.recover(now);
     const perMinute = this.ratePerMinute();
     const perSecond = this.perSecond * (1 - this.headroom) * this.factor;
@@ -204,8 +229,12 @@ export class RateLimiter {
     routeLog.prune(now, SECOND_WINDOW_MS);
 
     let earliest = this.pausedUntil;
-    const lastAny = this.minuteLog.last();
-    if (lastAny !== undefined) earliest = Math.max(earliest, lastAny + 60_000 / perMinute);
+    // Even pacing counts from when the last send was due, not from when it went: a send that a busy event
+    // loop woke late does not push every later one back (that lost ~25 % of the rate while pages were read).
+    // At most half an interval is made up, so sends stay evenly spaced, never in a burst; a send after an
+    // idle spell or a pause counts from when it went.
+    const interval = 60_000 / perMinute;
+    if (this.dueAt !== undefined) earliest = Math.max(earliest, this.dueAt + interval);
     const lastRoute = routeLog.last();
     if (lastRoute !== undefined) earliest = Math.max(earliest, lastRoute + 1_000 / perSecond);
     // Full windows: wait until enough of the oldest sends have left them to make room for one more.
@@ -217,6 +246,7 @@ export class RateLimiter {
     }
 
     if (earliest > now) return earliest - now;
+    this.dueAt = due === undefined ? now : Math.max(Math.min(due, now), now - interval / 2);
     this.minuteLog.push(now);
     routeLog.push(now);
     this.counters.acquired++;

@@ -49,6 +49,22 @@ async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);
 }
 
+/** DuckDB's threads for a commit's insert at least: a collect stages its pages on one thread, but waits on
+ *  the commits at its end, each a single statement that a second thread shortens by about a third
+ *  (BENCHMARKS.md, "Session 9"). */
+export const COMMIT_THREADS = 2;
+
+/** Runs fn with DuckDB's threads at `threads` (for the whole database), then back to `restore`. */
+async function withThreads<T>(conn: DuckDBConnection, threads: number, restore: number, fn: () => Promise<T>): Promise<T> {
+  if (threads === restore) return fn();
+  await execSql(conn, `SET threads = ${threads}`);
+  try {
+    return await fn();
+  } finally {
+    await execSql(conn, `SET threads = ${restore}`);
+  }
+}
+
 export class Store {
   private readonly section = new AsyncLocalStorage<SectionContext>();
   private tail: Promise<void> = Promise.resolve();
@@ -67,6 +83,8 @@ export class Store {
     private version: number,
     /** DuckDB's memory_limit as last set (releaseMemory sets it again). */
     private limit: string,
+    /** DuckDB's threads as opened. */
+    private readonly threads: number,
   ) {
     this.ctx = {
       conn: this.conn,
@@ -170,6 +188,7 @@ export class Store {
         exclusive: (fn) => this.exclusive(fn),
         pageSlot: (fn) => this.pageSlots.run(fn),
         releaseMemory: (conn) => applyMemoryLimit(conn, this.limit),
+        onCommitThreads: (conn, fn) => withThreads(conn, Math.max(this.threads, COMMIT_THREADS), this.threads, fn),
         batchClosed: (b) => this.batches.delete(b),
       },
       spec,

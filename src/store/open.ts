@@ -123,7 +123,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
       const n = await execSql(conn, RUNS_MARK_INTERRUPTED_SQL, { now: (opts.now ?? (() => new Date()))() });
       if (n > 0) log.warn('runs left running by a process that ended were marked interrupted', { runs: n });
     }
-    return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version, opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit);
+    return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version, opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit, opts.threads ?? DEFAULT_THREADS);
   } catch (err) {
     conn?.closeSync();
     instance.closeSync();

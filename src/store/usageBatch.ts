@@ -99,6 +99,8 @@ export interface BatchHost {
   pageSlot<T>(fn: () => Promise<T>): Promise<T>;
   /** Hands the memory DuckDB's allocator and the C library keep after a page or a commit back to the system. */
   releaseMemory(conn: DuckDBConnection): Promise<void>;
+  /** Runs fn, a commit's insert, with the store's threads raised to COMMIT_THREADS if fewer. */
+  onCommitThreads<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T>;
   batchClosed(batch: UsageBatch): void;
 }
 
@@ -425,7 +427,7 @@ export class StagedUsageBatch implements UsageBatch {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, TABLE_SQL[table].deleteWindowSql, { ...this.windowParams(), ...this.scopeParams() });
         await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
-        await this.insertStaged(conn);
+        await this.host.onCommitThreads(conn, () => this.insertStaged(conn));
         // Coverage counts values (rows of the long view), as it always has.
         await this.writeCoverage(conn, this.staged);
         return this.staged;

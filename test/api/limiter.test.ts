@@ -185,7 +185,7 @@ describe('RateLimiter', () => {
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3', 'c1', 'b2']);
   });
 
-  it('lets a waiter of higher priority go ahead of lower ones already waiting, first come first served within a priority', async () => {
+  it('lets a waiter of higher priority go ahead of lower ones already waiting, but never twice in a row, first come first served within a priority', async () => {
     const time = fakeTime();
     // One send per second in all: every acquirer after the first waits, so the order is the limiter's.
     const limiter = new RateLimiter({ perMinute: 60, perSecondPerRoute: 1_000, headroom: 0, clock: time.clock, sleep: time.sleep });
@@ -197,11 +197,32 @@ describe('RateLimiter', () => {
       ['p1', 1],
       ['f4', 0],
       ['p2', 1],
+      ['p3', 1],
     ];
     const calls = waiters.map(([name, priority]) => limiter.acquire(name.startsWith('p') ? '/programs' : '/frameworks', priority).then(() => order.push(name)));
     await Promise.all(calls);
-    // f1 was granted at once; p1 and p2 then go ahead of f2, f3 and f4, in their own order.
-    expect(order).toEqual(['f1', 'p1', 'p2', 'f2', 'f3', 'f4']);
+    // f1 was granted at once; p1 then goes ahead of f2, f3 and f4, but the lower ones are not starved:
+    // while both wait, grants alternate, each in its own order; p3 then follows p2, nothing lower waiting.
+    expect(order).toEqual(['f1', 'p1', 'f2', 'p2', 'f3', 'p3', 'f4']);
+  });
+
+  it('keeps the rate when the pump wakes late: a send is paced from when it was due, never closer than half an interval', async () => {
+    // A busy event loop wakes the pump late: each sleep here ends 30 ms after it was due.
+    const t = { now: 0 };
+    const lateSleep = (ms: number) =>
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          t.now += ms + 30;
+          resolve();
+        }),
+      );
+    const limiter = new RateLimiter({ perMinute: 600, perSecondPerRoute: 1_000, headroom: 0, clock: () => t.now, sleep: lateSleep });
+    const times: number[] = [];
+    await Promise.all(Array.from({ length: 101 }, () => limiter.acquire('/r').then(() => times.push(t.now))));
+    // 600/min is one per 100 ms: 100 intervals take 10 s, not 13 s (paced from each late send).
+    expect(times.at(-1)).toBeLessThanOrEqual(10_000 + 30);
+    expect(minGap(times)).toBeGreaterThanOrEqual(50);
+    expect(maxInWindow(times, 60_000)).toBeLessThanOrEqual(600);
   });
 
   it('works on the real clock with the default sleep', async () => {

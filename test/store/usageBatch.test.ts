@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type Store, UsageBatchError } from '../../src/store/store.js';
-import { at, dump, hourlyRows, load, spec, useTempStore } from '../support/store.js';
+import { join } from 'node:path';
+import { openStore, type Store, UsageBatchError } from '../../src/store/store.js';
+import { at, dump, hourlyRows, load, spec, tempDir, useTempStore } from '../support/store.js';
 import { appendRows } from '../support/rowLoader.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -202,5 +203,24 @@ describe('usage batches replace exactly their window and scope', () => {
     expect(await b.commit()).toEqual({ rows: 7200 });
     const expected = rows.map((r) => `hourly|org-1|${r.program_id}|v2|${r.period_id}|${r.timeframe_start.toISOString().slice(0, 13)}|${r.metric}=${r.value}`).sort();
     expect(await dump(store)).toEqual(expected);
+  });
+});
+
+describe("a commit's insert on more threads", () => {
+  it('a store opened on one thread commits the same rows and is on one thread again after', async () => {
+    const t = tempDir();
+    const one = await openStore({ path: join(t.dir, 'one.duckdb'), threads: 1 });
+    try {
+      const threads = async () => (await rawSql(one).query<{ t: bigint }>("SELECT current_setting('threads')::BIGINT AS t"))[0]?.t;
+      const rows = hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24 });
+      expect(await threads()).toBe(1n);
+      expect(await load(one, day, rows)).toBe(96);
+      expect(await threads()).toBe(1n);
+      await load(store, day, rows);
+      expect(await dump(one)).toEqual(await dump(store));
+    } finally {
+      await one.close();
+      t.cleanup();
+    }
   });
 });
