@@ -49,20 +49,24 @@ async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);
 }
 
-/** DuckDB's threads for a commit's insert at least: a collect stages its pages on one thread, but waits on
- *  the commits at its end, each a single statement that a second thread shortens by about a third
- *  (BENCHMARKS.md, "Session 9"). */
+/** DuckDB's threads for a batch's commit at least: a collect stages its pages on one thread, but waits on the
+ *  commits at its end, whose insert a second thread shortens by about a third (BENCHMARKS.md, "Session 9"). */
 export const COMMIT_THREADS = 2;
 
-/** Runs fn with DuckDB's threads at `threads` (for the whole database), then back to `restore`. */
+/** Runs fn with DuckDB's threads at `threads` (for the whole database), then back to `restore`; a failed
+ *  restore does not hide the error fn failed with. */
 async function withThreads<T>(conn: DuckDBConnection, threads: number, restore: number, fn: () => Promise<T>): Promise<T> {
   if (threads === restore) return fn();
   await execSql(conn, `SET threads = ${threads}`);
+  let out: T;
   try {
-    return await fn();
-  } finally {
-    await execSql(conn, `SET threads = ${restore}`);
+    out = await fn();
+  } catch (err) {
+    await execSql(conn, `SET threads = ${restore}`).catch(() => {});
+    throw err;
   }
+  await execSql(conn, `SET threads = ${restore}`);
+  return out;
 }
 
 export class Store {

@@ -99,7 +99,7 @@ export interface BatchHost {
   pageSlot<T>(fn: () => Promise<T>): Promise<T>;
   /** Hands the memory DuckDB's allocator and the C library keep after a page or a commit back to the system. */
   releaseMemory(conn: DuckDBConnection): Promise<void>;
-  /** Runs fn, a commit's insert, with the store's threads raised to COMMIT_THREADS if fewer. */
+  /** Runs fn, a commit's transaction, with the store's threads raised to COMMIT_THREADS if fewer. */
   onCommitThreads<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T>;
   batchClosed(batch: UsageBatch): void;
 }
@@ -286,19 +286,21 @@ export class StagedUsageBatch implements UsageBatch {
     return { existing: Number(r?.existing ?? 0), unseen: Number(r?.unseen ?? 0) };
   }
 
-  /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section. */
+  /** BEGIN … COMMIT on the batch's connection, inside the store's exclusive section, on COMMIT_THREADS. */
   private inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
-    return this.host.exclusive(async () => {
-      await execSql(conn, 'BEGIN TRANSACTION');
-      try {
-        const out = await fn();
-        await execSql(conn, 'COMMIT');
-        return out;
-      } catch (err) {
-        await execSql(conn, 'ROLLBACK').catch(() => {});
-        throw err;
-      }
-    });
+    return this.host.exclusive(() =>
+      this.host.onCommitThreads(conn, async () => {
+        await execSql(conn, 'BEGIN TRANSACTION');
+        try {
+          const out = await fn();
+          await execSql(conn, 'COMMIT');
+          return out;
+        } catch (err) {
+          await execSql(conn, 'ROLLBACK').catch(() => {});
+          throw err;
+        }
+      }),
+    );
   }
 
   private windowParams(): Record<string, unknown> {
@@ -427,7 +429,7 @@ export class StagedUsageBatch implements UsageBatch {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
         await execSql(conn, TABLE_SQL[table].deleteWindowSql, { ...this.windowParams(), ...this.scopeParams() });
         await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
-        await this.host.onCommitThreads(conn, () => this.insertStaged(conn));
+        await this.insertStaged(conn);
         // Coverage counts values (rows of the long view), as it always has.
         await this.writeCoverage(conn, this.staged);
         return this.staged;
