@@ -5,8 +5,9 @@ import { RateLimiter, RECOVERY_INTERVAL_MS, THROTTLE_FACTOR } from '../../src/ap
 /**
  * A simulated clock: the limiter's sleep advances it, so minutes pass in milliseconds. The clock moves on
  * a later turn of the event loop, after every granted acquirer has run and noted the time it was let through.
+ * `lateMs`: each sleep ends that much after it was due, as on a busy event loop.
  */
-function fakeTime() {
+function fakeTime(lateMs = 0) {
   const t = { now: 0 };
   return {
     t,
@@ -14,7 +15,7 @@ function fakeTime() {
     sleep: (ms: number) =>
       new Promise<void>((resolve) =>
         setImmediate(() => {
-          t.now += ms;
+          t.now += ms + lateMs;
           resolve();
         }),
       ),
@@ -208,17 +209,10 @@ describe('RateLimiter', () => {
 
   it('keeps the rate when the pump wakes late: a send is paced from when it was due, never closer than half an interval', async () => {
     // A busy event loop wakes the pump late: each sleep here ends 30 ms after it was due.
-    const t = { now: 0 };
-    const lateSleep = (ms: number) =>
-      new Promise<void>((resolve) =>
-        setImmediate(() => {
-          t.now += ms + 30;
-          resolve();
-        }),
-      );
-    const limiter = new RateLimiter({ perMinute: 600, perSecondPerRoute: 1_000, headroom: 0, clock: () => t.now, sleep: lateSleep });
+    const time = fakeTime(30);
+    const limiter = new RateLimiter({ perMinute: 600, perSecondPerRoute: 1_000, headroom: 0, clock: time.clock, sleep: time.sleep });
     const times: number[] = [];
-    await Promise.all(Array.from({ length: 101 }, () => limiter.acquire('/r').then(() => times.push(t.now))));
+    await Promise.all(Array.from({ length: 101 }, () => limiter.acquire('/r').then(() => times.push(time.t.now))));
     // 600/min is one per 100 ms: 100 intervals take 10 s, not 13 s (paced from each late send).
     expect(times.at(-1)).toBeLessThanOrEqual(10_000 + 30);
     expect(minGap(times)).toBeGreaterThanOrEqual(50);
