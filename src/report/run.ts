@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
-import { keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setExternalFileCache, setThreads } from '../store/report/settings.js';
+import { dropCachedBlocks, keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setExternalFileCache, setThreads } from '../store/report/settings.js';
 import { assumedRateUse, dailySpendShape, dataEnd, forecastPrograms, moneyTotals, rateChangesInside, reportRunIds, tableColumns, type ReportRange } from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, reportTable, type ReportName } from './definitions.js';
@@ -149,6 +149,9 @@ const REPORT_MEMORY_LIMIT_DEFAULT = CONFIG_DEFAULTS.report.memory_limit;
  * put the process far above it. Flushed after every task beyond this, by background threads.
  */
 const REPORT_ALLOCATOR_FLUSH = '16MB';
+/** What DuckDB may keep of its buffer pool once the stages are done: the report tables in memory (about 30 MB
+ *  for the `large` month) stay, the usage tables' cached blocks go (BENCHMARKS.md, "Session 10"). */
+const REPORT_CACHE_FLOOR = '48MB';
 
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   const before = await reportSettings(opts.store);
@@ -219,6 +222,10 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
   const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
   log.debug('report stages done', await memoryFields(store));
+  // The usage tables' blocks the last stages read stay cached through the files and the workbook, the
+  // report's peak: freed here (down to REPORT_CACHE_FLOOR).
+  if (!(await dropCachedBlocks(store, REPORT_CACHE_FLOOR))) log.debug('report cache not dropped: DuckDB holds more than the floor in use', { floor: REPORT_CACHE_FLOOR });
+  log.debug('report cache dropped', await memoryFields(store));
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { runReport } from '../../src/report/run.js';
 import { rawSql } from '../../src/store/rawSql.js';
-import { reportSettings } from '../../src/store/report/settings.js';
+import { dropCachedBlocks, duckdbMemoryByTag, reportSettings } from '../../src/store/report/settings.js';
 import type { Store } from '../../src/store/store.js';
 import { load, spec, useTempStore } from '../support/store.js';
 
@@ -46,5 +46,34 @@ describe('the settings a report changes', () => {
     expect(r.total).not.toBe('0.00');
     expect(await reportSettings(store())).toEqual(before);
     expect(await limitNow(store())).toBe(limitBefore);
+  });
+});
+
+describe('dropping the cached blocks of the tables after the stages', () => {
+  const store = useTempStore();
+
+  /** What DuckDB holds of the database's tables (the BASE_TABLE tag), in bytes. */
+  async function tableBlocks(s: Store): Promise<number> {
+    return Number((await duckdbMemoryByTag(s)).find((t) => t.tag === 'BASE_TABLE')?.bytes ?? 0n);
+  }
+
+  test('frees what reading a table left cached, and the limit is the store\'s again', async () => {
+    const sql = rawSql(store());
+    await store().setMemoryLimit('256MB');
+    // About 48 MB of incompressible BIGINTs, written to the file, then read whole.
+    await sql.run('CREATE TABLE big AS SELECT hash(i) AS a, hash(i + 1) AS b, hash(i + 2) AS c FROM range(2000000) t(i)');
+    await sql.run('CHECKPOINT');
+    await sql.query('SELECT sum(a % 7), sum(b % 7), sum(c % 7) FROM big');
+    const limitBefore = await limitNow(store());
+    const cached = await tableBlocks(store());
+    expect(cached).toBeGreaterThan(32 * 2 ** 20);
+
+    expect(await dropCachedBlocks(store(), '8MB')).toBe(true);
+    expect(await tableBlocks(store())).toBeLessThan(8 * 2 ** 20);
+    expect(store().memoryLimit).toBe('256MB');
+    expect(await limitNow(store())).toBe(limitBefore);
+    // The table is whole: its blocks are read back from the file.
+    const [r] = await sql.query<{ n: bigint }>('SELECT count(*) AS n FROM big');
+    expect(r!.n).toBe(2_000_000n);
   });
 });
