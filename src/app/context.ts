@@ -151,7 +151,16 @@ export function checkBaseUrl(raw: string, o: { insecureHttp?: boolean; warn: (ms
 
 /** Everything a client needs, checked (URL, key) without opening anything: call before any side effect. */
 export function clientSettings(ctx: CommandContext, baseUrl?: string, insecureHttp?: boolean): ClientSettings {
-  const url = checkBaseUrl(baseUrl ?? ctx.config.api.base_url, { ...(insecureHttp ? { insecureHttp } : {}), warn: (msg) => ctx.log.warn(msg) });
+  const raw = baseUrl ?? ctx.config.api.base_url;
+  if (raw === undefined) {
+    // Never a default address: a forgotten setting would reach nothing, or a sandbox's fake data.
+    const where = ctx.loaded.path ? `in ${ctx.loaded.path}` : 'in the config (none was found)';
+    throw new UsageError(
+      `no API base URL: set USAGE_BASE_URL or [api] base_url ${where} to the API root including /v1 ` +
+        `(e.g. https://api.example.com/v1), or pass --base-url.`,
+    );
+  }
+  const url = checkBaseUrl(raw, { ...(insecureHttp ? { insecureHttp } : {}), warn: (msg) => ctx.log.warn(msg) });
   let apiKey: string;
   try {
     apiKey = readApiKey(ctx.env, { warn: (msg) => ctx.log.warn(msg) });

@@ -62,7 +62,9 @@ export class Interrupted extends Error {
  * be refused is checked by the caller before this takes the lock.
  */
 async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal, lock: { dbPath: string }) => Promise<T>): Promise<T> {
-  const [{ commandContext }, { withRunLock, releaseAllHeldLocks }] = await Promise.all([import('../app/context.js'), import('../app/lock.js')]);
+  const [{ commandContext }, { withRunLock, releaseAllHeldLocks }, { withRunMetrics }] = await Promise.all([
+    import('../app/context.js'), import('../app/lock.js'), import('../app/metrics.js'),
+  ]);
   const ctx = commandContext(o);
   const interrupt = new AbortController();
   let received: 'SIGINT' | 'SIGTERM' | undefined;
@@ -83,7 +85,11 @@ async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: A
     const out = await withRunLock(
       ctx.dbPath,
       { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd, signal: interrupt.signal },
-      (lock) => fn(AbortSignal.any([lock.signal, interrupt.signal]), lock),
+      (lock) => {
+        const signal = AbortSignal.any([lock.signal, interrupt.signal]);
+        // Every run's outcome goes to the metrics textfile, if one is configured (the demo's is not a run).
+        return command === 'demo' ? fn(signal, lock) : withRunMetrics(ctx, command, signal, () => fn(signal, lock));
+      },
     );
     if (received && command !== 'collect') throw new Interrupted(received);
     if (received) return Object.assign(out as object, { interruptedBy: received }) as T;

@@ -34,8 +34,10 @@ export function prepareReportCommand(opts: ReportCommandOptions): PreparedReport
     throw new UsageError('say which period: --month YYYY-MM (e.g. --month 2026-10), or --from and --to.');
   }
   if (opts.month && (opts.from || opts.to)) throw new UsageError('give either --month or --from/--to, not both.');
+  // `--month last`: the previous calendar month (UTC), for timers and cron lines that cannot compute it.
+  if (opts.month === 'last') opts = { ...opts, month: lastMonth((opts.now ?? Date.now)()) };
   if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) {
-    throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM, e.g. 2026-10.`);
+    throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM (e.g. 2026-10) or last.`);
   }
   const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
   const options: WriteReportOptions = {
@@ -58,4 +60,10 @@ export async function reportCommand(
 ): Promise<ReportResult & { exitCode: 0 | 2 }> {
   const result = await writeReport(prep.ctx, { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) }, prep.prepared);
   return { ...result, exitCode: result.partial || result.warnings.length > 0 ? 2 : 0 };
+}
+
+/** The calendar month (UTC) before the one `ms` falls in, as YYYY-MM. */
+export function lastMonth(ms: number): string {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
 }

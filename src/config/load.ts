@@ -105,6 +105,8 @@ const PATH_KEYS: [string, string][] = [
   ['report', 'out_dir'],
   ['report', 'prices'],
   ['report', 'price_overlay'],
+  ['export', 'dataset'],
+  ['metrics', 'textfile'],
 ];
 
 function sectionOf(raw: Record<string, unknown>, name: string): Record<string, unknown> {
@@ -128,8 +130,9 @@ function resolvePaths(raw: Record<string, unknown>, baseDir: string): void {
 function applyDefaultPlaces(raw: Record<string, unknown>, places: ReturnType<typeof defaultPlaces>): void {
   const store = sectionOf(raw, 'store');
   const report = sectionOf(raw, 'report');
+  // A configured database takes the reports with it (beside it), so a service never writes under $HOME.
+  report.out_dir ??= typeof store.db === 'string' ? join(dirname(store.db), 'reports') : places.reports;
   store.db ??= places.db;
-  report.out_dir ??= places.reports;
   report.prices ??= places.prices;
 }
 

@@ -12,7 +12,8 @@ export const configSchema = z
   .object({
     api: z
       .object({
-        base_url: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:4010/v1'),
+        // No default: a collect without a base URL (here or USAGE_BASE_URL) is refused, never sent to a sandbox.
+        base_url: z.url({ protocol: /^https?$/ }).optional(),
         timeout_ms: positiveInt.default(30_000),
         max_retries: z.number().int().min(0).max(20).default(6),
         // The longest wait a Retry-After may impose, anywhere (retries and the rate limiter).
@@ -120,6 +121,14 @@ export const configSchema = z
         monthly_export: z.string().min(1).default('0 6 2 * *'),
         monthly_export_day: z.number().int().min(1).max(28).default(2),
       })
+      .strict()
+      .prefault({}),
+    export: z
+      .object({ /** The default of `export --dataset`. */ dataset: z.string().min(1).optional() })
+      .strict()
+      .prefault({}),
+    metrics: z
+      .object({ /** A Prometheus textfile rewritten after every run (node_exporter's textfile collector). */ textfile: z.string().min(1).optional() })
       .strict()
       .prefault({}),
     log: z

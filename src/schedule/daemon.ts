@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { dueExport, JOB_GRANULARITIES, previousMonth, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
 import { reportOutDir } from '../app/report.js';
 import { acquireRunLock, describeHolder, RunLockBusyError, type RunLock } from '../app/lock.js';
+import { writeRunMetrics } from '../app/metrics.js';
 
 export type { JobName, JobOutcome } from './jobs.js';
 
@@ -196,6 +197,8 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
     else if (result.outcome === 'failed') jlog.error('job failed; it runs again at its next slot', summary);
     else jlog.warn(`job finished: ${result.outcome}`, summary);
     finish(result.outcome, fields);
+    // Written after the lock is released: the textfile is this job's own, and a failure to write it is only logged.
+    await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: result.outcome, startedMs: started, finishedMs: Date.now(), ...(result.requests !== undefined ? { requests: result.requests, throttled: result.throttled ?? 0 } : {}) });
 
     if (job === 'daily' && !stopController.signal.aborted) exportCheck();
     return run;

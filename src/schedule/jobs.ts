@@ -26,6 +26,9 @@ export interface JobResult {
   rows?: number;
   month?: string;
   reportDir?: string;
+  /** A collection's API requests and 429 answers (for the metrics). */
+  requests?: number;
+  throttled?: number;
 }
 
 export interface JobEnv {
@@ -52,7 +55,7 @@ export async function runCollectJob(env: JobEnv, granularities: readonly Granula
   );
   // Stopped part-way: the batches committed before the stop are kept, the one in progress was rolled back.
   const outcome: JobResult['outcome'] = env.signal.aborted && r.status !== 'complete' ? 'interrupted' : r.status;
-  return { outcome, runId: r.runId, rows: r.rows, ...(r.error ? { detail: r.error } : {}) };
+  return { outcome, runId: r.runId, rows: r.rows, requests: r.requests, throttled: r.throttled, ...(r.error ? { detail: r.error } : {}) };
 }
 
 /** Writes the reports of one billing month (YYYY-MM) under the configured output directory. */
