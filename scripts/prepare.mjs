@@ -5,6 +5,8 @@ import { chmodSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
+// `npm pack` runs prepare too; the tests pack the dist/ they built while other tests run it.
+if (process.env.USAGE_PACK_PREBUILT === '1' && process.env.npm_lifecycle_event === 'prepare') process.exit(0);
 const require = createRequire(import.meta.url);
 let tsc;
 try {

@@ -9,7 +9,7 @@ import { queryAnalystCopy } from '../app/query.js';
 import { writeReport } from '../app/report.js';
 import { GRANULARITIES } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
-import { cliInvocation, packageFile, shellArg } from './invocation.js';
+import { cliInvocation, shellArg } from './invocation.js';
 
 export interface DemoResult {
   baseUrl: string;
@@ -31,8 +31,9 @@ export function previousMonth(now: number): string {
   return p.toISOString().slice(0, 7);
 }
 
-/** The query the demo runs and shows: the first of the analysts' examples. */
+/** The query the demo runs and shows: the first of the analysts' examples (`query --example NAME`). */
 export const DEMO_QUERY_FILE = 'queries/examples/01_compute_hours_last_month.sql';
+export const DEMO_QUERY_NAME = 'compute_hours_last_month';
 
 export async function demoCommand(
   opts: CommonOptions & { progress?: CollectProgress; now?: () => number; outDir?: string },
@@ -62,7 +63,7 @@ export async function demoCommand(
     // --db only when the demo did not use the default database, so the hint finds the same data.
     const db = ctx.dbPath === ctx.config.store.db ? '' : ` --db ${shellArg(ctx.dbPath)}`;
     const hints = {
-      query: `${cli} query --file ${shellArg(packageFile(DEMO_QUERY_FILE, ctx.cwd))}${db}`,
+      query: `${cli} query --example ${DEMO_QUERY_NAME}${db}`,
       status: `${cli} status${db}`,
       report: `${cli} report --month ${month}${db}`,
     };

@@ -6,8 +6,44 @@ import type { DemoResult } from './demo.js';
 
 const n = (v: number | bigint) => Number(v).toLocaleString('en-US');
 
+/** The width human output fits: a terminal's own, else 80 columns (a pipe, a log, cron's mail). */
+export function outputWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  return stream.isTTY && stream.columns ? Math.max(40, stream.columns) : 80;
+}
+
+/**
+ * Lines longer than `width` broken at spaces, continued under their indent plus two. A single word
+ * longer than the width (a path) keeps a line of its own, whole, so it can still be copied.
+ */
+export function wrap(text: string, width = 80): string {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.length <= width) {
+      out.push(line);
+      continue;
+    }
+    const indent = /^ */.exec(line)![0];
+    const next = `${indent}  `;
+    let cur = indent;
+    for (const word of line.slice(indent.length).split(' ')) {
+      const candidate = cur.trim() === '' ? cur + word : `${cur} ${word}`;
+      if (candidate.length <= width || cur.trim() === '') cur = candidate;
+      else {
+        out.push(cur);
+        cur = next + word;
+      }
+    }
+    out.push(cur);
+  }
+  return out.join('\n');
+}
+
 /** One line for cron and logs; on a terminal (verbose) also where things are and which orgs use which API. */
-export function formatCollectSummary(r: CollectResult & { dbPath: string; analystCopy: string | null }, verbose = true): string {
+export function formatCollectSummary(r: CollectResult & { dbPath: string; analystCopy: string | null }, verbose = true, width = 80): string {
+  return wrap(collectSummaryLines(r, verbose).join('\n'), width);
+}
+
+function collectSummaryLines(r: CollectResult & { dbPath: string; analystCopy: string | null }, verbose: boolean): string[] {
   const lines = [
     `collect ${r.status}: ${n(r.rows)} values in ${n(r.pages)} pages, ${n(r.requests)} requests (${n(r.retries)} retried, ${n(r.throttled)} throttled) in ${(r.durationMs / 1000).toFixed(1)} s; run ${r.runId}`,
   ];
@@ -15,7 +51,7 @@ export function formatCollectSummary(r: CollectResult & { dbPath: string; analys
     // Failures still get a line each: they are what the operator must act on.
     for (const s of r.scopes) if (s.status === 'failed') lines.push(`  failed: ${s.source} ${s.granularity ?? ''} ${s.scope} - ${s.detail ?? ''}`);
     if (r.error) lines.push(`  error: ${r.error}`);
-    return lines.join('\n');
+    return lines;
   }
   // An organization's plan decides which API version serves it; the other answers 403 (not eligible),
   // which is expected and said once per organization rather than per request.
@@ -30,7 +66,7 @@ export function formatCollectSummary(r: CollectResult & { dbPath: string; analys
   if (r.error) lines.push(`  error: ${r.error}`);
   lines.push(`  database: ${r.dbPath}`);
   if (r.analystCopy) lines.push(`  analysts open: ${r.analystCopy}`);
-  return lines.join('\n');
+  return lines;
 }
 
 /** A run id's distinguishing part for an 80-column table: ids start with the date and time (shown in
@@ -58,10 +94,10 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => '  ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
 }
 
-/** `status` fits an 80-column terminal: long details are cut, and the full text is in `status --json`. */
+/** `status` fits the terminal (80 columns off one): long details are cut, the full text is in `status --json`. */
 export const STATUS_WIDTH = 80;
 
-export function formatStatus(s: StatusResult, now: number = Date.now()): string {
+export function formatStatus(s: StatusResult, now: number = Date.now(), width: number = STATUS_WIDTH): string {
   const out: string[] = [];
   if (s.running && !s.readFrom) return `database ${s.db}: ${s.note}`;
   out.push(`database ${s.db} (schema v${s.schemaVersion})`);
@@ -96,11 +132,11 @@ export function formatStatus(s: StatusResult, now: number = Date.now()): string 
   out.push('', `check: ${s.check.reason}`);
   let cut = false;
   const fitted = out.map((line) => {
-    if (line.length <= STATUS_WIDTH) return line;
+    if (line.length <= width) return line;
     cut = true;
-    return line.slice(0, STATUS_WIDTH - 1) + '…';
+    return line.slice(0, width - 1) + '…';
   });
-  if (cut) fitted.push('(long details are cut to fit: `usage-pipeline status --json` has them in full)');
+  if (cut) fitted.push(wrap('(long details are cut to fit: `usage-pipeline status --json` has them in full)', width));
   return fitted.join('\n');
 }
 
@@ -110,7 +146,7 @@ function minute(v: unknown): string {
   return t === '-' ? t : t.slice(0, 16).replace('T', ' ');
 }
 
-export function formatReportSummary(r: ReportResult): string {
+export function formatReportSummary(r: ReportResult, width = 80): string {
   const lines = [
     `report ${r.period.label}${r.partial ? ' PARTIAL (not every scope is completely collected for the period)' : ''}: total ${r.currency} ${r.total} (${r.granularity} data, price book ${r.priceBookRevision})`,
   ];
@@ -128,14 +164,14 @@ export function formatReportSummary(r: ReportResult): string {
   }
   lines.push(`  written to ${r.dir}`);
   for (const f of r.files) lines.push(`    ${f.path.split('/').pop()}  ${n(f.rows)} rows`);
-  return lines.join('\n');
+  return wrap(lines.join('\n'), width);
 }
 
-export function formatDemo(r: DemoResult): string {
-  const out = [formatCollectSummary(r.collect), formatReportSummary(r.report)];
-  out.push('', `Try it: a query on the analyst copy (${r.analystCopy ?? r.dbPath}):`, `  ${r.hints.query}`, ...r.query.split('\n').map((l) => `    ${l}`));
+export function formatDemo(r: DemoResult, width = 80): string {
+  const out = [formatCollectSummary(r.collect, true, width), formatReportSummary(r.report, width)];
+  out.push('', 'Try it: a query on the analyst copy', `  ${r.analystCopy ?? r.dbPath}:`, `  ${r.hints.query}`, ...r.query.split('\n').map((l) => `    ${l}`));
   out.push('', 'which answers:');
   for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));
   out.push('', 'Next:', `  ${r.hints.status}`, `  ${r.hints.report}`, '  and the README for finance, operators and analysts.');
-  return out.join('\n');
+  return wrap(out.join('\n'), width);
 }

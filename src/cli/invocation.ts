@@ -1,6 +1,6 @@
 // How the user runs this CLI from where they are, so that printed hints run as printed.
 import { existsSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { packageRoot } from '../config/packageRoot.js';
 
 /** `usage-pipeline` when installed (on the PATH), `npx usage-pipeline` at a checkout's root, else `node <path>`. */
@@ -9,13 +9,6 @@ export function cliInvocation(cwd: string = process.cwd()): string {
   if (!existsSync(join(root, '.git'))) return 'usage-pipeline';
   if (resolve(cwd) === root) return 'npx usage-pipeline';
   return `node ${join(root, 'dist', 'src', 'cli', 'main.js')}`;
-}
-
-/** A file of the package, as a path that works from cwd. */
-export function packageFile(rel: string, cwd: string = process.cwd()): string {
-  const abs = join(packageRoot(), rel);
-  const r = relative(resolve(cwd), abs);
-  return r.startsWith('..') ? abs : r;
 }
 
 /** Quotes an argument for a POSIX shell when it needs it. */

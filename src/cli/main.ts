@@ -25,18 +25,19 @@ function version(): string {
 
 const EXAMPLES = `
 Examples:
-  $ usage-pipeline sandbox --port 4010 &            # the simulated API, prints its key
-  $ USAGE_API_KEY=... usage-pipeline collect         # incremental collection
-  $ usage-pipeline report --month 2026-10            # reports/2026-10/: Parquet, xlsx, HTML
-  $ usage-pipeline export --dataset /srv/usage       # Hive-partitioned Parquet (--format parquet,arrow)
-  $ usage-pipeline status                            # coverage, freshness, last runs
-  $ usage-pipeline status --check                    # exit 1 when stale or the last run failed
-  $ usage-pipeline query "SELECT count(*) FROM usage_program"
-  $ usage-pipeline schedule                          # the daemon (systemd, or a terminal)
+  $ usage-pipeline sandbox --port 4010 &    # the simulated API; prints its key
+  $ USAGE_API_KEY=... USAGE_BASE_URL=https://.../v1 usage-pipeline collect
+  $ usage-pipeline report --month last      # into report.out_dir/YYYY-MM/
+  $ usage-pipeline export --dataset DIR     # Hive-partitioned Parquet
+  $ usage-pipeline status                   # coverage, freshness, last runs
+  $ usage-pipeline status --check           # exit 1: stale, or last run failed
+  $ usage-pipeline query --examples         # the example queries shipped
+  $ usage-pipeline schedule                 # the daemon (systemd, or a terminal)
 
 Config: --config, else USAGE_CONFIG, ./config/usage.toml,
 $XDG_CONFIG_HOME/usage-pipeline/usage.toml, /etc/usage-pipeline/usage.toml.
-Exit codes: 0 complete, 2 partial coverage, 1 failed, 64 bad input, 130/143 stopped by SIGINT/SIGTERM.`;
+Exit codes: 0 complete, 2 partial coverage, 1 failed, 64 bad input,
+130/143 stopped by SIGINT/SIGTERM.`;
 
 function common(cmd: Command): Command {
   return cmd
@@ -120,7 +121,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--to <iso>', 'end of an explicit range, exclusive')
     .option('--granularity <list>', 'hourly,daily,monthly (default from the config)')
     .option('--sources <list>', 'v1_programs,v2_programs,v2_frameworks (default from the config)')
-    .option('--base-url <url>', 'API root including /v1 (or USAGE_BASE_URL)')
+    .option('--base-url <url>', 'API root including /v1 (default: USAGE_BASE_URL, else api.base_url; required)')
     .option('--orgs <ids>', 'organization ids, comma-separated (default: config, else all the key can see)')
     .option('--include-partial', 'also load the bucket still in progress')
     .option('--accept-deletions', 'commit answers that delete more than collect.max_deletion_share of a window')
@@ -128,7 +129,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ collectCommand, prepareCollectCommand }, { collectProgress, runSummary }, { formatCollectSummary }] = await Promise.all([
+      const [{ collectCommand, prepareCollectCommand }, { collectProgress, runSummary }, { formatCollectSummary, outputWidth }] = await Promise.all([
         import('./collect.js'), import('./progress.js'), import('./format.js'),
       ]);
       // Flags, URL, key and folders are refused (exit 64) before the lock, a folder or a request.
@@ -143,7 +144,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       // One format per stream: off a terminal stderr carries JSON lines only, ending with the run's summary.
       if (!process.stderr.isTTY) process.stderr.write(JSON.stringify(runSummary(result), bigintSafe) + '\n');
       if (o.json) printJson(result);
-      else if (process.stdout.isTTY) process.stdout.write(formatCollectSummary(result, true) + '\n');
+      else if (process.stdout.isTTY) process.stdout.write(formatCollectSummary(result, true, outputWidth()) + '\n');
       setExit(by ? new Interrupted(by).exitCode : result.exitCode);
     });
 
@@ -152,20 +153,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--json', 'print as JSON')
     .option('--check', 'for monitors: exit 1 when a scope is stale (status.max_age_hours) or the last run failed, with one line saying why')
     .action(async (o) => {
-      const [{ statusCommand }, { formatStatus }] = await Promise.all([import('./status.js'), import('./format.js')]);
+      const [{ statusCommand }, { formatStatus, outputWidth }] = await Promise.all([import('./status.js'), import('./format.js')]);
       const s = await statusCommand(o);
       if (o.json) printJson(o.check ? { ok: s.check.ok, reason: s.check.reason, problems: s.check.problems } : s);
-      else process.stdout.write((o.check ? s.check.reason : formatStatus(s)) + '\n');
+      else process.stdout.write((o.check ? s.check.reason : formatStatus(s, Date.now(), outputWidth())) + '\n');
       setExit(o.check && !s.check.ok ? EXIT.failed : EXIT.ok);
     });
 
   common(program.command('query'))
     .description('run one read-only SQL query on the analyst copy and print a table (or JSON)')
     .argument('[sql]', 'the SQL statement, e.g. "SELECT count(*) FROM usage_program"')
-    .option('--file <file>', 'read the statement from a file, e.g. queries/examples/01_compute_hours_last_month.sql')
+    .option('--file <file>', 'read the statement from a file')
+    .option('--example <name>', 'run a shipped example query, e.g. compute_hours_last_month')
+    .option('--examples', 'list the shipped example queries')
     .option('--json', 'print the rows as JSON (integers exact)')
     .action(async (sql: string | undefined, o) => {
-      const { queryCommand, formatQuery } = await import('./query.js');
+      const { queryCommand, formatQuery, formatExamples } = await import('./query.js');
+      if (o.examples) {
+        process.stdout.write(formatExamples() + '\n');
+        return setExit(EXIT.ok);
+      }
       const r = await queryCommand({ ...o, ...(sql !== undefined ? { sql } : {}) });
       if (o.json) {
         const { stringify } = await import('lossless-json');
@@ -176,27 +183,27 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   common(program.command('report'))
     .description('write the spend reports for a billing month as Parquet and Excel')
-    .option('--month <YYYY-MM>', 'the billing month, e.g. 2026-10')
+    .option('--month <YYYY-MM>', 'the billing month, e.g. 2026-10, or last (the previous month, UTC)')
     .option('--from <date>', 'start of a custom range (YYYY-MM-DD, UTC)')
     .option('--to <date>', 'end of a custom range, exclusive')
-    .option('--out <dir>', 'output directory (default report.out_dir, "reports")')
+    .option('--out <dir>', 'output folder (default: report.out_dir; unset, reports/ beside store.db, or the state folder)')
     .option('--format <list>', 'parquet,xlsx,html,focus,arrow (default report.formats)')
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--require-complete', 'fail, writing nothing, when the period is not completely collected')
     .option('--finalize', 'record the month as finalised: later FOCUS exports add Correction rows instead of rewriting')
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ reportCommand, prepareReportCommand }, { formatReportSummary }] = await Promise.all([import('./report.js'), import('./format.js')]);
+      const [{ reportCommand, prepareReportCommand }, { formatReportSummary, outputWidth }] = await Promise.all([import('./report.js'), import('./format.js')]);
       const prepared = prepareReportCommand(o);
       const r = await underRunLock(o, 'report', (signal) => reportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
-      else process.stdout.write(formatReportSummary(r) + '\n');
+      else process.stdout.write(formatReportSummary(r, outputWidth()) + '\n');
       setExit(r.exitCode);
     });
 
   common(program.command('export'))
     .description('write the collected usage, dimensions and priced daily lines as a Hive-partitioned Parquet dataset')
-    .option('--dataset <dir>', 'dataset root: a folder, a mounted bucket, or a folder you sync')
+    .option('--dataset <dir>', 'dataset root: a folder, a mounted bucket, or a folder you sync (default: export.dataset)')
     .option('--format <list>', 'parquet,arrow (default parquet; arrow adds Arrow IPC copies under DIR/_arrow)')
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--json', 'print the result as JSON')
@@ -212,12 +219,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
   common(program.command('demo'))
     .description('the demo behind `npm start`: sandbox, collect, last month\'s reports')
     .action(async (o) => {
-      const [{ demoCommand }, { terminalProgress }, { formatDemo }] = await Promise.all([import('./demo.js'), import('./progress.js'), import('./format.js')]);
+      const [{ demoCommand }, { terminalProgress }, { formatDemo, outputWidth }] = await Promise.all([import('./demo.js'), import('./progress.js'), import('./format.js')]);
       const progress = terminalProgress();
       const r = await underRunLock(o, 'demo', () => demoCommand({ ...o, ...(progress ? { progress } : {}) })).finally(() =>
         progress?.stop(),
       );
-      process.stdout.write(formatDemo(r) + '\n');
+      process.stdout.write(formatDemo(r, outputWidth()) + '\n');
       setExit(r.collect.exitCode === 1 ? EXIT.failed : EXIT.ok);
     });
 

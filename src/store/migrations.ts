@@ -128,7 +128,10 @@ export async function migrate(conn: DuckDBConnection, opts: MigrateOptions): Pro
       await execSql(conn, 'ROLLBACK').catch(() => {});
       throw new Error(`migration ${m.file} failed and was rolled back: ${(err as Error).message}`, { cause: err });
     }
-    log.info('applied schema migration', { version: m.version, name: m.name });
+    log.debug('applied schema migration', { version: m.version, name: m.name });
   }
+  // One line per open, not one per migration: a new database applies them all.
+  const what = dbMax === 0 ? 'created the database schema' : 'upgraded the database schema';
+  log.info(`${what}: v${dbMax} -> v${knownMax} (${pending.length} migration${pending.length === 1 ? '' : 's'})`, { from: dbMax, to: knownMax });
   return knownMax;
 }

@@ -32,6 +32,12 @@ describe('the demo (npm start)', () => {
     expect(result.queryResult.length).toBe(5);
   });
 
+  it('prints within 80 columns (a path longer than that alone on its line, whole)', () => {
+    const long = formatDemo(result).split('\n').filter((l) => l.length > 80);
+    expect(long.filter((l) => /\S\s+\S/.test(l.trim()))).toEqual([]);
+    expect(formatDemo(result)).toContain('query --example compute_hours_last_month');
+  });
+
   it('prints hints that run as printed: the query on the analyst copy, status and report', () => {
     const text = formatDemo(result);
     expect(text).not.toMatch(/duckdb -readonly/); // a program nothing installs

@@ -15,6 +15,9 @@ const PROGRAMS: { commands: string[]; pkg: string }[] = [
   { commands: ['soffice'], pkg: 'libreoffice-calc' },
   { commands: ['chromium', 'chromium-browser'], pkg: 'chromium' },
   { commands: ['python3'], pkg: 'python3' },
+  // The shipped units (systemd-analyze verify) and alert rules and metrics (promtool).
+  { commands: ['systemd-analyze'], pkg: 'systemd' },
+  { commands: ['promtool'], pkg: 'prometheus' },
 ];
 /** Stamp in .venv/ of the requirements last installed, so an unchanged list costs no pip call. */
 const STAMP = join(VENV_DIR, '.requirements.sha256');
@@ -27,38 +30,51 @@ function onPath(command: string): boolean {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** The one command that installs `pkgs`, `sudo` on each part when not root. */
+function aptCommand(pkgs: string[], sudo: boolean): string {
+  const s = sudo ? 'sudo ' : '';
+  return `${s}apt-get update && ${s}apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
+}
+
 function aptInstall(pkgs: string[], why: string): void {
-  const command = `apt-get update && apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
   if (!isRoot() || !onPath('apt-get')) {
-    throw new SetupError(`the tests need ${why}: install it with \`sudo ${command}\` (or your system's packages for ${pkgs.join(', ')}), then run npm test again`);
+    throw new SetupError(`the tests need ${why}: install it with \`${aptCommand(pkgs, true)}\` (or your system's packages for ${pkgs.join(', ')}), then run npm test again`);
   }
   process.stderr.write(`test setup: installing ${pkgs.join(', ')} (${why})...\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...pkgs]]) {
     const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    if (r.status !== 0) throw new SetupError(`\`${command}\` failed (exit ${r.status ?? r.signal}): run it yourself, then npm test again`);
+    if (r.status !== 0) throw new SetupError(`\`${aptCommand(pkgs, false)}\` failed (exit ${r.status ?? r.signal}): run it yourself, then npm test again`);
   }
 }
 
+/** A virtual environment with pip: one made without ensurepip (python3-venv missing) has none. */
+const venvWorks = () => existsSync(venvPython()) && spawnSync(venvPython(), ['-m', 'pip', '--version'], { stdio: 'ignore' }).status === 0;
+
+/** Every Debian package missing, asked for at once: the programs, and python3-venv when a venv cannot be made. */
 function systemPackages(): void {
   const missing = PROGRAMS.filter((p) => !p.commands.some(onPath));
-  if (missing.length) aptInstall(missing.map((p) => p.pkg), missing.map((p) => p.commands[0]).join(', '));
+  const pkgs = missing.map((p) => p.pkg);
+  const why = missing.map((p) => p.commands[0]!);
+  // Debian splits venv's ensurepip into python3-venv; without it `python3 -m venv` leaves a .venv without pip.
+  const needsVenv = !venvWorks() && (!onPath('python3') || spawnSync('python3', ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status !== 0);
+  if (needsVenv) {
+    pkgs.push('python3-venv');
+    why.push('python3 -m venv');
+  }
+  if (pkgs.length) aptInstall(pkgs, why.join(', '));
 }
 
 function pythonPackages(): void {
   const requirements = readFileSync(PYTHON_REQUIREMENTS, 'utf8');
   const digest = createHash('sha256').update(requirements).digest('hex');
   const python = venvPython();
-  if (existsSync(python) && existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === digest) return;
-  const venvHint = `python3 -m venv .venv && .venv/bin/python -m pip install -r test/support/requirements.txt`;
-  if (!existsSync(python)) {
-    let r = spawnSync('python3', ['-m', 'venv', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status !== 0) {
-      // Debian splits venv (with ensurepip) into its own package.
-      aptInstall(['python3-venv'], 'Python virtual environments (python3 -m venv)');
-      r = spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-      if (r.status !== 0) throw new SetupError(`cannot create the tests' Python environment (${String(r.stderr).trim().split('\n').at(-1)}): run \`${venvHint}\``);
-    }
+  if (existsSync(python) && existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === digest && venvWorks()) return;
+  const venvHint = `python3 -m venv --clear .venv && .venv/bin/python -m pip install -r test/support/requirements.txt`;
+  if (!venvWorks()) {
+    // Missing, or broken (made before python3-venv was installed: no pip): made again from scratch.
+    const r = spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0 || !venvWorks()) throw new SetupError(`cannot create the tests' Python environment (${String(r.stderr).trim().split('\n').at(-1)}): run \`${venvHint}\``);
   }
   process.stderr.write('test setup: installing the Python packages of test/support/requirements.txt into .venv/...\n');
   const pip = spawnSync(python, ['-m', 'pip', 'install', '-q', '-r', PYTHON_REQUIREMENTS], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
