@@ -167,11 +167,17 @@ export function formatReportSummary(r: ReportResult, width = 80): string {
   return wrap(lines.join('\n'), width);
 }
 
+/** A shell command broken at spaces with a trailing backslash, so that it still runs as pasted. */
+export function shellWrap(command: string, indent: string, width = 80): string {
+  const parts = wrap(`${indent}${command}`, width - 2).split('\n');
+  return parts.map((l, i) => (i < parts.length - 1 ? `${l} \\` : l)).join('\n');
+}
+
 export function formatDemo(r: DemoResult, width = 80): string {
   const out = [formatCollectSummary(r.collect, true, width), formatReportSummary(r.report, width)];
-  out.push('', 'Try it: a query on the analyst copy', `  ${r.analystCopy ?? r.dbPath}:`, `  ${r.hints.query}`, ...r.query.split('\n').map((l) => `    ${l}`));
+  out.push('', 'Try it: a query on the analyst copy', `  ${r.analystCopy ?? r.dbPath}:`, shellWrap(r.hints.query, '  ', width), ...r.query.split('\n').map((l) => `    ${l}`));
   out.push('', 'which answers:');
   for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));
-  out.push('', 'Next:', `  ${r.hints.status}`, `  ${r.hints.report}`, '  and the README for finance, operators and analysts.');
+  out.push('', 'Next:', shellWrap(r.hints.status, '  ', width), shellWrap(r.hints.report, '  ', width), '  and the README for finance, operators and analysts.');
   return wrap(out.join('\n'), width);
 }

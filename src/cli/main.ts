@@ -32,7 +32,7 @@ Examples:
   $ usage-pipeline status                   # coverage, freshness, last runs
   $ usage-pipeline status --check           # exit 1: stale, or last run failed
   $ usage-pipeline query --examples         # the example queries shipped
-  $ usage-pipeline schedule                 # the daemon (systemd, or a terminal)
+  $ usage-pipeline schedule                 # the daemon (systemd or a terminal)
 
 Config: --config, else USAGE_CONFIG, ./config/usage.toml,
 $XDG_CONFIG_HOME/usage-pipeline/usage.toml, /etc/usage-pipeline/usage.toml.

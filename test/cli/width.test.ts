@@ -44,7 +44,7 @@ describe('output width', () => {
 
   it('shows status whole on a wide terminal and cut to 80 columns off one', () => {
     const now = Date.parse('2026-11-26T11:00:00Z');
-    const wide = formatStatus(status, now, 160);
+    const wide = formatStatus(status, now, 200);
     expect(wide).toContain('failed: HTTP 500 at /organizations/org-hidden-prairie-d8e2bbd4/consumption (request req-1234)');
     expect(wide).toMatch(/collected/);
     expect(wide).not.toContain('cut to fit');
