@@ -31,7 +31,7 @@ function onPath(command: string): boolean {
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** The one command that installs `pkgs`, `sudo` on each part when not root. */
-function aptCommand(pkgs: string[], sudo: boolean): string {
+export function aptCommand(pkgs: string[], sudo: boolean): string {
   const s = sudo ? 'sudo ' : '';
   return `${s}apt-get update && ${s}apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
 }
@@ -51,14 +51,17 @@ function aptInstall(pkgs: string[], why: string): void {
 /** A virtual environment with pip: one made without ensurepip (python3-venv missing) has none. */
 const venvWorks = () => existsSync(venvPython()) && spawnSync(venvPython(), ['-m', 'pip', '--version'], { stdio: 'ignore' }).status === 0;
 
+const makeVenv = () => spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+
 /** Every Debian package missing, asked for at once: the programs, and python3-venv when a venv cannot be made. */
 function systemPackages(): void {
   const missing = PROGRAMS.filter((p) => !p.commands.some(onPath));
   const pkgs = missing.map((p) => p.pkg);
   const why = missing.map((p) => p.commands[0]!);
-  // Debian splits venv's ensurepip into python3-venv; without it `python3 -m venv` leaves a .venv without pip.
-  const needsVenv = !venvWorks() && (!onPath('python3') || spawnSync('python3', ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status !== 0);
-  if (needsVenv) {
+  // Debian splits venv's ensurepip into python3-venv; without it `python3 -m venv` fails or leaves a .venv
+  // without pip. So the virtual environment is made (again) now, and python3-venv asked for with the rest.
+  if (!venvWorks() && onPath('python3')) makeVenv();
+  if (!venvWorks()) {
     pkgs.push('python3-venv');
     why.push('python3 -m venv');
   }
@@ -73,7 +76,7 @@ function pythonPackages(): void {
   const venvHint = `python3 -m venv --clear .venv && .venv/bin/python -m pip install -r test/support/requirements.txt`;
   if (!venvWorks()) {
     // Missing, or broken (made before python3-venv was installed: no pip): made again from scratch.
-    const r = spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const r = makeVenv();
     if (r.status !== 0 || !venvWorks()) throw new SetupError(`cannot create the tests' Python environment (${String(r.stderr).trim().split('\n').at(-1)}): run \`${venvHint}\``);
   }
   process.stderr.write('test setup: installing the Python packages of test/support/requirements.txt into .venv/...\n');
