@@ -161,6 +161,8 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
       }
       if (stopController.signal.aborted) return finish('skipped', { detail: 'the scheduler is stopping' });
       jlog.error('job failed: cannot take the run lock', { error: (err as Error).message });
+      const t = Date.now();
+      await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: 'failed', startedMs: t, finishedMs: t });
       return finish('failed', { detail: (err as Error).message });
     }
 
