@@ -271,6 +271,7 @@ class PageScan {
   private metrics(base: number): number {
     const cells = this.out.rowMetrics;
     let reported = 0;
+    let named = 0; // the columns named, as bits: a metric given twice (whatever its values) is left to the general way
     this.open(Ch.LBracket);
     for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) {
       let seen = 0;
@@ -289,9 +290,9 @@ class PageScan {
         if (k === 0) column = this.metricName();
         else value = this.counter();
       }
-      if (seen !== 3) throw GIVE_UP;
+      if (seen !== 3 || named & (1 << column)) throw GIVE_UP;
+      named |= 1 << column;
       if (value === 0) continue; // an explicit 0 is stored as absent
-      if (cells[base + column] !== PageRows.NOT_REPORTED) throw GIVE_UP; // given twice: the general way names it
       cells[base + column] = value;
       reported++;
     }

@@ -370,7 +370,10 @@ export function parsePage(source: PageSource, page: Buffer | string): PageRows {
   const key = isFramework ? 'frameworks' : 'programs';
   const pagination = body.pagination;
   const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
-  out.cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
+  if (rawCursor !== undefined && rawCursor !== null && typeof rawCursor !== 'string') {
+    throw new PageShapeError({ path: '$.pagination.cursor', problem: `expected a string or null, got ${isLosslessNumber(rawCursor) ? rawCursor.value : JSON.stringify(rawCursor)}` });
+  }
+  out.cursor = rawCursor ?? null;
   const list = body[key];
   if (list === undefined || list === null) return out;
   if (!Array.isArray(list)) return refuse();
@@ -420,6 +423,7 @@ export function parsePage(source: PageSource, page: Buffer | string): PageRows {
         } else {
           const metrics = b.metrics;
           if (!Array.isArray(metrics)) return refuse();
+          let named = 0; // the columns named in this bucket, as bits: a metric given twice is refused whatever its values
           for (let l = 0; l < metrics.length; l++) {
             const m: unknown = metrics[l];
             if (!isObj(m) || !isId(m.metric_name)) return refuse();
@@ -428,8 +432,10 @@ export function parsePage(source: PageSource, page: Buffer | string): PageRows {
             const col = allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
             const path = () => `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`;
             if (col === undefined) throw new PageShapeError({ path: `${path()}.metric_name`, problem: `${m.metric_name} is not a metric this request asked for` });
+            if (named & (1 << col)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+            named |= 1 << col;
             if (n === 0) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
-            if (!out.setMetric(r, col, n)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+            out.setMetric(r, col, n);
             reported++;
           }
         }
