@@ -93,7 +93,7 @@ class TextCheck {
     const c = this.b[this.p];
     if (c === 0x7b) this.object(depth + 1);
     else if (c === 0x5b) this.array(depth + 1);
-    else if (c === 0x22) this.string();
+    else if (c === 0x22) this.string(false);
     else if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) this.number();
     else if (!this.word('true') && !this.word('false') && !this.word('null')) throw new Refusal(`not JSON: unexpected ${this.show()}`);
   }
@@ -110,7 +110,7 @@ class TextCheck {
     for (;;) {
       this.ws();
       if (this.b[this.p] !== 0x22) throw new Refusal(`not JSON: expected a key, got ${this.show()}`);
-      const key = this.string();
+      const key = this.string(true)!;
       this.at.push(key);
       if (keys.has(key)) throw new Refusal(`the key "${key}" is given twice in one object`);
       keys.add(key);
@@ -154,8 +154,8 @@ class TextCheck {
     throw new Refusal(`not JSON: expected ',' or '${String.fromCharCode(closing)}', got ${this.show()}`);
   }
 
-  /** A string, its escapes and UTF-8 checked; returns its text. */
-  private string(): string {
+  /** A string, its escapes and UTF-8 checked; returns its text when `text` (a key), else undefined. */
+  private string(text: boolean): string | undefined {
     const b = this.b;
     const start = ++this.p;
     let escaped = false;
@@ -183,6 +183,7 @@ class TextCheck {
       }
     }
     this.p = p + 1;
+    if (!text) return undefined;
     const raw = Buffer.from(b.buffer, b.byteOffset + start, p - start).toString('utf8');
     return escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
   }
