@@ -16,7 +16,9 @@ import type { PageSource } from '../../src/store/types.js';
 import { PageShapeError, needsLossless, parsePage, readPage } from '../../src/store/wideRows.js';
 
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() % 2 ** 31;
-const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 2500;
+const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 2000;
+/** A property runs for seconds (about 10 on an idle machine for 2 x 2,000 pages): a bound for a loaded one, not a timing. */
+const PROPERTY_TIMEOUT_MS = 300_000;
 
 type Int64 = number | bigint;
 const int64 = (v: bigint): Int64 => (v >= -(2n ** 53n - 1n) && v <= 2n ** 53n - 1n ? Number(v) : v);
@@ -478,7 +480,7 @@ describe('the page reader against a reference decoding (fast-check)', () => {
     console.log(`fast-check valid pages: seed ${SEED}, ${RUNS * SOURCES.length} cases: ${JSON.stringify(tally)}`);
     // Each path was taken: the generator reaches them all.
     expect(Math.min(tally.scan, tally.jsonParse, tally.lossless)).toBeGreaterThan(0);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it(`refuses a broken page whenever the reference does, and reads the rest as it does (${RUNS} cases per source)`, () => {
     const before = { ...tally };
@@ -490,7 +492,7 @@ describe('the page reader against a reference decoding (fast-check)', () => {
     }
     console.log(`fast-check broken pages: seed ${SEED}, ${RUNS * SOURCES.length} cases: ${tally.refused - before.refused} refused, ${tally.accepted - before.accepted} still valid`);
     expect(tally.refused - before.refused).toBeGreaterThan(RUNS);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });
 
 describe('explicit refusals on each of the three paths', () => {
