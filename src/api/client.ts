@@ -154,14 +154,13 @@ export class ApiClient {
    */
   async getJson<T = unknown>(path: string, query?: Query, opts?: CallOptions): Promise<JsonResponse<T>> {
     return this.get(path, query, opts, (body, requestId, status, target, headers) => {
-      const text = body.toString('utf8');
       try {
-        return { body: parseJson(text) as T, requestId, status };
-      } catch {
+        return { body: parseJson(body) as T, requestId, status };
+      } catch (err) {
         const type = headerValue(headers['content-type']) ?? 'no content type';
         throw new ResponseFormatError(
-          `GET ${shortPath(target)} answered ${status} with a body that is not JSON ` +
-            `(${type}, request id ${requestId}): ${quote(text)}`,
+          `GET ${shortPath(target)} answered ${status} with a body that is not JSON in UTF-8 ` +
+            `(${type}, request id ${requestId}; ${(err as Error).message}): ${quote(body.toString('utf8'))}`,
           requestId,
           target,
         );

@@ -1,7 +1,9 @@
 // Lossless JSON: the API's counters are int64 and can exceed 2^53, where JSON.parse silently rounds.
 // Most pages hold no such value, so a single regex test decides whether the (much faster) JSON.parse
-// is safe; only texts with a long digit run go through lossless-json.
+// is safe; only texts with a long digit run go through lossless-json. Either way the bytes are checked
+// first (contract/jsonText.ts): UTF-8 only, a key at most once per object, as for consumption pages.
 import { isInteger, parse as losslessParse } from 'lossless-json';
+import { checkJsonText } from '../contract/jsonText.js';
 
 // Every integer of 15 digits or fewer is a safe integer (MAX_SAFE_INTEGER has 16 digits). A run of 16
 // digits anywhere (even inside a string) sends the text down the exact path: harmless when it was not a number.
@@ -18,16 +20,18 @@ function parseNumber(literal: string): number | bigint {
   return Number(literal);
 }
 
-/** JSON.parse keeps the last of duplicate keys; do the same rather than throw. */
-const keepLast = ({ newValue }: { newValue: unknown }): unknown => newValue;
-
 /**
- * Parses JSON text. Integers beyond Number.MAX_SAFE_INTEGER come back as bigint; everything else is as
- * JSON.parse gives it. Throws SyntaxError on invalid JSON.
+ * Parses JSON text (an answer's bytes, or text already decoded). Integers beyond Number.MAX_SAFE_INTEGER
+ * come back as bigint; everything else is as JSON.parse gives it. Throws SyntaxError, naming the path,
+ * on anything that is not JSON in UTF-8 or holds a key twice in one object.
  */
-export function parseJson(text: string): unknown {
+export function parseJson(body: Uint8Array | string): unknown {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  const offence = checkJsonText(bytes);
+  if (offence !== null) throw new SyntaxError(`${offence.path}: ${offence.problem}`);
+  const text = typeof body === 'string' ? body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
   if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
-  return losslessParse(text, null, { parseNumber, onDuplicateKey: keepLast });
+  return losslessParse(text, null, { parseNumber });
 }
 
 /** Whether the fast path applies to `text` (exposed for the benchmark and tests). */

@@ -2,6 +2,7 @@
 import type { CollectResult } from '../collect/collect.js';
 import type { StatusResult } from './status.js';
 import type { ReportResult } from '../report/run.js';
+import { focusLeftOutLine } from '../report/focus.js';
 import type { DemoResult } from './demo.js';
 
 const n = (v: number | bigint) => Number(v).toLocaleString('en-US');
@@ -159,7 +160,8 @@ export function formatReportSummary(r: ReportResult, width = 80): string {
     lines.push(`  month to date ${r.currency} ${r.forecast.totals.monthToDate}; projected month end ${r.currency} ${r.forecast.totals.projection} (a projection from the last ${r.forecast.windowDays} complete days; the method is on the workbook's Forecast sheet)`);
   }
   if (r.focus) {
-    lines.push(`  FOCUS 1.2: ${n(r.focus.rows)} rows${r.focus.corrections ? `, ${n(r.focus.corrections)} Correction rows against the finalised month` : ''}`);
+    lines.push(`  FOCUS 1.2: ${n(r.focus.rows)} rows${r.focus.corrections ? `, ${n(r.focus.corrections)} Correction rows against the finalised month` : ''}; costs are an ${r.focus.costBasis}`);
+    if (r.focus.leftOut.lines > 0) lines.push(`  FOCUS left out ${focusLeftOutLine(r.focus)}`);
     if (r.focus.finalized) lines.push(`  finalised as ${r.focus.finalized.finalizationId}: later changes to this month are exported as corrections`);
   }
   lines.push(`  written to ${r.dir}`);

@@ -9,6 +9,9 @@ export interface PageInfo {
   items: number | null;
   cursor: string | null;
   requestId: string;
+  /** The ids of the page's items (programs on a programs page, frameworks on a frameworks page), when known:
+   *  an id that comes again in one query's pages proves a runaway cursor (cursorPages). */
+  ids?: readonly string[];
 }
 
 export interface CursorPagingOptions {
@@ -25,14 +28,18 @@ export interface CursorPagingOptions {
 }
 
 /** Pages a cursor-paginated endpoint until its end, guarding against cursors that would loop forever:
- *  a cursor seen before (a repeat or a cycle) or more pages than the scope can justify stops it. The
- *  next page is asked for as soon as a page's cursor is known, before the caller has handled that page:
- *  a chain of pages waits on the API, not on the caller. */
+ *  a cursor seen before (a repeat or a cycle), an item id seen before (a cursor that hands back pages
+ *  already given, under new cursors: stopped at the page that repeats, whatever the bound), or more pages
+ *  than the scope can justify stops it. The next page is asked for as soon as a page's cursor is known
+ *  and its ids are checked, before the caller has handled that page: a chain of pages waits on the API,
+ *  not on the caller. */
 export async function* cursorPages<P extends PageInfo>(
   fetchPage: (cursor: string | undefined) => Promise<P>,
   opts: CursorPagingOptions,
 ): AsyncGenerator<P> {
   const sent = new Set<string>();
+  /** Every item id of this query's pages so far, with the page it came on. */
+  const ids = new Map<string, number>();
   let cursor: string | undefined = opts.start;
   let next: Promise<P> | undefined = askedAhead(fetchPage(cursor));
   for (let n = 1; next; n++) {
@@ -45,6 +52,7 @@ export async function* cursorPages<P extends PageInfo>(
         opts.describe,
       );
     }
+    checkIds(page, n, ids, opts);
     const following = page.cursor ?? undefined;
     // The end: no pagination key, an empty page, or a short page.
     const last = !following || page.items === 0 || page.items < opts.limit;
@@ -71,6 +79,24 @@ export async function* cursorPages<P extends PageInfo>(
         opts.describe,
       );
     }
+  }
+}
+
+/** Refuses a page holding an id this query's pages gave before (or twice itself): the API is repeating itself. */
+function checkIds(page: PageInfo, n: number, ids: Map<string, number>, opts: CursorPagingOptions): void {
+  if (page.ids === undefined) return;
+  for (const id of page.ids) {
+    const first = ids.get(id);
+    if (first !== undefined) {
+      const where = first === n ? 'twice on that page' : `already on page ${first}`;
+      throw new ResponseFormatError(
+        `${opts.describe}: page ${n} of this query (request id ${page.requestId}) holds ${opts.itemsKey.replace(/s$/, '')} ${id}, ${where}: ` +
+          `a cursor that runs away or a listing that repeats itself; stopping, nothing of this scope was changed. Re-run later; if it persists, report that request id.`,
+        page.requestId,
+        opts.describe,
+      );
+    }
+    ids.set(id, n);
   }
 }
 

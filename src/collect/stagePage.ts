@@ -16,6 +16,8 @@ export interface ReadPage {
   items: number | null;
   cursor: string | null;
   programIds: string[];
+  /** The items' own ids: frameworks on a frameworks page, programs otherwise (the runaway-cursor guard). */
+  ids: readonly string[];
   requestId: string;
   /** Settles once the page's rows are staged; rejects with the reason it could not be. */
   staged: Promise<void>;
@@ -63,7 +65,8 @@ export async function stagePage(
       )
       .finally(release);
     staged.catch(() => {}); // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
-    return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, requestId: answered.requestId, staged };
+    const ids = source === 'v2_frameworks' ? rows.frameworkIds.filter((id): id is string => id !== null) : rows.programIds;
+    return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, ids, requestId: answered.requestId, staged };
   } catch (err) {
     release();
     throw err;

@@ -28,6 +28,13 @@ export interface CoverageAssessment {
   reason: string;
   /** Per (source, scope) at the chosen granularity. Scopes only ever not eligible are listed, not required. */
   scopes: (ScopeCoverage & { required: boolean })[];
+  /** Organizations every scope of which is not eligible (403 on both API versions): a final answer, no billable usage. */
+  notEligible: string[];
+}
+
+/** What the About sheet says of an organization that is not eligible for any source. */
+export function notEligibleLine(org: string): string {
+  return `${org}: every scope is not eligible (403 on both API versions), a final answer: complete for the period, with no billable usage`;
 }
 
 const FINEST_FIRST: readonly Granularity[] = GRANULARITIES; // hourly, daily, monthly
@@ -60,14 +67,23 @@ export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: D
   };
 
   const byG = (g: Granularity) => all.filter((c) => c.granularity === g);
+  // Every scope not eligible (a Free-only organization, say): a known, final answer, so the period is
+  // complete, with no billable usage, at each granularity that recorded it.
+  const notEligibleOnly = all.length > 0 && !all.some(required);
   const completeGranularities = FINEST_FIRST.filter((g) => {
     const req = byG(g).filter(required);
-    return req.length > 0 && req.every((c) => c.complete);
+    if (req.length > 0) return req.every((c) => c.complete);
+    return notEligibleOnly && byG(g).some((c) => c.statuses.split(',').includes('not_eligible'));
   });
+  const orgs = [...new Set(all.map((c) => c.scope))];
+  const notEligible = orgs.filter((org) => all.every((c) => c.scope !== org || !required(c))).sort();
 
   let granularity: Granularity;
   let reason: string;
-  if (completeGranularities.length > 0) {
+  if (notEligibleOnly && completeGranularities.length > 0) {
+    granularity = completeGranularities[0]!;
+    reason = 'every scope is not eligible (403 on both API versions): complete, with no billable usage';
+  } else if (completeGranularities.length > 0) {
     granularity = completeGranularities[0]!;
     reason = `finest granularity completely collected for the period`;
   } else if (all.some(required)) {
@@ -91,5 +107,5 @@ export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: D
   }
   const scopes = byG(granularity).map((c) => ({ ...c, required: required(c) }));
   const complete = completeGranularities.length > 0;
-  return { complete, granularity, completeGranularities, reason, scopes };
+  return { complete, granularity, completeGranularities, reason, scopes, notEligible };
 }

@@ -7,7 +7,8 @@ import type { Granularity } from '../domain/granularity.js';
 import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import {
-  FOCUS_CURRENT_TABLE, FOCUS_TABLE, focusDigestBlock, focusFinalizations, focusRowsSql, focusTotals, recordFocusFinalization, replaceFocusWithCorrected,
+  FOCUS_CURRENT_TABLE, FOCUS_TABLE, focusDigestBlock, focusFinalizations, focusRowsSql, focusTotals, focusUnpriced, recordFocusFinalization,
+  replaceFocusWithCorrected,
 } from '../store/report/focus.js';
 import type { ReportPeriod } from './period.js';
 import { ParquetStage, chunkwise, dropTempRelation } from '../store/report/stages.js';
@@ -90,9 +91,36 @@ export interface FocusFinalization {
   rowsSha256: string;
 }
 
+/** Why unpriced usage is not in the FOCUS file (the manifest, the report's output and the About sheet say it). */
+export const FOCUS_LEFT_OUT_WHY =
+  'FOCUS cost columns must not be null and no price is invented: usage without a rate is left out of the FOCUS file ' +
+  'and stays in the workbook and the Parquet reports as UNPRICED';
+
+/** What FOCUS's cost columns are here (column x_CostBasis of the file, and the manifest). */
+export const focusCostBasis = (revision: string): string => `estimate from price book revision ${revision}, not an invoice`;
+
+export interface FocusLeftOut {
+  /** program_spend lines without a rate, not in the FOCUS file. */
+  lines: number;
+  /** Their plans, sorted. */
+  plans: string[];
+  /** By plan and reason. */
+  byPlan: { plan: string; reason: string; lines: number }[];
+}
+
+/** One line on what was left out of the FOCUS file and why (the About sheet, the report's output). */
+export function focusLeftOutLine(b: Pick<FocusBuild, 'leftOut'>): string {
+  if (b.leftOut.lines === 0) return 'nothing: every line has a rate';
+  return `${b.leftOut.lines} unpriced line(s) of plan(s) ${b.leftOut.plans.join(', ')}: ${FOCUS_LEFT_OUT_WHY}`;
+}
+
 export interface FocusBuild {
   table: string;
   rows: number;
+  /** Unpriced usage left out of the file (FOCUS_LEFT_OUT_WHY). */
+  leftOut: FocusLeftOut;
+  /** focusCostBasis of the price book's revision. */
+  costBasis: string;
   /** Rows with ChargeClass 'Correction' written after the finalised rows. */
   corrections: number;
   /** Sum of BilledCost over the rows written. */
@@ -211,11 +239,14 @@ export async function buildFocus(store: Store, o: {
 
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
   const all = await focusTotals(store);
+  const byPlan = await focusUnpriced(store);
   const last = Number(all.last ?? 0n);
 
   return {
     table: FOCUS_TABLE,
     rows: Number(all.n_rows),
+    leftOut: { lines: byPlan.reduce((a, p) => a + p.lines, 0), plans: [...new Set(byPlan.map((p) => p.plan))].sort(), byPlan },
+    costBasis: focusCostBasis(o.book.revision),
     corrections: finalizations.length > 0 ? Number(all.n_rows) - finalizedRows : 0,
     billedTotal: all.billed,
     finalizations,

@@ -15,7 +15,8 @@ import { writeArrowFile } from './arrow.js';
 import type { CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, ROUNDING_RULE, type ReportName } from './definitions.js';
 import { sha256File, writeAtomically } from './files.js';
-import { FOCUS_VERSION, type FocusBuild } from './focus.js';
+import { notEligibleLine } from './coverage.js';
+import { FOCUS_LEFT_OUT_WHY, FOCUS_VERSION, focusLeftOutLine, type FocusBuild } from './focus.js';
 import type { Forecast } from './forecast.js';
 import { memoryFields } from './memoryLog.js';
 import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
@@ -135,7 +136,7 @@ export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportT
 export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
   title: string; now: Date; correctionsSheet: SheetSource | null; rowBudget?: number; forecast: Forecast | null;
 }): Promise<SummarisedReport[]> {
-  const { period, partial, book, g, coverage, warnings, finalized, corrections, formats } = st;
+  const { period, partial, book, g, coverage, warnings, finalized, corrections, formats, focus } = st;
   const { total, unpricedLines, assumed, runIds, sheets, forecast } = t;
   const { title, now, correctionsSheet } = o;
   const { store } = w;
@@ -176,6 +177,11 @@ export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: Rep
             ...(finalized ? [['Finalised', `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
               `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`] as [string, string]] : []),
             ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`],
+            ...(focus ? [
+              ['FOCUS file', `${focus.rows} rows, priced usage only; costs are an ${focus.costBasis} (column x_CostBasis)`],
+              ['Left out of FOCUS', focusLeftOutLine(focus)],
+            ] as [string, string][] : []),
+            ...coverage.notEligible.map((org): [string, string] => ['Not eligible', notEligibleLine(org)]),
             ['Assumed rates', `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
               `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`],
             ['Run ids', runIds.join(', ') || 'none'],
@@ -226,6 +232,7 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
       complete: coverage.complete,
       complete_granularities: coverage.completeGranularities,
       reason: coverage.reason,
+      not_eligible: coverage.notEligible,
       scopes: coverage.scopes.map((s) => ({
         source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
         complete: s.complete, required: s.required, statuses: s.statuses,
@@ -261,6 +268,8 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
     ...(focus ? {
       focus: {
         version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
+        cost_basis: focus.costBasis,
+        left_out: { lines: focus.leftOut.lines, plans: focus.leftOut.plans, why: FOCUS_LEFT_OUT_WHY, by_plan: focus.leftOut.byPlan },
         finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
           id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
         })),

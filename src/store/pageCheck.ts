@@ -3,6 +3,7 @@
 // body losslessly so that 2^63 is seen as 2^63, not as a rounded double.
 import { isLosslessNumber, parse } from 'lossless-json';
 import { V1_METRICS } from '../contract/api.js';
+import { realInstant } from '../contract/jsonText.js';
 import type { PageSource } from './types.js';
 
 export interface Offence {
@@ -12,28 +13,36 @@ export interface Offence {
 }
 
 const INT64_MAX = 2n ** 63n - 1n;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+/** A control character, or a surrogate without its pair (only a \u escape can write one). */
+const NOT_STORED = /[\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether text from a page may be stored: no control characters, no lone surrogate (it is not Unicode text). */
+export function isStoredText(s: string): boolean {
+  return !NOT_STORED.test(s);
+}
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const show = (v: unknown): string => (isLosslessNumber(v) ? v.value : JSON.stringify(v) ?? String(v));
 
 function id(v: unknown): string | null {
-  return typeof v === 'string' && v.length > 0 ? null : `expected a non-empty string id, got ${show(v)}`;
+  if (typeof v !== 'string' || v.length === 0) return `expected a non-empty string id, got ${show(v)}`;
+  return isStoredText(v) ? null : `expected text without control characters or lone surrogates, got ${show(v)}`;
 }
 
 function time(v: unknown): string | null {
-  return typeof v === 'string' && ISO_TIME.test(v) && !Number.isNaN(Date.parse(v))
+  return typeof v === 'string' && realInstant(v) !== null
     ? null
-    : `expected an ISO 8601 date-time with a zone, got ${show(v)}`;
+    : `expected an ISO 8601 date-time with a zone naming a real instant (YYYY-MM-DDTHH:MM:SSZ), got ${show(v)}`;
 }
 
 /** A usage counter: a JSON integer literal in [0, 2^63-1]. */
 export function counterProblem(v: unknown): string | null {
   if (!isLosslessNumber(v)) return `expected a non-negative integer, got ${show(v)}`;
   if (!/^-?\d+$/.test(v.value)) return `expected an integer, got ${v.value}`;
+  // -0 is a negative number as written: a billing pipeline does not guess it meant 0.
+  if (v.value.startsWith('-')) return `expected a non-negative integer, got ${v.value}`;
   const n = BigInt(v.value);
-  if (n < 0n) return `expected a non-negative integer, got ${v.value}`;
   if (n > INT64_MAX) return `${v.value} is beyond the int64 range`;
   return null;
 }

@@ -3,11 +3,14 @@
 // about 250,000 objects, and parsing, walking and collecting them was most of the collector's CPU
 // (BENCHMARKS.md, "Session 8"). The scan reads only what it can read exactly: a string with an escape or
 // a byte beyond ASCII where an id is expected, a number that is not a plain integer of at most 15 digits, a
-// time not written as YYYY-MM-DDTHH:MM:SSZ, a key given twice, any departure from the documented shape
-// or from JSON itself makes it give up (null), and the page goes the general way (wideRows.ts readPage:
-// JSON.parse or lossless-json, the strict walk, and the message naming the offending path). So a page the
-// scan accepts gives exactly the rows the general way gives; it is only faster.
+// time not written as YYYY-MM-DDTHH:MM:SSZ, a key given twice (known or not), bytes that are not UTF-8,
+// any departure from the documented shape or from JSON itself makes it give up (null), and the page goes
+// the general way (wideRows.ts readPage: the text checked, JSON.parse or lossless-json, the strict walk,
+// and the message naming the offending path). So a page the scan accepts gives exactly the rows the
+// general way gives; it is only faster. Bytes beyond ASCII are checked only where they occur, so an ASCII
+// page costs one comparison per byte more.
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import { utf8SequenceLength } from '../contract/jsonText.js';
 import { PageRows } from './pageRows.js';
 import type { PageSource } from './types.js';
 
@@ -72,6 +75,9 @@ const V1_BUCKET_KEYS = new Keys(['timeframe_start', 'timeframe_end', ...V1_METRI
 const METRIC_KEYS = new Keys(['metric_name', 'value']);
 const NO_KEYS = new Keys([]);
 
+/** The nesting skipValue reads; deeper is left to the general way (contract/jsonText.ts MAX_DEPTH). */
+const SKIP_DEPTH = 400;
+
 /** Days from 1970-01-01 to the first of each month, in a common year. */
 const MONTH_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
 
@@ -92,6 +98,9 @@ export function scanPage(source: PageSource, page: Buffer): PageRows | null {
 
 class PageScan {
   private p = 0;
+  /** Where the last key read by key() starts and ends (its quotes excluded). */
+  private keyStart = 0;
+  private keyEnd = 0;
   readonly out: PageRows;
   private readonly framework: boolean;
   private readonly v1: boolean;
@@ -114,10 +123,12 @@ class PageScan {
   page(): void {
     const listKeys = this.framework ? PAGE_KEYS.frameworks : PAGE_KEYS.programs;
     let seen = 0;
+    let others: Set<string> | null = null;
     this.open(Ch.LBrace);
     for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(listKeys);
       if (k >= 0) seen = this.once(seen, k);
+      else others = this.other(others);
       if (k === 0) this.list();
       else if (k === 1) this.pagination();
       else this.skipValue();
@@ -142,9 +153,11 @@ class PageScan {
     }
     this.p++;
     let seen = 0;
+    let others: Set<string> | null = null;
     for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(CURSOR_KEYS);
       if (k < 0) {
+        others = this.other(others);
         this.skipValue();
         continue;
       }
@@ -158,19 +171,18 @@ class PageScan {
     let seen = 0;
     let program: string | undefined;
     let framework: string | null = null;
+    let others: Set<string> | null = null;
     this.open(Ch.LBrace);
     for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(ITEM_KEYS);
-      if (k === 1 && !this.framework) {
-        this.skipValue();
-        continue;
-      }
       if (k < 0) {
+        others = this.other(others);
         this.skipValue();
         continue;
       }
       seen = this.once(seen, k);
-      if (k === 0) program = this.string(true);
+      if (k === 1 && !this.framework) this.skipValue(); // not read on a programs page, yet a key like any other
+      else if (k === 0) program = this.string(true);
       else if (k === 1) framework = this.string(true);
       else this.periods(index);
     }
@@ -192,10 +204,12 @@ class PageScan {
     let plan: string | undefined;
     let start: number | undefined;
     let end: number | null = null;
+    let others: Set<string> | null = null;
     this.open(Ch.LBrace);
     for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(PERIOD_KEYS);
       if (k < 0) {
+        others = this.other(others);
         this.skipValue();
         continue;
       }
@@ -226,10 +240,12 @@ class PageScan {
     let reported = 0;
     let start: number | undefined;
     let end: number | undefined;
+    let others: Set<string> | null = null;
     this.open(Ch.LBrace);
     for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
       const k = this.key(this.v1 ? V1_BUCKET_KEYS : V2_BUCKET_KEYS);
       if (k < 0) {
+        others = this.other(others);
         this.skipValue();
         continue;
       }
@@ -255,15 +271,18 @@ class PageScan {
   private metrics(base: number): number {
     const cells = this.out.rowMetrics;
     let reported = 0;
+    let named = 0; // the columns named, as bits: a metric given twice (whatever its values) is left to the general way
     this.open(Ch.LBracket);
     for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) {
       let seen = 0;
       let column = -1;
       let value = -1;
+      let others: Set<string> | null = null;
       this.open(Ch.LBrace);
       for (let m = this.first(Ch.RBrace); m; m = this.next(Ch.RBrace)) {
         const k = this.key(METRIC_KEYS);
         if (k < 0) {
+          others = this.other(others);
           this.skipValue();
           continue;
         }
@@ -271,9 +290,9 @@ class PageScan {
         if (k === 0) column = this.metricName();
         else value = this.counter();
       }
-      if (seen !== 3) throw GIVE_UP;
+      if (seen !== 3 || named & (1 << column)) throw GIVE_UP;
+      named |= 1 << column;
       if (value === 0) continue; // an explicit 0 is stored as absent
-      if (cells[base + column] !== PageRows.NOT_REPORTED) throw GIVE_UP; // given twice: the general way names it
       cells[base + column] = value;
       reported++;
     }
@@ -282,11 +301,21 @@ class PageScan {
 
   // ---- JSON pieces -------------------------------------------------------------------------------
 
-  /** Marks key `k` seen; a key given twice is read by the general way (JSON.parse keeps the last). */
+  /** Marks key `k` seen; a key given twice is left to the general way, which refuses it naming its path. */
   private once(seen: number, k: number): number {
     const bit = 1 << k;
     if (seen & bit) throw GIVE_UP;
     return seen | bit;
+  }
+
+  /** Marks the last key read, one the scan does not read, seen in its object (`seen`: those before it, made on the first). */
+  private other(seen: Set<string> | null): Set<string> {
+    // Its bytes as written: key() leaves a key with an escape to the general way, so equal keys have equal bytes.
+    const key = this.b.toString('latin1', this.keyStart, this.keyEnd);
+    const keys = seen ?? new Set<string>();
+    if (keys.has(key)) throw GIVE_UP;
+    keys.add(key);
+    return keys;
   }
 
   private ws(): void {
@@ -326,6 +355,8 @@ class PageScan {
   private key(keys: Keys): number {
     // An escaped key may spell a known one: quoted() leaves it to the general way.
     const start = this.quoted(false);
+    this.keyStart = start;
+    this.keyEnd = this.p - 1;
     const k = keys.match(this.b, start, this.p - 1);
     this.open(Ch.Colon);
     return k;
@@ -347,8 +378,9 @@ class PageScan {
   }
 
   /**
-   * A string without escapes or control characters (`ascii`: nor bytes beyond printable ASCII), passed
-   * over; returns where its text starts (it ends just before this.p, at the closing quote).
+   * A string without escapes or control characters (`ascii`: nor bytes beyond printable ASCII; else in
+   * well-formed UTF-8), passed over; returns where its text starts (it ends just before this.p, at the
+   * closing quote).
    */
   private quoted(ascii: boolean): number {
     this.ws();
@@ -357,7 +389,8 @@ class PageScan {
     const start = this.p + 1;
     let p = start;
     for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
-      if (c === undefined || c === Ch.Backslash || c < Ch.Space || (ascii && c > 126)) throw GIVE_UP;
+      if (c === undefined || c === Ch.Backslash || c < Ch.Space) throw GIVE_UP;
+      if (c > 126) p = this.wideChar(ascii, p);
     }
     this.p = p + 1;
     return start;
@@ -428,20 +461,27 @@ class PageScan {
     return false;
   }
 
-  /** Any JSON value, checked as JSON.parse would check it, and passed over. */
-  private skipValue(): void {
+  /**
+   * Any JSON value, checked as the general way checks it (keys once per object), and passed over.
+   * `depth`: the objects and arrays it lies in below the member skipped; deeper than SKIP_DEPTH (far
+   * below the general way's MAX_DEPTH, whatever the member's own depth) is left to the general way.
+   */
+  private skipValue(depth = 0): void {
     this.ws();
     const b = this.b;
     const c = b[this.p];
+    if ((c === Ch.LBrace || c === Ch.LBracket) && depth >= SKIP_DEPTH) throw GIVE_UP;
     if (c === Ch.LBrace) {
       this.p++;
+      let others: Set<string> | null = null;
       for (let more = this.first(Ch.RBrace); more; more = this.next(Ch.RBrace)) {
         this.key(NO_KEYS);
-        this.skipValue();
+        others = this.other(others);
+        this.skipValue(depth + 1);
       }
     } else if (c === Ch.LBracket) {
       this.p++;
-      for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) this.skipValue();
+      for (let more = this.first(Ch.RBracket); more; more = this.next(Ch.RBracket)) this.skipValue(depth + 1);
     } else if (c === Ch.Quote) {
       this.skipString();
     } else if (c === Ch.Minus || (c !== undefined && c >= Ch.Zero && c <= Ch.Nine)) {
@@ -458,13 +498,23 @@ class PageScan {
     return true;
   }
 
-  /** A string, escapes checked; any byte beyond ASCII passes (the page is read as UTF-8 either way). */
+  /** The last byte of a character beyond ASCII starting at `p`; gives up when `ascii`, or when its bytes are not UTF-8. */
+  private wideChar(ascii: boolean, p: number): number {
+    if (ascii) throw GIVE_UP;
+    if (this.b[p] === 127) return p;
+    const n = utf8SequenceLength(this.b, p);
+    if (n === 0) throw GIVE_UP;
+    return p + n - 1;
+  }
+
+  /** A string, escapes checked, bytes beyond ASCII checked as UTF-8. */
   private skipString(): void {
     const b = this.b;
     let p = this.p + 1;
     for (let c = b[p]; c !== Ch.Quote; c = b[++p]) {
       if (c === undefined || c < Ch.Space) throw GIVE_UP;
-      if (c === Ch.Backslash) {
+      if (c > 126) p = this.wideChar(false, p);
+      else if (c === Ch.Backslash) {
         const e = b[++p];
         if (e === 117) {
           for (let i = 1; i <= 4; i++) {

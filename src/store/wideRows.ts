@@ -2,16 +2,19 @@
 // period, a BIGINT column per metric), written into DuckDB data chunks for the appender.
 //
 // A page is read by pageScan.ts from its bytes. What the scan cannot read exactly goes the general way
-// here: JSON.parse, unless the text holds a number literal that JSON.parse could not keep exactly or could
+// here: its bytes checked first (contract/jsonText.ts: UTF-8, JSON, no key twice in an object), then
+// JSON.parse, unless the text holds a number literal that JSON.parse could not keep exactly or could
 // not tell apart (16+ digits, a fraction or exponent, a minus sign), which lossless-json reads. Checks are
-// strict, never a filter (ARCHITECTURE.md, "Strict pages"): any leaf not of its documented type refuses
-// the page, and pageCheck.ts names the first offending path.
+// strict, never a filter (ARCHITECTURE.md, "Strict pages", "What is refused"): any leaf not of its
+// documented type refuses the page, and pageCheck.ts names the first offending path. Every path keeps
+// one contract: the scan accepts a page only when this way gives the same rows.
 import { BIGINT, DuckDBDataChunk, INTEGER, TIMESTAMPTZ, type DuckDBAppender } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { endianness } from 'node:os';
 import { isLosslessNumber, parse as losslessParse, type LosslessNumber } from 'lossless-json';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
-import { counterProblem, firstOffence, type Offence } from './pageCheck.js';
+import { checkJsonText, realInstant } from '../contract/jsonText.js';
+import { counterProblem, firstOffence, isStoredText, type Offence } from './pageCheck.js';
 import { PageRows, type Int64 } from './pageRows.js';
 import { scanPage } from './pageScan.js';
 import type { PageSource } from './types.js';
@@ -31,7 +34,6 @@ export const ITEM_COLUMNS = 4; // item, org_id, program_id, framework_id
 const CHUNK_ROWS = 2048; // DuckDB's standard vector size
 // The writer lays int64 cells and validity words out as DuckDB does on a little-endian machine.
 if (endianness() !== 'LE') throw new Error('usage-pipeline writes DuckDB vectors in little-endian order; this machine is big-endian');
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Whether the text holds a number literal JSON.parse would round (16+ digits) or could not tell from an
@@ -250,13 +252,13 @@ export class PeriodBook {
   /** Periods not yet written to staging_periods. */
   fresh: StagedPeriod[] = [];
 
-  /** A time string as microseconds since the epoch, or null when it is not an ISO 8601 date-time with a zone. */
+  /** A time string as microseconds since the epoch, or null unless it is a real instant written as RFC 3339 with a zone. */
   static time(s: unknown): Int64 | null {
     if (typeof s !== 'string') return null;
     let v = TIMES.get(s);
     if (v === undefined) {
-      const ms = ISO_TIME.test(s) ? Date.parse(s) : NaN;
-      v = Number.isNaN(ms) ? null : int64(BigInt(ms) * 1000n + subMillisMicros(s));
+      const micros = realInstant(s);
+      v = micros === null ? null : int64(micros);
       if (TIMES.size > 100_000) TIMES.clear();
       TIMES.set(s, v);
     }
@@ -287,12 +289,6 @@ function int64(v: bigint): Int64 {
   return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
 }
 
-/** Microseconds beyond the millisecond that Date.parse drops (".123456Z" keeps its 456). */
-function subMillisMicros(s: string): bigint {
-  const f = /\.(\d{4,9})/.exec(s)?.[1];
-  return f ? BigInt(f.slice(3, 6).padEnd(3, '0')) : 0n;
-}
-
 export interface PageRead {
   items: number | null;
   cursor: string | null;
@@ -306,11 +302,11 @@ export interface PageRead {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && isStoredText(v);
 
-/** A counter (a number when safe), or undefined when it is not a JSON integer in [0, 2^63-1]. */
+/** A counter (a number when safe), or undefined when it is not a JSON integer in [0, 2^63-1]; -0 is negative. */
 function counter(v: unknown): Int64 | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0) ? v : undefined;
   if (isLosslessNumber(v)) return counterProblem(v) === null ? int64(BigInt((v as LosslessNumber).value)) : undefined;
   return undefined;
 }
@@ -324,7 +320,7 @@ function counter(v: unknown): Int64 | undefined {
  */
 export function readPage(source: PageSource, page: Buffer | string): PageRows {
   const bytes = typeof page === 'string' ? Buffer.from(page, 'utf8') : page;
-  return scanPage(source, bytes) ?? parsePage(source, typeof page === 'string' ? page : bytes.toString('utf8'));
+  return scanPage(source, bytes) ?? parsePage(source, bytes);
 }
 
 /** A page's rows to the writer, in page order: its periods are numbered in the order their first row comes. */
@@ -349,8 +345,15 @@ export function writePage(page: PageRows, org: string | null, book: PeriodBook, 
   return { items: page.items, cursor: page.cursor, programIds: page.programIds, rowlessIds: rowless, values: page.values };
 }
 
-/** The general way: the page parsed as objects (JSON.parse, or lossless-json for numbers it cannot keep) and walked strictly. */
-export function parsePage(source: PageSource, json: string): PageRows {
+/**
+ * The general way: the page's bytes checked (UTF-8, JSON, no key twice), parsed as objects (JSON.parse,
+ * or lossless-json for numbers it cannot keep) and walked strictly.
+ */
+export function parsePage(source: PageSource, page: Buffer | string): PageRows {
+  const bytes = typeof page === 'string' ? Buffer.from(page, 'utf8') : page;
+  const offence = checkJsonText(bytes);
+  if (offence !== null) throw new PageShapeError(offence);
+  const json = bytes.toString('utf8'); // well-formed UTF-8 by now: nothing is replaced
   const lossless = needsLossless(json);
   let body: unknown;
   try {
@@ -367,7 +370,10 @@ export function parsePage(source: PageSource, json: string): PageRows {
   const key = isFramework ? 'frameworks' : 'programs';
   const pagination = body.pagination;
   const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
-  out.cursor = rawCursor === undefined || rawCursor === null ? null : isLosslessNumber(rawCursor) ? rawCursor.value : typeof rawCursor === 'string' ? rawCursor : String(rawCursor);
+  if (rawCursor !== undefined && rawCursor !== null && typeof rawCursor !== 'string') {
+    throw new PageShapeError({ path: '$.pagination.cursor', problem: `expected a string or null, got ${isLosslessNumber(rawCursor) ? rawCursor.value : JSON.stringify(rawCursor)}` });
+  }
+  out.cursor = rawCursor ?? null;
   const list = body[key];
   if (list === undefined || list === null) return out;
   if (!Array.isArray(list)) return refuse();
@@ -417,6 +423,7 @@ export function parsePage(source: PageSource, json: string): PageRows {
         } else {
           const metrics = b.metrics;
           if (!Array.isArray(metrics)) return refuse();
+          let named = 0; // the columns named in this bucket, as bits: a metric given twice is refused whatever its values
           for (let l = 0; l < metrics.length; l++) {
             const m: unknown = metrics[l];
             if (!isObj(m) || !isId(m.metric_name)) return refuse();
@@ -425,8 +432,10 @@ export function parsePage(source: PageSource, json: string): PageRows {
             const col = allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
             const path = () => `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`;
             if (col === undefined) throw new PageShapeError({ path: `${path()}.metric_name`, problem: `${m.metric_name} is not a metric this request asked for` });
+            if (named & (1 << col)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+            named |= 1 << col;
             if (n === 0) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
-            if (!out.setMetric(r, col, n)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+            out.setMetric(r, col, n);
             reported++;
           }
         }

@@ -39,8 +39,18 @@ describe('parseJson', () => {
     expect(needsLosslessParse('{"a":123456789012345,"b":123456789012345}')).toBe(false);
   });
 
-  it('keeps the last of duplicate keys, like JSON.parse, on the lossless path too', () => {
-    expect(parseJson('{"k": 1, "k": 2, "big": 99999999999999999}')).toEqual({ k: 2, big: 99999999999999999n });
+  it('refuses a key given twice in one object on both paths, naming its path, equal values or not', () => {
+    expect(() => parseJson('{"k": 1, "k": 2, "big": 99999999999999999}')).toThrow(/^\$\.k: the key "k" is given twice/);
+    expect(() => parseJson('{"a": [{"k": 1, "k": 1}]}')).toThrow(/^\$\.a\[0\]\.k: the key "k" is given twice/);
+    // The same key spelt with an escape is the same key.
+    expect(() => parseJson('{"k": 1, "\\u006b": 1}')).toThrow(SyntaxError);
+    expect(parseJson('{"k": 1, "o": {"k": 2}}')).toEqual({ k: 1, o: { k: 2 } });
+  });
+
+  it('refuses bytes that are not UTF-8 on both paths, where JSON.parse would read U+FFFD', () => {
+    const bad = (long: boolean) => Buffer.concat([Buffer.from(`{"n": ${long ? '12345678901234567' : '1'}, "s": "a`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    for (const long of [false, true]) expect(() => parseJson(bad(long))).toThrow(/^\$\.s: not valid UTF-8 at byte/);
+    expect(parseJson(Buffer.from('{"s": "\u00e9t\u00e9 \u{1F600}"}'))).toEqual({ s: '\u00e9t\u00e9 \u{1F600}' });
   });
 
   it('throws SyntaxError on invalid JSON on both paths', () => {

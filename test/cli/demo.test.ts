@@ -8,6 +8,8 @@ import { openStore } from '../../src/store/store.js';
 import { silentLogger } from '../../src/log.js';
 import { formatDemo } from '../../src/cli/format.js';
 import { rawSql } from '../../src/store/rawSql.js';
+import { runReport } from '../../src/report/run.js';
+import { checkFocusFile, failures } from '../support/focusRules.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const examples = readdirSync('queries/examples').filter((f) => f.endsWith('.sql')).sort();
@@ -52,6 +54,19 @@ describe('the demo (npm start)', () => {
       } else {
         expect(out).toMatch(/coverage/);
       }
+    }
+  });
+
+  it('writes a FOCUS file of the demo\'s month that keeps every FOCUS 1.2 rule', async () => {
+    const store = await openStore({ path: db });
+    try {
+      const r = await runReport({ store, month: result.month, outDir: join(dir, 'focus'), formats: ['focus'], priceBookPath: 'config/prices.toml', now: new Date(NOW) });
+      const results = await checkFocusFile(store, r.files.find((f) => f.path.endsWith(`focus-${result.month}.parquet`))!.path);
+      console.log(`FOCUS 1.2 rules on the demo's month (${result.month}): ${results.length} checked, ${failures(results).length} failed`);
+      expect(r.focus!.rows).toBeGreaterThan(0);
+      expect(failures(results)).toEqual([]);
+    } finally {
+      await store.close();
     }
   });
 

@@ -100,6 +100,35 @@ describe('collect against a hostile API', () => {
     await expectUnchanged();
   });
 
+  // No bound stops this early: collect.max_pages at its default (1000) without an inventory, a page bound of 22
+  // with an inventory of 1,000 programs. The id that comes again on page 2 does, and no page 3 is asked for.
+  it.each([
+    ['without an inventory', 0, /holds program again-0, already on page 1: a cursor that runs away/],
+    ['with an inventory of 1,000 programs', 1000, /holds program again-0, already on page 1: a cursor that runs away/],
+  ])('stops a cursor that hands back the first page under new cursors at its second page, %s: exit 2, nothing changed', async (_what, inventory, message) => {
+    const unbound = join(dir, 'unbound.toml');
+    writeFileSync(unbound, CONFIG.replace('max_pages = 5', 'max_pages = 1000'));
+    if (inventory > 0) {
+      const store = await openStore({ path: db });
+      try {
+        const programs = Array.from({ length: inventory }, (_, i) => ({ program_id: `inv-${i}`, org_id: HOSTILE_ORG, name: null, region_id: null, created_at: null }));
+        await store.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
+      } finally {
+        await store.close();
+      }
+    }
+    api.set({ kind: 'same-page' });
+    const sent = api.requests.length;
+    const r = await cli(collectArgs().map((a) => (a === config ? unbound : a)), { env: ENV });
+    expect(r.code).toBe(2);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(message);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(/request id hostile-\d+/);
+    // Two pages asked for, the second the one that repeats: the guard comes before the next request.
+    expect(api.requests.length - sent).toBe(2);
+    await expectUnchanged();
+    api.set({ kind: 'good' });
+  });
+
   it('holds an empty list over existing data unless --accept-deletions', async () => {
     api.set({ kind: 'empty' });
     const r = await cli(collectArgs(), { env: ENV });

@@ -78,4 +78,47 @@ describe('cursorPages', () => {
       process.off('unhandledRejection', onUnhandled);
     }
   });
+
+  describe('an id that comes again in one query\'s pages (a runaway cursor)', () => {
+    /** Pages whose ids are `pages[k]`, each full, each with a new cursor; returns what was asked for and handed out. */
+    async function run(pages: string[][], itemsKey: string, maxPages?: number) {
+      const asked: (string | undefined)[] = [];
+      const out: string[] = [];
+      const iterate = async () => {
+        for await (const page of cursorPages(
+          async (cursor) => {
+            asked.push(cursor);
+            const ids = pages[Math.min(asked.length - 1, pages.length - 1)]!;
+            return { items: ids.length, cursor: `c${asked.length}`, requestId: `r${asked.length}`, ids };
+          },
+          { itemsKey, limit: 2, describe: 'GET /test', ...(maxPages ? { maxPages: { pages: maxPages, why: 'the test' } } : {}) },
+        )) out.push(...page.ids!);
+      };
+      return { asked, out, done: iterate() };
+    }
+
+    it('stops at the second page when it hands back the first under a new cursor, whatever the bound, asking for no third', async () => {
+      for (const maxPages of [undefined, 1000]) {
+        const r = await run([['p0', 'p1']], 'programs', maxPages);
+        await expect(r.done).rejects.toThrow(/page 2 of this query \(request id r2\) holds program p0, already on page 1: a cursor that runs away/);
+        expect(r.asked).toEqual([undefined, 'c1']);
+        expect(r.out).toEqual(['p0', 'p1']);
+      }
+    });
+
+    it('stops at a frameworks page that repeats a framework of an earlier one, or lists one twice', async () => {
+      const later = await run([['f0', 'f1'], ['f2', 'f3'], ['f4', 'f1']], 'frameworks');
+      await expect(later.done).rejects.toThrow(/page 3 of this query \(request id r3\) holds framework f1, already on page 1/);
+      expect(later.asked.length).toBe(3);
+      const twice = await run([['f0', 'f0']], 'frameworks');
+      await expect(twice.done).rejects.toThrow(/page 1 .* holds framework f0, twice on that page/);
+      expect(twice.asked.length).toBe(1);
+    });
+
+    it('follows pages whose ids are all new', async () => {
+      const r = await run([['a', 'b'], ['c', 'd'], ['e']], 'programs');
+      await r.done;
+      expect(r.out).toEqual(['a', 'b', 'c', 'd', 'e']);
+    });
+  });
 });

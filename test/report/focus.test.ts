@@ -19,8 +19,7 @@ const BOOK = 'config/prices.toml';
 type Kind = 'Decimal' | 'String' | 'DateTime';
 // FOCUS 1.2 columns this export provides: type and whether the column allows nulls (Mandatory
 // columns first, then the Conditional ones that apply to this service).
-// Cost columns are null only on a row flagged x_Unpriced: usage with no rate is never shown as 0
-// (the one deliberate departure, and the reason is in x_UnpricedReason and ChargeDescription).
+// Cost columns are never null: usage with no rate is left out of the file (and never shown as 0).
 const FOCUS_1_2: Record<string, { kind: Kind; nulls: boolean }> = {
   BilledCost: { kind: 'Decimal', nulls: false },
   BillingAccountId: { kind: 'String', nulls: false },
@@ -124,8 +123,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(n).toBeGreaterThan(1000n);
     for (const [name, rule] of Object.entries(FOCUS_1_2)) {
       if (rule.nulls) continue;
-      const unpricedMayBeNull = COST_COLUMNS.includes(name) ? ' AND NOT "x_Unpriced"' : '';
-      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "${name}" IS NULL${unpricedMayBeNull}`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "${name}" IS NULL`);
       expect(x!.n, `${name} must not be null`).toBe(0n);
     }
     for (const name of NOT_NULL_ON_USAGE) {
@@ -237,7 +235,7 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     const dir = r.dir;
     const diff = await rawSql(L.store).query(`
       WITH f AS (SELECT "SubAccountId" AS program_id, sum(coalesce("BilledCost", 0)) AS c FROM ${rp(path)} GROUP BY 1),
-           p AS (SELECT program_id, sum(coalesce(cost, 0)) AS c FROM ${rp(join(dir, 'program_spend.parquet'))} GROUP BY 1)
+           p AS (SELECT program_id, sum(cost) AS c FROM ${rp(join(dir, 'program_spend.parquet'))} WHERE priced GROUP BY 1)
       SELECT coalesce(f.program_id, p.program_id) AS program_id, f.c AS focus, p.c AS workbook
       FROM f FULL OUTER JOIN p ON f.program_id = p.program_id WHERE f.c IS DISTINCT FROM p.c`);
     expect(diff).toEqual([]);
@@ -251,16 +249,14 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(fw!.c).toBe(fw!.d);
   });
 
-  test('unpriced usage has no price and no cost (never 0), with x_Unpriced and the reason', async () => {
-    const [u] = await rawSql(L.store).query<{ n: bigint; with_cost: bigint; reasons: bigint; described: bigint }>(`
-      SELECT count(*) AS n, count("BilledCost") + count("ListCost") + count("ListUnitPrice") AS with_cost,
-             count(*) FILTER (WHERE "x_UnpricedReason" LIKE 'unpriced:%') AS reasons,
-             count(*) FILTER (WHERE "ChargeDescription" LIKE '%UNPRICED%') AS described
-      FROM ${rp(path)} WHERE "x_Unpriced"`);
-    expect(u!.n).toBeGreaterThan(0n);
-    expect(u!.with_cost).toBe(0n);
-    expect(u!.reasons).toBe(u!.n);
-    expect(u!.described).toBe(u!.n);
+  test('unpriced usage is left out (never a null or 0 cost): no row is unpriced, the manifest counts it', async () => {
+    expect(r.unpricedLines).toBeGreaterThan(0);
+    const [u] = await rawSql(L.store).query<{ n: bigint; nulls: bigint }>(`
+      SELECT count(*) FILTER (WHERE "x_Unpriced" OR "ChargeDescription" LIKE '%UNPRICED%') AS n,
+             count(*) FILTER (WHERE ${COST_COLUMNS.map((c) => `"${c}" IS NULL`).join(' OR ')}) AS nulls
+      FROM ${rp(path)}`);
+    expect(u).toEqual({ n: 0n, nulls: 0n });
+    expect(r.focus!.leftOut.lines).toBe(r.unpricedLines);
     const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8'));
     expect(manifest.files.map((f: { name: string }) => f.name)).toContain(`focus-${MONTH}.parquet`);
     expect(manifest.focus).toMatchObject({ version: '1.2', rows: r.focus!.rows, corrections: 0, billed_total: r.total });

@@ -11,6 +11,8 @@ export type Behaviour =
   | { kind: 'value'; literal: string }
   /** Every page full, with a cursor never seen before. */
   | { kind: 'endless-cursor' }
+  /** The same full page every time, under a cursor never seen before (a cursor that runs away). */
+  | { kind: 'same-page' }
   | { kind: 'empty' }
   /** 200, then body bytes forever. */
   | { kind: 'endless-body' }
@@ -102,6 +104,10 @@ export async function startHostileServer(): Promise<HostileServer> {
       const page = Number(url.searchParams.get('cursor')?.split('-')[1] ?? 0) + 1;
       const ids = Array.from({ length: Number(url.searchParams.get('limit') ?? 100) }, (_, i) => `ghost-${page}-${i}`);
       return res.end(programsPage(from, ids, `ghost-${page}-99`));
+    }
+    if (b.kind === 'same-page') {
+      const ids = Array.from({ length: Number(url.searchParams.get('limit') ?? 100) }, (_, i) => `again-${i}`);
+      return res.end(programsPage(from, ids, `again-${serial}`));
     }
     return res.end(programsPage(from, PROGRAMS, undefined, b.kind === 'value' ? b.literal : undefined));
   };

@@ -4,6 +4,7 @@
 import type { Store } from '../facade.js';
 import { rawSql } from '../rawSql.js';
 import { quoteIdent, readSql } from '../sql.js';
+import { reportTable } from '../../domain/reports.js';
 import { dropTempRelation, materialiseSql } from './stages.js';
 
 /** The TEMP tables of a run: the rows computed from current data, and the rows written. */
@@ -28,6 +29,18 @@ WHERE t.line_no > $lo AND t.line_no <= $hi;`;
 const FOCUS_FINALIZE_ROWS_SQL = `INSERT INTO report_focus_finalized BY NAME
 SELECT $finalization_id AS finalization_id, $month AS month, line_no AS row_no, * EXCLUDE (line_no)
 FROM ${quoteIdent(FOCUS_TABLE)} WHERE line_no > $after ORDER BY line_no;`;
+
+// (focus_unpriced) Parameters: none. The program_spend lines with no rate (left out of the FOCUS file:
+// FOCUS costs must not be null, and no price is invented), by plan and reason, from the run's
+// program_spend (the current lines, before a finalised month's tables replace them).
+const FOCUS_UNPRICED_SQL = `SELECT period_plan AS plan, note AS reason, CAST(count(*) AS BIGINT) AS lines
+FROM ${quoteIdent(reportTable('program_spend'))} WHERE NOT priced GROUP BY ALL ORDER BY plan, reason;`;
+
+/** The program_spend lines with no rate, by plan and reason (FOCUS_UNPRICED_SQL). */
+export async function focusUnpriced(store: Store): Promise<{ plan: string; reason: string; lines: number }[]> {
+  const rows = await rawSql(store).query<{ plan: string; reason: string; lines: bigint }>(FOCUS_UNPRICED_SQL);
+  return rows.map((r) => ({ plan: r.plan, reason: r.reason, lines: Number(r.lines) }));
+}
 
 /** The FOCUS rows' SQL (one chunk of the detail, numbered on from $line_offset; stages.ts chunkwise). */
 export function focusRowsSql(): string {

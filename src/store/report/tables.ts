@@ -61,8 +61,11 @@ const copyParquetSql = (table: string, path: string) =>
 // Row groups of 30,720 rows (a quarter of DuckDB's default): the writer holds a whole row group
 // before it compresses it, and a FOCUS row is wide (about 1.5 KB in memory), so 122,880 rows took
 // about 180 MB, more than the report's memory limit leaves; a file of fewer rows is unchanged.
+// x_CostBasis says on every row what FOCUS's cost columns are here: estimates from a price book
+// revision, not an invoice. Written with the file, not stored with the rows a finalisation records.
 const copyFocusParquetSql = (table: string, path: string) =>
-  `COPY (SELECT * EXCLUDE (line_no) FROM ${reportRelation(table)}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 30720);`;
+  `COPY (SELECT * EXCLUDE (line_no), 'estimate from price book revision ' || "x_PriceBookRevision" || ', not an invoice' AS "x_CostBasis"
+  FROM ${reportRelation(table)}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 30720);`;
 
 /** A report table as a Parquet file at `path`. */
 export async function copyTableToParquet(store: Store, table: string, path: string): Promise<void> {

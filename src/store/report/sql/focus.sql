@@ -19,8 +19,11 @@
 -- PricingQuantity is the billable quantity (after the included allowance), ConsumedQuantity the usage.
 -- SkuPriceId is the price book's rate id: one rate (one ListUnitPrice), so a rate change mid-month
 -- gives a second SkuPriceId. BillingAccountName is the organization's name from the API's organization
--- listing (table organizations), else 'Organization <id>' when no listing named it. An unpriced row carries no price and no cost (NULL, never 0),
--- x_Unpriced true and the reason in x_UnpricedReason and ChargeDescription.
+-- listing (table organizations), else 'Organization <id>' when no listing named it.
+-- Only priced usage: FOCUS costs must not be null and no price is invented, so usage without a rate is
+-- left out here (the workbook and the Parquet reports carry it as UNPRICED; the manifest's FOCUS entry
+-- counts it by plan and reason). x_Unpriced (always false) and x_UnpricedReason (always NULL) stay
+-- for the rows finalised before, which kept the columns.
 SELECT
   $line_offset + row_number() OVER (ORDER BY d.org_id NULLS FIRST, d.program_id, d.charge_from, d.line_type, d.framework_id NULLS FIRST,
                               d.metric, d.period_id, d.rate_id NULLS FIRST, d.program_line_no) AS line_no,
@@ -91,5 +94,5 @@ FROM rpt_daily_chunk d
 LEFT JOIN programs p ON p.program_id = d.program_id
 LEFT JOIN organizations o ON o.org_id = coalesce(d.org_id, p.org_id)
 LEFT JOIN price_metrics m ON m.metric = d.metric
-WHERE d.quantity_raw > 0
+WHERE d.quantity_raw > 0 AND d.priced
 ORDER BY line_no
