@@ -63,7 +63,11 @@ function collectSummaryLines(r: CollectResult & { dbPath: string; analystCopy: s
       lines.push(`  ${s.status}: ${s.source} ${s.granularity ?? ''} ${s.scope}${s.detail ? ` - ${s.detail}` : ''}`);
     }
   }
-  for (const [org, sources] of byOrg) lines.push(`  ${org}: not eligible for ${[...sources].sort().join(', ')} (its plan is served by the other API version)`);
+  const served = new Set(r.scopes.filter((s) => s.status !== 'not_eligible' && s.source !== 'inventory').map((s) => s.scope));
+  for (const [org, sources] of byOrg) {
+    const why = served.has(org) ? 'its plan is served by the other API version' : 'no billable usage: complete';
+    lines.push(`  ${org}: not eligible for ${[...sources].sort().join(', ')} (${why})`);
+  }
   if (r.error) lines.push(`  error: ${r.error}`);
   lines.push(`  database: ${r.dbPath}`);
   if (r.analystCopy) lines.push(`  analysts open: ${r.analystCopy}`);

@@ -146,16 +146,14 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   };
 }
 
-/** Exit 0 when every organization was served by the API version its plan allows; 2 when some scope failed
- *  or an organization was eligible for neither version; 1 when the run could not proceed at all. */
+/** Exit 0 when every scope was served or answered not eligible; 2 when some scope failed; 1 when the run
+ *  could not proceed at all. An organization not eligible for either API version (a Free plan) is a final,
+ *  known answer: complete, with no billable usage. */
 function outcome(scopes: ScopeResult[], error: string | undefined): { status: CollectResult['status']; exitCode: 0 | 1 | 2 } {
   const data = scopes.filter((s) => s.source !== 'inventory');
   const anyCollected = data.some((s) => s.status === 'complete' || s.status === 'partial' || s.status === 'up_to_date');
   if (error && !anyCollected) return { status: 'failed', exitCode: 1 };
-  const failed = scopes.some((s) => s.status === 'failed');
-  const orgs = new Set(data.map((s) => s.scope));
-  const unserved = [...orgs].some((org) => data.filter((s) => s.scope === org).every((s) => s.status === 'not_eligible'));
-  if (error || failed || unserved) return { status: 'partial', exitCode: 2 };
+  if (error || scopes.some((s) => s.status === 'failed')) return { status: 'partial', exitCode: 2 };
   return { status: 'complete', exitCode: 0 };
 }
 

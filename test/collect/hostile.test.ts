@@ -145,6 +145,23 @@ describe('collect against a hostile API', () => {
     expect(before.rows).toBe(12);
   });
 
+  it('an organization not eligible for either API version (403 on both) is a complete answer: exit 0, coverage not_eligible', async () => {
+    api.set({ kind: 'not-eligible' });
+    const freeDb = join(dir, 'free.duckdb');
+    const args = collectArgs('--db', freeDb, '--sources', 'v1_programs,v2_programs');
+    const r = await cli(args, { env: ENV });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/"msg":"run finished".*"status":"complete"/);
+    const store = await openStore({ path: freeDb, readOnly: true });
+    try {
+      const cov = await rawSql(store).query<{ source: string; status: string }>('SELECT source, status FROM coverage ORDER BY source');
+      expect(cov).toEqual([{ source: 'v1_programs', status: 'not_eligible' }, { source: 'v2_programs', status: 'not_eligible' }]);
+    } finally {
+      await store.close();
+    }
+    api.set({ kind: 'good' });
+  });
+
   it('refuses an endless body at the size cap: exit 2, nothing changed', async () => {
     api.set({ kind: 'endless-body' });
     const r = await cli(collectArgs(), { env: ENV });

@@ -14,6 +14,8 @@ export type Behaviour =
   /** The same full page every time, under a cursor never seen before (a cursor that runs away). */
   | { kind: 'same-page' }
   | { kind: 'empty' }
+  /** 403 on every route, as for an organization on the Free plan (not eligible for either version). */
+  | { kind: 'not-eligible' }
   /** 200, then body bytes forever. */
   | { kind: 'endless-body' }
   | { kind: 'retry-after'; seconds: number };
@@ -77,7 +79,7 @@ export async function startHostileServer(): Promise<HostileServer> {
       res.writeHead(401, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ request_id: `hostile-${serial}`, code: '', message: 'bad key' }));
     }
-    if (url.pathname !== '/v1/consumption_history/v2/programs') {
+    if (url.pathname !== '/v1/consumption_history/v2/programs' || behaviour.kind === 'not-eligible') {
       res.writeHead(403, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ request_id: `hostile-${serial}`, code: 'forbidden', message: 'not served here' }));
     }
