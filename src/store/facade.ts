@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
 import { execSql, queryRows, queryTable, type SqlParams } from './connection.js';
-import type { DatasetPartition, DatasetPartitionKey } from './dataset.js';
+import type { ChangedWindow, DatasetFingerprint, DatasetPartitionKey } from './dataset.js';
 import type { StoreContext } from './facade/context.js';
 import * as coverage from './facade/coverage.js';
 import * as exports from './facade/exports.js';
@@ -309,11 +309,48 @@ export class Store {
     return exports.forgetExportedPartition(this.ctx, dir, partition);
   }
 
-  datasetPartitions(): Promise<DatasetPartition[]> {
-    return exports.datasetPartitions(this.ctx);
+  exportedRows(dir: string): Promise<number> {
+    return exports.exportedRows(this.ctx, dir);
   }
 
-  stageDatasetPartition(p: DatasetPartitionKey): Promise<void> {
+  datasetUnits(): Promise<DatasetPartitionKey[]> {
+    return exports.datasetUnits(this.ctx);
+  }
+
+  datasetState(dir: string): Promise<exports.DatasetState | undefined> {
+    return exports.datasetState(this.ctx, dir);
+  }
+
+  recordDatasetExported(dir: string, state: exports.DatasetState, at: Date): Promise<void> {
+    return exports.recordDatasetExported(this.ctx, dir, state, at);
+  }
+
+  datasetRunsPending(dir: string): Promise<number> {
+    return exports.runsPending(this.ctx, dir);
+  }
+
+  datasetChangedWindows(dir: string): Promise<ChangedWindow[]> {
+    return exports.changedWindows(this.ctx, dir);
+  }
+
+  datasetFingerprint(p: DatasetPartitionKey): Promise<DatasetFingerprint> {
+    return exports.datasetFingerprint(this.ctx, p);
+  }
+
+  datasetContextDigest(names: boolean): Promise<{ prices: string; names?: string }> {
+    return exports.contextDigest(this.ctx, names);
+  }
+
+  datasetStagedFingerprint(): Promise<DatasetFingerprint> {
+    return exports.stagedFingerprint(this.ctx);
+  }
+
+  datasetSpendMonths(): Promise<string[]> {
+    return exports.spendMonths(this.ctx);
+  }
+
+  /** Stages one unit; returns the runs that wrote its rows. */
+  stageDatasetPartition(p: DatasetPartitionKey): Promise<string[]> {
     return exports.stageDatasetPartition(this.ctx, p);
   }
 
