@@ -19,6 +19,7 @@ export const INTEGRATION = [
   'test/collect/frameworkRequests.test.ts',
   'test/collect/nonsense.test.ts',
   'test/export/dataset.test.ts',
+  'test/export/retention.test.ts',
   'test/package/tarball.test.ts',
   'test/report/arrow.test.ts',
   'test/report/atomic.test.ts',

@@ -30,6 +30,7 @@ Examples:
   $ usage-pipeline report --month 2026-10            # reports/2026-10/: Parquet, xlsx, HTML
   $ usage-pipeline export --dataset /srv/usage       # Hive-partitioned Parquet (--format parquet,arrow)
   $ usage-pipeline status                            # coverage, freshness, last runs
+  $ usage-pipeline prune --dry-run                   # retention: [store.retention]
   $ usage-pipeline status --check                    # exit 1 when stale or the last run failed
   $ usage-pipeline query "SELECT count(*) FROM usage_program"
   $ usage-pipeline schedule                          # the daemon (systemd, or a terminal)
@@ -200,6 +201,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const r = await underRunLock(o, 'export', (signal) => exportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
+      setExit(EXIT.ok);
+    });
+
+  common(program.command('prune'))
+    .description('remove hourly usage older than [store.retention] hourly_days (daily and monthly are kept)')
+    .option('--hourly-days <n>', 'keep this many UTC days of hourly usage (default: the config; at least 8)')
+    .option('--dataset <dir>', 'remove only what this export --dataset folder holds (default: the config)')
+    .option('--dry-run', 'say what would be removed, remove nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (o) => {
+      const { pruneCommand, preparePruneCommand, formatPrune } = await import('./prune.js');
+      const prepared = preparePruneCommand(o);
+      const r = await underRunLock(o, 'prune', (signal) => pruneCommand({ ...o, signal }, prepared));
+      if (o.json) printJson(r);
+      else process.stdout.write(formatPrune(r) + '\n');
       setExit(EXIT.ok);
     });
 

@@ -13,6 +13,7 @@ import * as coverage from './facade/coverage.js';
 import * as exports from './facade/exports.js';
 import * as frameworksInUsage from './facade/frameworksInUsage.js';
 import * as inventory from './facade/inventory.js';
+import * as retention from './facade/retention.js';
 import * as runs from './facade/runs.js';
 import * as summary from './facade/summary.js';
 import { releaseInProcess } from './inProcessLock.js';
@@ -360,6 +361,16 @@ export class Store {
 
   dropStagedPartition(): Promise<void> {
     return exports.dropStagedPartition(this.ctx);
+  }
+
+  // ---- retention (facade/retention.ts)
+
+  hourlyDaysBefore(cutoff: Date): Promise<retention.HourlyDay[]> {
+    return retention.hourlyDaysBefore(this.ctx, cutoff);
+  }
+
+  removeHourlyBefore(runId: string, cutoff: Date, days: retention.HourlyDay[]): Promise<retention.Removal[]> {
+    return retention.removeHourlyBefore(this.ctx, runId, cutoff, days);
   }
 
   // ---- status (facade/summary.ts)
