@@ -375,6 +375,10 @@ export class Store {
 
   // ---- status (facade/summary.ts)
 
+  usageRowCounts(): Promise<{ usage_program: number; usage_framework: number }> {
+    return summary.usageRowCounts(this.ctx);
+  }
+
   dimensionCounts(): Promise<{ programs: number; frameworks: number; snapshots: number }> {
     return summary.dimensionCounts(this.ctx);
   }
