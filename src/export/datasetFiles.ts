@@ -67,11 +67,13 @@ export async function readManifest(root: string, partition: string): Promise<Man
 
 const fingerprintOf = (rows: bigint, digest: string) => `v2:${rows}:${digest}`;
 
-/** Stages a unit and writes its files under temporary names; undefined when it has no rows. */
-async function stageAndWrite(store: Store, w: DirectoryWork, u: Unit, known?: string): Promise<Written | undefined> {
+/** Stages a unit and writes its files under temporary names; undefined when it has no rows, 'same'
+ *  when its staged rows have the fingerprint `unlessSame`. */
+async function stageAndWrite(store: Store, w: DirectoryWork, u: Unit, known?: string, unlessSame?: string): Promise<Written | 'same' | undefined> {
   const runIds = await store.stageDatasetPartition(u.key);
   const fp = known ?? (await store.datasetStagedFingerprint().then((f) => (f.rows === 0n ? undefined : fingerprintOf(f.rows, f.digest))));
   if (fp === undefined) return undefined;
+  if (fp === unlessSame) return 'same';
   const rows = Number(fp.split(':')[1]);
   const parquet = join(w.dir, w.partition, `${u.file}.parquet`);
   const tmp: Written['tmp'] = { parquet: tempPathFor(parquet) };
@@ -105,18 +107,20 @@ export async function writeDirectory(store: Store, w: DirectoryWork, signal?: Ab
     for (const u of w.units) {
       signal?.throwIfAborted();
       checked++;
-      if (w.forced.has(u.id)) {
-        const out = await stageAndWrite(store, w, u);
-        if (out) written.push(out);
-        else emptied.push(u);
+      // A priced month is computed from the whole spend views whichever way it is read: staged once
+      // and compared, rather than hashed through the views and then staged again.
+      if (w.forced.has(u.id) || u.key.stream === 'spend_daily') {
+        const out = await stageAndWrite(store, w, u, undefined, w.forced.has(u.id) ? undefined : w.previous.get(u.id));
+        if (out === undefined) emptied.push(u);
+        else if (out !== 'same') written.push(out);
         continue;
       }
-      // Not forced: hashed where it is stored, staged only if it differs from what was exported.
+      // Usage: hashed where it is stored, staged only if it differs from what was exported.
       const f = await store.datasetFingerprint(u.key);
       if (f.rows === 0n) emptied.push(u);
       else if (w.previous.get(u.id) !== fingerprintOf(f.rows, f.digest)) {
         const out = await stageAndWrite(store, w, u, fingerprintOf(f.rows, f.digest));
-        if (out) written.push(out);
+        if (out && out !== 'same') written.push(out);
       }
     }
     signal?.throwIfAborted();
