@@ -30,7 +30,7 @@ Examples:
   $ usage-pipeline report --month 2026-10            # reports/2026-10/: Parquet, xlsx, HTML
   $ usage-pipeline export --dataset /srv/usage       # Hive-partitioned Parquet (--format parquet,arrow)
   $ usage-pipeline status                            # coverage, freshness, last runs
-  $ usage-pipeline prune --dry-run                   # retention: [store.retention]
+  $ usage-pipeline prune --dry-run                   # retention, dry run
   $ usage-pipeline status --check                    # exit 1 when stale or the last run failed
   $ usage-pipeline query "SELECT count(*) FROM usage_program"
   $ usage-pipeline schedule                          # the daemon (systemd, or a terminal)
