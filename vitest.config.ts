@@ -21,6 +21,7 @@ export const INTEGRATION = [
   'test/collect/frameworkRequests.test.ts',
   'test/collect/nonsense.test.ts',
   'test/export/dataset.test.ts',
+  'test/export/retention.test.ts',
   'test/package/deploy.test.ts',
   'test/package/operator.test.ts',
   'test/package/tarball.test.ts',

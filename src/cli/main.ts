@@ -30,6 +30,7 @@ Examples:
   $ usage-pipeline report --month last      # into report.out_dir/YYYY-MM/
   $ usage-pipeline export --dataset DIR     # Hive-partitioned Parquet
   $ usage-pipeline status                   # coverage, freshness, last runs
+  $ usage-pipeline prune --dry-run          # retention: what prune removes
   $ usage-pipeline status --check           # exit 1: stale, or last run failed
   $ usage-pipeline query --examples         # the example queries shipped
   $ usage-pipeline schedule                 # the daemon (systemd or a terminal)
@@ -213,6 +214,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const r = await underRunLock(o, 'export', (signal) => exportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
       else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
+      setExit(EXIT.ok);
+    });
+
+  common(program.command('prune'))
+    .description('remove hourly usage older than [store.retention] hourly_days (daily and monthly are kept)')
+    .option('--hourly-days <n>', 'keep this many UTC days of hourly usage (default: the config; at least 8)')
+    .option('--dataset <dir>', 'remove only what this export --dataset folder holds (default: the config)')
+    .option('--dry-run', 'say what would be removed, remove nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (o) => {
+      const { pruneCommand, preparePruneCommand, formatPrune } = await import('./prune.js');
+      const prepared = preparePruneCommand(o);
+      const r = await underRunLock(o, 'prune', (signal) => pruneCommand({ ...o, signal }, prepared));
+      if (o.json) printJson(r);
+      else process.stdout.write(formatPrune(r) + '\n');
       setExit(EXIT.ok);
     });
 

@@ -84,9 +84,9 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
     note = 'the database is in use (a collection is probably running); showing the analyst copy from the last completed run';
   }
   try {
-    const usage = await store.usageSummary();
+    // Stored rows, from row group sizes: status reads metadata, never the usage itself.
+    const usage = await store.usageRowCounts();
     const dims = await store.dimensionCounts();
-    const total = (table: string) => usage.filter((u) => u.table === table).reduce((sum, u) => sum + u.rows, 0);
     const coverage = await store.coverageSummary();
     const runs = await store.lastRuns(opts.runs ?? 5);
     const holder = readLockHolder(ctx.dbPath);
@@ -100,7 +100,7 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
       runs,
       check,
       ...(running ? { running } : {}),
-      rows: { usage_program: total('usage_program'), usage_framework: total('usage_framework'), programs: dims.programs, frameworks: dims.frameworks, snapshots: dims.snapshots },
+      rows: { usage_program: usage.usage_program, usage_framework: usage.usage_framework, programs: dims.programs, frameworks: dims.frameworks, snapshots: dims.snapshots },
     };
   } finally {
     await store.close();

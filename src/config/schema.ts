@@ -80,6 +80,16 @@ export const configSchema = z
         // DuckDB's working memory for every command but collect and report (their own keys): the spend
         // views an analyst or an export reads ran out of memory at 128MB.
         memory_limit: memorySize('512MB'),
+        // What `prune` may remove (default: keep everything). Hourly usage only: daily and monthly are
+        // the billing record and are never pruned. At least 8 days, beyond the 168 hours the API serves,
+        // so no later collect can rewrite a pruned day. With a dataset, only what it holds is removed.
+        retention: z
+          .object({
+            hourly_days: z.number().int().min(8, 'must be at least 8 (the API serves hourly data for 168 hours)').optional(),
+            dataset: z.string().min(1).optional(),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

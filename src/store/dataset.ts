@@ -1,102 +1,168 @@
-// The store's side of `export --dataset`: which partitions each stream of the dataset has (with a
-// fingerprint of their rows), and one partition staged into a TEMP table and copied to Parquet. The
-// streams are a closed set known at compile time, so every statement is a constant chosen by stream:
-// no table name is spliced in at run time. Values (granularity, month bounds) are bound as $name
-// parameters; the COPY target, which DuckDB takes only as a literal, goes through quoteLiteral.
+// The store's side of `export --dataset`: the file units of each stream of the dataset, the windows
+// runs replaced since a dataset folder's last export, a unit's fingerprint, and one unit staged into a
+// TEMP table and copied to Parquet. The streams are a closed set known at compile time, so every
+// statement is a constant chosen by stream: no table name is spliced in at run time. Values
+// (granularity, time bounds) are bound as $name parameters; the COPY target, which DuckDB takes only
+// as a literal, goes through quoteLiteral.
 import { quoteLiteral } from './sql.js';
 
 export const DATASET_STREAMS = ['usage_program', 'usage_framework', 'spend_daily', 'programs', 'frameworks', 'snapshots'] as const;
 export type DatasetStream = (typeof DATASET_STREAMS)[number];
 export type DimensionStream = Extract<DatasetStream, 'programs' | 'frameworks' | 'snapshots'>;
+export type UsageStream = Extract<DatasetStream, 'usage_program' | 'usage_framework'>;
+export const DIMENSION_STREAMS: readonly DimensionStream[] = ['programs', 'frameworks', 'snapshots'];
 
-/** One partition of a stream: usage streams by granularity and UTC month, spend_daily by billing
- *  month, a dimension whole. */
+/** The file layout the export writes; a folder written in another one is exported in full once. */
+export const DATASET_LAYOUT = 'v2-hourly-by-day';
+
+/** One file of a stream: hourly usage by UTC day, daily and monthly usage by UTC month, spend_daily
+ *  by billing month, a dimension whole. */
 export interface DatasetPartitionKey {
   stream: DatasetStream;
   granularity?: string;
   /** 'YYYY-MM'. */
   month?: string;
+  /** 'YYYY-MM-DD', hourly usage only. */
+  day?: string;
 }
 
-export interface DatasetPartition extends DatasetPartitionKey {
+export interface DatasetFingerprint {
   rows: bigint;
   /** Order-independent: count, xor and sum of row hashes over every column. */
-  digest: string | null;
-  /** The collection runs that wrote the rows (none for a dimension). */
-  runIds: string[];
+  digest: string;
 }
 
-/** The TEMP table one partition is staged in, so that its Parquet and Arrow files hold the same rows. */
+/** A window whose rows changed since a folder's last export (a run replaced it, or prune emptied it). */
+export interface ChangedWindow {
+  stream: UsageStream;
+  granularity: string;
+  start: Date;
+  end: Date;
+  removal: boolean;
+}
+
+/** The TEMP table one unit is staged in, so that its Parquet and Arrow files hold the same rows. */
 export const STAGED_PARTITION = 'export_partition';
 
-// The partition listings, one per stream. Long ones are files beside this module.
-export const PARTITIONS_SQL_FILE: Record<Exclude<DatasetStream, DimensionStream>, string> = {
-  usage_program: 'src/store/sql/partitions_usage_program.sql',
-  usage_framework: 'src/store/sql/partitions_usage_framework.sql',
-  spend_daily: 'src/store/sql/partitions_spend_daily.sql',
-};
+export const DATASET_UNITS_SQL_FILE = 'src/store/sql/dataset_units.sql';
+export const CHANGED_WINDOWS_SQL_FILE = 'src/store/sql/dataset_changed_windows.sql';
 
-// A dimension is one unpartitioned file; inventory rows carry no run id.
-const dimensionPartition = (table: DimensionStream) =>
-  `SELECT count(*) AS n_rows,
-       CAST(bit_xor(hash(t)) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(t) AS HUGEINT)), 0) AS VARCHAR) AS digest,
-       CAST([] AS VARCHAR[]) AS run_ids
-FROM ${table} t`;
-export const DIMENSION_PARTITION_SQL: Record<DimensionStream, string> = {
-  programs: dimensionPartition('programs'),
-  frameworks: dimensionPartition('frameworks'),
-  snapshots: dimensionPartition('snapshots'),
-};
-
-// A partition's rows, in key order. Usage rows leave out the partition column (Hive layout: it is in
-// the path). Parameters: usage $granularity, $from, $to (TIMESTAMPTZ, the UTC month); spend_daily
+// A unit's rows, unordered. Usage rows leave out the partition column (Hive layout: it is in the
+// path). Parameters: usage $granularity, $from, $to (TIMESTAMPTZ: the UTC day or month); spend_daily
 // $from (the billing month's first day); dimensions none.
 const ROWS_SQL: Record<DatasetStream, string> = {
   usage_program: `SELECT * EXCLUDE (granularity) FROM usage_program
-WHERE granularity = $granularity AND timeframe_start >= $from AND timeframe_start < $to
-ORDER BY api_version, program_id, period_id, timeframe_start, metric`,
+WHERE granularity = $granularity AND timeframe_start >= $from AND timeframe_start < $to`,
   usage_framework: `SELECT * EXCLUDE (granularity) FROM usage_framework
-WHERE granularity = $granularity AND timeframe_start >= $from AND timeframe_start < $to
-ORDER BY program_id, framework_id, period_id, timeframe_start, metric`,
+WHERE granularity = $granularity AND timeframe_start >= $from AND timeframe_start < $to`,
   spend_daily: `SELECT * FROM spend_daily
-WHERE billing_month = CAST($from AS DATE)
-ORDER BY usage_day, org_id NULLS FIRST, program_id, line_type, framework_id NULLS FIRST, metric, period_id, rate_id NULLS FIRST, line_id`,
-  programs: 'SELECT * FROM programs ORDER BY ALL',
-  frameworks: 'SELECT * FROM frameworks ORDER BY ALL',
-  snapshots: 'SELECT * FROM snapshots ORDER BY ALL',
+WHERE billing_month = CAST($from AS DATE)`,
+  programs: 'SELECT * FROM programs',
+  frameworks: 'SELECT * FROM frameworks',
+  snapshots: 'SELECT * FROM snapshots',
 };
 
-/** The statement staging one partition of `stream` (parameters those of its rows). */
-export function stagePartitionSql(stream: DatasetStream): string {
-  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${ROWS_SQL[stream]}`;
+// The order a unit's file is written in (key order).
+const ORDER_SQL: Record<DatasetStream, string> = {
+  usage_program: 'ORDER BY api_version, program_id, period_id, timeframe_start, metric',
+  usage_framework: 'ORDER BY program_id, framework_id, period_id, timeframe_start, metric',
+  spend_daily: 'ORDER BY usage_day, org_id NULLS FIRST, program_id, line_type, framework_id NULLS FIRST, metric, period_id, rate_id NULLS FIRST, line_id',
+  programs: 'ORDER BY ALL',
+  frameworks: 'ORDER BY ALL',
+  snapshots: 'ORDER BY ALL',
+};
+
+const DIGEST = `count(*) AS n_rows,
+  CAST(bit_xor(hash(t)) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(t) AS HUGEINT)), 0) AS VARCHAR) AS digest`;
+
+/** The fingerprint of one unit's rows, read where they are stored (parameters those of its rows). */
+export function fingerprintSql(stream: DatasetStream): string {
+  return `SELECT ${DIGEST} FROM (${ROWS_SQL[stream]}) t`;
 }
 
-/** The staged partition as zstd Parquet at `path` (COPY takes no parameter for its target). */
+/** The fingerprint of the staged unit (the same as fingerprintSql's over the same rows). */
+export const STAGED_FINGERPRINT = `SELECT ${DIGEST} FROM ${STAGED_PARTITION} t`;
+
+/** The statement staging one unit (parameters those of its rows). */
+export function stagePartitionSql(stream: DatasetStream): string {
+  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${ROWS_SQL[stream]}\n${ORDER_SQL[stream]}`;
+}
+
+/** The runs whose usage rows the staged usage unit holds. */
+export const STAGED_RUN_IDS = `SELECT coalesce(list(DISTINCT run_id ORDER BY run_id), []) AS run_ids FROM ${STAGED_PARTITION}`;
+
+/** The runs that wrote a billing month's usage rows (parameters: $from, $to, the UTC month). */
+export const MONTH_RUN_IDS = `SELECT coalesce(list(DISTINCT run_id ORDER BY run_id), []) AS run_ids FROM (
+  SELECT run_id FROM usage_program_buckets WHERE timeframe_start >= $from AND timeframe_start < $to
+  UNION SELECT run_id FROM usage_framework_buckets WHERE timeframe_start >= $from AND timeframe_start < $to)`;
+
+/** The staged unit as zstd Parquet at `path` (COPY takes no parameter for its target). */
 export function copyPartitionSql(path: string): string {
   return `COPY ${STAGED_PARTITION} TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd)`;
 }
 
 export const DROP_STAGED_PARTITION = `DROP TABLE IF EXISTS temp.${STAGED_PARTITION}`;
 
-/** The UTC month 'YYYY-MM' as [first instant, first instant of the next month). */
-function monthRange(month: string): { from: Date; to: Date } {
+// What the priced daily lines depend on besides usage. The price tables are small: their digest is
+// taken on every export. The inventory columns the lines carry or choose current frameworks by (not
+// last_seen_at, which every listing moves) change only in a run, so theirs is taken only after one.
+const SUM_HASH = (cols: string) => `CAST(count(*) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(${cols}) AS HUGEINT)), 0) AS VARCHAR)`;
+export const PRICES_DIGEST_SQL = `SELECT string_agg(d, '/' ORDER BY k) AS digest FROM (
+  SELECT 1 AS k, ${SUM_HASH('t')} AS d FROM price_book t
+  UNION ALL SELECT 2, ${SUM_HASH('t')} FROM price_metrics t
+  UNION ALL SELECT 3, ${SUM_HASH('t')} FROM price_rates t
+  UNION ALL SELECT 4, ${SUM_HASH('t')} FROM price_allowances t)`;
+export const NAMES_DIGEST_SQL = `SELECT (SELECT ${SUM_HASH('program_id, org_id, name, created_at, deleted_at')} FROM programs)
+  || '/' || (SELECT ${SUM_HASH('framework_id, program_id, name, created_at, deleted_at')} FROM frameworks) AS digest`;
+
+/** The billing months with usage (a full re-check of spend_daily after a context change). */
+export const SPEND_MONTHS_SQL = `SELECT DISTINCT strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month FROM usage_program_buckets ORDER BY 1`;
+
+/** [first instant, first instant after) of a UTC month 'YYYY-MM' or day 'YYYY-MM-DD'. */
+export function unitRange(month: string, day?: string): { from: Date; to: Date } {
+  if (day !== undefined) {
+    const from = new Date(`${day}T00:00:00Z`);
+    return { from, to: new Date(from.getTime() + 86_400_000) };
+  }
   const [y, m] = month.split('-').map(Number) as [number, number];
   return { from: new Date(Date.UTC(y, m - 1, 1)), to: new Date(Date.UTC(y, m, 1)) };
 }
 
-/** The bound parameters of a partition's rows. */
+/** The bound parameters of a unit's rows. */
 export function partitionParams(p: DatasetPartitionKey): Record<string, unknown> {
   switch (p.stream) {
     case 'usage_program':
     case 'usage_framework': {
       if (p.granularity === undefined || p.month === undefined) throw new Error(`a ${p.stream} partition needs a granularity and a month`);
-      const { from, to } = monthRange(p.month);
+      if (p.granularity === 'hourly' && p.day === undefined) throw new Error(`an hourly ${p.stream} partition needs a day`);
+      const { from, to } = unitRange(p.month, p.granularity === 'hourly' ? p.day : undefined);
       return { granularity: p.granularity, from, to };
     }
     case 'spend_daily':
       if (p.month === undefined) throw new Error('a spend_daily partition needs a month');
-      return { from: monthRange(p.month).from };
+      return { from: unitRange(p.month).from };
     default:
       return {};
   }
+}
+
+const iso = (d: Date) => d.toISOString();
+
+/** The units a window's rows fall in: hourly usage by day, other granularities and spend by month. */
+export function unitsOfWindow(w: ChangedWindow): DatasetPartitionKey[] {
+  const out: DatasetPartitionKey[] = [];
+  const byDay = w.granularity === 'hourly';
+  const seenMonths = new Set<string>();
+  // Step by day from the window's first UTC day up to its (exclusive) end.
+  for (let t = Date.UTC(w.start.getUTCFullYear(), w.start.getUTCMonth(), w.start.getUTCDate()); t < w.end.getTime(); t += 86_400_000) {
+    const day = iso(new Date(t)).slice(0, 10);
+    const month = day.slice(0, 7);
+    if (!w.removal) {
+      if (byDay) out.push({ stream: w.stream, granularity: w.granularity, month, day });
+      else if (!seenMonths.has(month)) out.push({ stream: w.stream, granularity: w.granularity, month });
+    }
+    if (!seenMonths.has(month)) out.push({ stream: 'spend_daily', month });
+    seenMonths.add(month);
+  }
+  return out;
 }

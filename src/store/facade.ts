@@ -7,12 +7,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
 import { execSql, queryRows, queryTable, type SqlParams } from './connection.js';
-import type { DatasetPartition, DatasetPartitionKey } from './dataset.js';
+import type { ChangedWindow, DatasetFingerprint, DatasetPartitionKey } from './dataset.js';
 import type { StoreContext } from './facade/context.js';
 import * as coverage from './facade/coverage.js';
 import * as exports from './facade/exports.js';
 import * as frameworksInUsage from './facade/frameworksInUsage.js';
 import * as inventory from './facade/inventory.js';
+import * as retention from './facade/retention.js';
 import * as runs from './facade/runs.js';
 import * as summary from './facade/summary.js';
 import { releaseInProcess } from './inProcessLock.js';
@@ -309,11 +310,48 @@ export class Store {
     return exports.forgetExportedPartition(this.ctx, dir, partition);
   }
 
-  datasetPartitions(): Promise<DatasetPartition[]> {
-    return exports.datasetPartitions(this.ctx);
+  exportedRows(dir: string): Promise<number> {
+    return exports.exportedRows(this.ctx, dir);
   }
 
-  stageDatasetPartition(p: DatasetPartitionKey): Promise<void> {
+  datasetUnits(): Promise<DatasetPartitionKey[]> {
+    return exports.datasetUnits(this.ctx);
+  }
+
+  datasetState(dir: string): Promise<exports.DatasetState | undefined> {
+    return exports.datasetState(this.ctx, dir);
+  }
+
+  recordDatasetExported(dir: string, state: exports.DatasetState, at: Date): Promise<void> {
+    return exports.recordDatasetExported(this.ctx, dir, state, at);
+  }
+
+  datasetRunsPending(dir: string): Promise<number> {
+    return exports.runsPending(this.ctx, dir);
+  }
+
+  datasetChangedWindows(dir: string): Promise<ChangedWindow[]> {
+    return exports.changedWindows(this.ctx, dir);
+  }
+
+  datasetFingerprint(p: DatasetPartitionKey): Promise<DatasetFingerprint> {
+    return exports.datasetFingerprint(this.ctx, p);
+  }
+
+  datasetContextDigest(names: boolean): Promise<{ prices: string; names?: string }> {
+    return exports.contextDigest(this.ctx, names);
+  }
+
+  datasetStagedFingerprint(): Promise<DatasetFingerprint> {
+    return exports.stagedFingerprint(this.ctx);
+  }
+
+  datasetSpendMonths(): Promise<string[]> {
+    return exports.spendMonths(this.ctx);
+  }
+
+  /** Stages one unit; returns the runs that wrote its rows. */
+  stageDatasetPartition(p: DatasetPartitionKey): Promise<string[]> {
     return exports.stageDatasetPartition(this.ctx, p);
   }
 
@@ -325,7 +363,21 @@ export class Store {
     return exports.dropStagedPartition(this.ctx);
   }
 
+  // ---- retention (facade/retention.ts)
+
+  hourlyDaysBefore(cutoff: Date): Promise<retention.HourlyDay[]> {
+    return retention.hourlyDaysBefore(this.ctx, cutoff);
+  }
+
+  removeHourlyBefore(runId: string, cutoff: Date, days: retention.HourlyDay[]): Promise<retention.Removal[]> {
+    return retention.removeHourlyBefore(this.ctx, runId, cutoff, days);
+  }
+
   // ---- status (facade/summary.ts)
+
+  usageRowCounts(): Promise<{ usage_program: number; usage_framework: number }> {
+    return summary.usageRowCounts(this.ctx);
+  }
 
   dimensionCounts(): Promise<{ programs: number; frameworks: number; snapshots: number }> {
     return summary.dimensionCounts(this.ctx);

@@ -17,4 +17,6 @@ export { analystCopyName, isOutOfMemory, isStoreCorruption, StoreCorruptError, S
 export { IN_MEMORY } from './inProcessLock.js';
 export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js';
 export { PAGE_SLOTS, Store } from './facade.js';
-export { DATASET_STREAMS, STAGED_PARTITION, type DatasetPartition, type DatasetPartitionKey, type DatasetStream } from './dataset.js';
+export { DATASET_LAYOUT, DATASET_STREAMS, DIMENSION_STREAMS, STAGED_PARTITION, unitsOfWindow, type ChangedWindow, type DatasetFingerprint, type DatasetPartitionKey, type DatasetStream } from './dataset.js';
+export type { DatasetState } from './facade/exports.js';
+export type { BucketTable, HourlyDay, Removal } from './facade/retention.js';

@@ -3,7 +3,7 @@
 // rewrites exactly the partitions whose rows changed.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -21,6 +21,7 @@ import { rawSql } from '../../src/store/rawSql.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
 const LATER = NOW + 3 * 3_600_000;
+const LATEST = LATER + 2 * 3_600_000;
 const PRICES = join(process.cwd(), 'config/prices.toml');
 
 // Every column as exact text: integers and decimals as digits, timestamps as epoch microseconds.
@@ -65,7 +66,7 @@ async function fileStates(dir: string): Promise<Map<string, { sha: string; mtime
   return out;
 }
 
-describe('export --dataset', () => {
+describe('export --dataset', { timeout: 300_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'usage-export-'));
   const db = join(dir, 'usage.duckdb');
   const dataset = join(dir, 'dataset');
@@ -97,7 +98,7 @@ describe('export --dataset', () => {
     const demo = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
     expect(demo.collect.exitCode).toBe(0);
     first = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => NOW, log: silentLogger });
-  }, 180_000);
+  }, 400_000);
 
   it('writes Hive partitions with a manifest each', () => {
     expect(first.written.length).toBe(first.partitions);
@@ -129,7 +130,7 @@ describe('export --dataset', () => {
     expect(py.usage_program.types.value).toBe('int64');
     expect(py.usage_program.types.timeframe_start).toBe('timestamp[us, tz=UTC]');
     expect(py.spend_daily.types.cost).toBe('decimal128(18, 2)');
-  });
+  }, 300_000);
 
   it('re-exporting unchanged data changes no file; after one more collect only changed partitions are rewritten', async () => {
     const before = await fileStates(dataset);
@@ -167,7 +168,76 @@ describe('export --dataset', () => {
     }
     // And the dataset still equals the database.
     for (const [name, r] of Object.entries(await dbAndDuckdbRows())) expect(r.read, name).toEqual(r.db);
-  });
+  }, 300_000);
+
+  it('a re-export with nothing changed hashes no row and touches no file', async () => {
+    const before = await fileStates(dataset);
+    const again = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATER, log: silentLogger });
+    expect(again.full).toBe(false);
+    expect(again.checked).toBe(0);
+    expect(again.files).toEqual([]);
+    expect(await fileStates(dataset)).toEqual(before);
+  }, 120_000);
+
+  it('after an hourly collect only the files of the windows it replaced are looked at and rewritten', async () => {
+    const before = await fileStates(dataset);
+    const sandbox = await startSandbox({ port: 0, scenario: 'small', now: LATEST });
+    let runId: string;
+    try {
+      const c = await collectCommand({
+        db, env: { ...process.env, USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+        granularity: 'hourly', inventory: 'never', now: () => LATEST, log: silentLogger,
+      });
+      expect(c.exitCode).toBe(0);
+      runId = c.runId;
+    } finally {
+      await sandbox.close();
+    }
+    // The files the run's windows fall in: hourly usage by UTC day, spend_daily by month, and the
+    // dimensions (a run may change the inventory).
+    const store = await openStore({ path: db, readOnly: true });
+    const windows = await rawSql(store).query<{ source: string; s: string; e: string }>(
+      `SELECT source, CAST(epoch_ms(window_start) AS VARCHAR) AS s, CAST(epoch_ms(window_end) AS VARCHAR) AS e FROM coverage WHERE run_id = $run`, { run: runId });
+    await store.close();
+    expect(windows.length).toBeGreaterThan(0);
+    const expected = new Set<string>(['programs/part-0', 'frameworks/part-0', 'snapshots/part-0']);
+    for (const w of windows) {
+      const stream = w.source === 'v2_frameworks' ? 'usage_framework' : 'usage_program';
+      for (let t = Math.floor(Number(w.s) / 86_400_000) * 86_400_000; t < Number(w.e); t += 86_400_000) {
+        const day = new Date(t).toISOString().slice(0, 10);
+        expected.add(`${stream}/granularity=hourly/month=${day.slice(0, 7)}/part-${day}`);
+        expected.add(`spend_daily/month=${day.slice(0, 7)}/part-0`);
+      }
+    }
+    const next = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATEST, log: silentLogger });
+    expect(next.full).toBe(false);
+    expect(next.checked).toBe(expected.size);
+    for (const f of next.files) expect(expected, f).toContain(f);
+    const after = await fileStates(dataset);
+    const changed = [...after.keys()].filter((f) => before.get(f)?.sha !== after.get(f)!.sha || before.get(f)?.mtimeMs !== after.get(f)!.mtimeMs);
+    const unitOfFile = (f: string) => f.replace(/^_arrow\//, '').replace(/\.(parquet|arrow)$/, '');
+    for (const f of changed.filter((x) => !x.endsWith('_manifest.json'))) expect(expected, f).toContain(unitOfFile(f));
+    expect(changed.some((f) => f.includes('granularity=daily') || f.includes('granularity=monthly'))).toBe(false);
+    for (const [name, r] of Object.entries(await dbAndDuckdbRows())) expect(r.read, name).toEqual(r.db);
+  }, 300_000);
+
+  it('a dataset written in the earlier layout (hourly a file a month) is rewritten once, without its old files', async () => {
+    const month = 'usage_program/granularity=hourly/month=2026-11';
+    const day = (await readdir(join(dataset, month))).find((f) => /^part-\d{4}-\d{2}-\d{2}\.parquet$/.test(f))!;
+    // The earlier layout: one part-0 per hourly month, recorded under the directory's path.
+    copyFileSync(join(dataset, month, day), join(dataset, month, 'part-0.parquet'));
+    const store = await openStore({ path: db });
+    await rawSql(store).run("UPDATE export_datasets SET layout = 'v1' WHERE dataset_dir = $dir", { dir: dataset });
+    await rawSql(store).run("INSERT INTO export_partitions VALUES ($dir, $p, 'v1:1:x', 1, 'x', now())", { dir: dataset, p: month });
+    await store.close();
+    const full = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATEST, log: silentLogger });
+    expect(full.full).toBe(true);
+    expect(existsSync(join(dataset, month, 'part-0.parquet'))).toBe(false);
+    for (const [name, r] of Object.entries(await dbAndDuckdbRows())) expect(r.read, name).toEqual(r.db);
+    const again = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATEST, log: silentLogger });
+    expect(again.full).toBe(false);
+    expect(again.checked).toBe(0);
+  }, 300_000);
 });
 
 function createHashHex(b: Buffer): string {

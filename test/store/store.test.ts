@@ -136,6 +136,8 @@ describe('coverage', () => {
 
     const usage = await store.usageSummary();
     expect(usage).toEqual([{ table: 'usage_program', apiVersion: 'v2', granularity: 'hourly', rows: 100, firstStart: at(0), lastEnd: at(50), lastCollectedAt: ts(3) }]);
+    // status counts stored rows (one per bucket) without reading a column: the 100 values are 50 buckets of 2 metrics.
+    expect(await store.usageRowCounts()).toEqual({ usage_program: 50, usage_framework: 0 });
   });
 });
 

@@ -1,27 +1,50 @@
-// The dataset export's side of the store: its partitions (store/dataset.ts), one staged and copied,
-// and the record of what each export wrote (table export_partitions), per dataset folder.
+// The dataset export's side of the store: its file units (store/dataset.ts), the windows changed since
+// a folder's last export, one unit fingerprinted, staged and copied, and the record of what each export
+// wrote (tables export_partitions, export_runs, export_datasets), per dataset folder.
 import {
+  CHANGED_WINDOWS_SQL_FILE,
   copyPartitionSql,
-  DIMENSION_PARTITION_SQL,
+  DATASET_UNITS_SQL_FILE,
   DROP_STAGED_PARTITION,
-  PARTITIONS_SQL_FILE,
+  fingerprintSql,
+  MONTH_RUN_IDS,
+  NAMES_DIGEST_SQL,
   partitionParams,
+  PRICES_DIGEST_SQL,
+  SPEND_MONTHS_SQL,
   stagePartitionSql,
-  type DatasetPartition,
+  STAGED_FINGERPRINT,
+  STAGED_RUN_IDS,
+  unitRange,
+  type ChangedWindow,
+  type DatasetFingerprint,
   type DatasetPartitionKey,
-  type DimensionStream,
+  type DatasetStream,
+  type UsageStream,
 } from '../dataset.js';
 import { readSql } from '../sql.js';
 import type { StoreContext } from './context.js';
 
-// The dataset export's record of what it wrote (table export_partitions), per dataset folder.
 const EXPORTED_LIST = 'SELECT partition, fingerprint FROM export_partitions WHERE dataset_dir = $dir';
 
 const EXPORTED_RECORD = 'INSERT OR REPLACE INTO export_partitions VALUES ($dir, $partition, $fingerprint, $n_rows, $sha256, $exported_at)';
 
+const EXPORTED_ROWS = 'SELECT coalesce(sum(n_rows), 0) AS n FROM export_partitions WHERE dataset_dir = $dir';
+
 const EXPORTED_FORGET = 'DELETE FROM export_partitions WHERE dataset_dir = $dir AND partition = $partition';
 
-/** The partitions the last exports wrote into the dataset at `dir` (absolute), with their fingerprints. */
+const DATASET_STATE = 'SELECT layout, context_digest FROM export_datasets WHERE dataset_dir = $dir';
+
+const DATASET_STATE_RECORD = 'INSERT OR REPLACE INTO export_datasets VALUES ($dir, $layout, $context_digest, $exported_at)';
+
+// The runs a folder has not taken in yet are all marked at once, at the end of an export.
+const RUNS_TAKEN_IN = `INSERT OR IGNORE INTO export_runs
+SELECT $dir, run_id FROM collection_runs ANTI JOIN (SELECT run_id FROM export_runs WHERE dataset_dir = $dir) e USING (run_id)`;
+
+const RUNS_PENDING = `SELECT count(*) AS n FROM collection_runs
+ANTI JOIN (SELECT run_id FROM export_runs WHERE dataset_dir = $dir) e USING (run_id)`;
+
+/** The units the last exports wrote into the dataset at `dir` (absolute), with their fingerprints. */
 export async function exportedPartitions(cx: StoreContext, dir: string): Promise<Map<string, string>> {
   const rows = await cx.sql.query<{ partition: string; fingerprint: string }>(EXPORTED_LIST, { dir });
   return new Map(rows.map((r) => [r.partition, r.fingerprint]));
@@ -31,37 +54,101 @@ export async function recordExportedPartition(cx: StoreContext, r: { dir: string
   await cx.sql.run(EXPORTED_RECORD, { dir: r.dir, partition: r.partition, fingerprint: r.fingerprint, n_rows: BigInt(r.rows), sha256: r.sha256, exported_at: r.exportedAt });
 }
 
-/** A partition that no longer has rows. */
+/** The rows the folder's recorded files hold. */
+export async function exportedRows(cx: StoreContext, dir: string): Promise<number> {
+  const [r] = await cx.sql.query<{ n: bigint }>(EXPORTED_ROWS, { dir });
+  return Number(r?.n ?? 0);
+}
+
+/** A unit that no longer has rows, or a record of an earlier layout. */
 export async function forgetExportedPartition(cx: StoreContext, dir: string, partition: string): Promise<void> {
   await cx.sql.run(EXPORTED_FORGET, { dir, partition });
 }
 
-/** Every partition of the dataset (see dataset.ts), usage streams first; a dimension is listed even when empty. */
-export async function datasetPartitions(cx: StoreContext): Promise<DatasetPartition[]> {
-  type Row = { granularity?: string; month?: string; n_rows: bigint; digest: string | null; run_ids: string[] | null };
-  const out: DatasetPartition[] = [];
-  const add = (stream: DatasetPartition['stream'], r: Row) =>
-    out.push({
-      stream,
-      ...(r.granularity !== undefined ? { granularity: r.granularity } : {}),
-      ...(r.month !== undefined ? { month: r.month } : {}),
-      rows: r.n_rows, digest: r.digest, runIds: r.run_ids ?? [],
-    });
-  for (const stream of ['usage_program', 'usage_framework', 'spend_daily'] as const) {
-    for (const r of await cx.sql.query<Row>(readSql(PARTITIONS_SQL_FILE[stream]))) add(stream, r);
-  }
-  for (const stream of Object.keys(DIMENSION_PARTITION_SQL) as DimensionStream[]) {
-    for (const r of await cx.sql.query<Row>(DIMENSION_PARTITION_SQL[stream])) add(stream, r);
-  }
-  return out;
+export interface DatasetState {
+  layout: string;
+  contextDigest: string;
 }
 
-/** Stages one partition's rows in the TEMP table STAGED_PARTITION (replacing the previous one). */
-export async function stageDatasetPartition(cx: StoreContext, p: DatasetPartitionKey): Promise<void> {
+/** The folder's layout and context digest as its last export left them; undefined before the first. */
+export async function datasetState(cx: StoreContext, dir: string): Promise<DatasetState | undefined> {
+  const [r] = await cx.sql.query<{ layout: string; context_digest: string }>(DATASET_STATE, { dir });
+  return r ? { layout: r.layout, contextDigest: r.context_digest } : undefined;
+}
+
+/** Ends an export: every run so far taken in, and the folder's layout and context recorded. */
+export async function recordDatasetExported(cx: StoreContext, dir: string, s: DatasetState, at: Date): Promise<void> {
+  await cx.transaction(async () => {
+    await cx.sql.run(RUNS_TAKEN_IN, { dir });
+    await cx.sql.run(DATASET_STATE_RECORD, { dir, layout: s.layout, context_digest: s.contextDigest, exported_at: at });
+  });
+}
+
+/** How many runs the folder has not taken in yet. */
+export async function runsPending(cx: StoreContext, dir: string): Promise<number> {
+  const [r] = await cx.sql.query<{ n: bigint }>(RUNS_PENDING, { dir });
+  return Number(r?.n ?? 0);
+}
+
+/** The windows replaced or emptied since the folder's last export (run and coverage metadata only). */
+export async function changedWindows(cx: StoreContext, dir: string): Promise<ChangedWindow[]> {
+  type Row = { stream: UsageStream; granularity: string; window_start: Date; window_end: Date; removal: boolean };
+  const rows = await cx.sql.query<Row>(readSql(CHANGED_WINDOWS_SQL_FILE), { dir });
+  return rows.map((r) => ({ stream: r.stream, granularity: r.granularity, start: r.window_start, end: r.window_end, removal: r.removal }));
+}
+
+/** Every usage and spend unit that has rows (a full export); dimensions are not listed. */
+export async function datasetUnits(cx: StoreContext): Promise<DatasetPartitionKey[]> {
+  type Row = { stream: DatasetStream; granularity: string | null; month: string; day: string | null };
+  const rows = await cx.sql.query<Row>(readSql(DATASET_UNITS_SQL_FILE));
+  return rows.map((r) => ({
+    stream: r.stream, month: r.month,
+    ...(r.granularity !== null ? { granularity: r.granularity } : {}),
+    ...(r.day !== null ? { day: r.day } : {}),
+  }));
+}
+
+/** One unit's row count and digest, read where its rows are stored. */
+export async function datasetFingerprint(cx: StoreContext, p: DatasetPartitionKey): Promise<DatasetFingerprint> {
+  const [r] = await cx.sql.query<{ n_rows: bigint; digest: string }>(fingerprintSql(p.stream), partitionParams(p));
+  return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
+}
+
+/** The digest of the price tables, and with `names` that of the inventory columns the priced lines carry. */
+export async function contextDigest(cx: StoreContext, names: boolean): Promise<{ prices: string; names?: string }> {
+  const [p] = await cx.sql.query<{ digest: string }>(PRICES_DIGEST_SQL);
+  if (!names) return { prices: p?.digest ?? '' };
+  const [n] = await cx.sql.query<{ digest: string }>(NAMES_DIGEST_SQL);
+  return { prices: p?.digest ?? '', names: n?.digest ?? '' };
+}
+
+export async function stagedFingerprint(cx: StoreContext): Promise<DatasetFingerprint> {
+  const [r] = await cx.sql.query<{ n_rows: bigint; digest: string }>(STAGED_FINGERPRINT);
+  return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
+}
+
+/** The billing months that have usage. */
+export async function spendMonths(cx: StoreContext): Promise<string[]> {
+  return (await cx.sql.query<{ month: string }>(SPEND_MONTHS_SQL)).map((r) => r.month);
+}
+
+/** Stages one unit's rows in the TEMP table STAGED_PARTITION (replacing the previous one); returns
+ *  the runs that wrote them (none for a dimension). */
+export async function stageDatasetPartition(cx: StoreContext, p: DatasetPartitionKey): Promise<string[]> {
   await cx.sql.run(stagePartitionSql(p.stream), partitionParams(p));
+  type Row = { run_ids: string[] | null };
+  if (p.stream === 'usage_program' || p.stream === 'usage_framework') {
+    const [r] = await cx.sql.query<Row>(STAGED_RUN_IDS);
+    return r?.run_ids ?? [];
+  }
+  if (p.stream === 'spend_daily' && p.month !== undefined) {
+    const [r] = await cx.sql.query<Row>(MONTH_RUN_IDS, unitRange(p.month));
+    return r?.run_ids ?? [];
+  }
+  return [];
 }
 
-/** The staged partition as a Parquet file at `path`. */
+/** The staged unit as a Parquet file at `path`. */
 export async function copyStagedPartition(cx: StoreContext, path: string): Promise<void> {
   await cx.sql.run(copyPartitionSql(path));
 }

@@ -16,6 +16,19 @@ export async function dimensionCounts(cx: StoreContext): Promise<{ programs: num
   return { programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') };
 }
 
+// Stored bucket rows per fact table, for status. Parameters: none. An unfiltered count(*) reads row
+// group sizes only, never a column, so its cost does not follow the history kept (a count of values
+// through the long views, as usage_summary.sql does, reads every row).
+const USAGE_ROW_COUNTS_SQL = `
+SELECT (SELECT count(*) FROM usage_program_buckets) AS usage_program,
+       (SELECT count(*) FROM usage_framework_buckets) AS usage_framework;`;
+
+/** Stored rows (one per bucket: a program or framework, period and time bucket) per fact table. */
+export async function usageRowCounts(cx: StoreContext): Promise<{ usage_program: number; usage_framework: number }> {
+  const [row] = await cx.sql.query<Record<string, bigint | number>>(USAGE_ROW_COUNTS_SQL);
+  return { usage_program: num(row?.usage_program), usage_framework: num(row?.usage_framework) };
+}
+
 /** Row counts and time span of the fact tables, per table, api version and granularity. */
 export async function usageSummary(cx: StoreContext): Promise<UsageSummaryRow[]> {
   const rows = await cx.sql.query(readSql('src/store/sql/usage_summary.sql'));
