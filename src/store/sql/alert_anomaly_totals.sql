@@ -1,0 +1,39 @@
+-- Query: alert_anomaly_totals (the anomaly rule's input, src/alerts/evaluate.ts)
+-- Parameters: $eval_from VARCHAR, $eval_to VARCHAR (YYYY-MM-DD, exclusive: the days evaluated),
+-- $baseline_days INTEGER, $min_actual_cents BIGINT.
+-- Daily buckets of priced, summed metrics (gauges are billed on a month's peak, not by day) at list
+-- rates before included allowances, so an allowance running out is not an anomaly. A baseline day's
+-- usage is priced at the rate the evaluated day has for the metric (the day's own rate when the day
+-- has none), so a plan or price change is not one either. One row per program and evaluated day whose
+-- spend reaches $min_actual_cents (below it no rule fires): the day's spend, the program's first day
+-- with usage in the rows read, and the baseline days that have usage (days without are zero).
+WITH q AS (
+  SELECT program_id, any_value(org_id) AS org_id, usage_day, metric,
+    CAST(sum(value) AS HUGEINT) AS qty, max(rate_micro) AS rate_micro, any_value(divisor) AS divisor,
+    CAST(sum(spend_cents(value, rate_micro, divisor)) AS HUGEINT) AS cents
+  FROM spend_program_buckets
+  WHERE granularity = 'daily' AND aggregation = 'sum' AND rate_micro IS NOT NULL AND divisor IS NOT NULL
+    AND timeframe_start >= CAST(CAST($eval_from AS DATE) - $baseline_days AS TIMESTAMP) AT TIME ZONE 'UTC'
+    AND timeframe_start < CAST(CAST($eval_to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
+  GROUP BY program_id, usage_day, metric
+),
+first_day AS (SELECT program_id, min(usage_day) AS first_day FROM q GROUP BY program_id),
+act AS (
+  SELECT program_id, any_value(org_id) AS org_id, usage_day AS day, CAST(sum(cents) AS BIGINT) AS actual
+  FROM q WHERE usage_day >= CAST($eval_from AS DATE)
+  GROUP BY program_id, usage_day
+  HAVING sum(cents) >= $min_actual_cents
+),
+bl AS (
+  SELECT a.program_id, a.day, b.usage_day AS bday,
+    CAST(sum(spend_cents(b.qty, coalesce(e.rate_micro, b.rate_micro), coalesce(e.divisor, b.divisor))) AS BIGINT) AS cents
+  FROM act a
+  JOIN q b ON b.program_id = a.program_id AND b.usage_day < a.day AND b.usage_day >= a.day - $baseline_days
+  LEFT JOIN q e ON e.program_id = a.program_id AND e.usage_day = a.day AND e.metric = b.metric
+  GROUP BY a.program_id, a.day, b.usage_day
+)
+SELECT a.program_id, a.org_id, CAST(a.day AS VARCHAR) AS day, a.actual, CAST(f.first_day AS VARCHAR) AS first_day,
+  coalesce((SELECT list(struct_pack(day := CAST(bl.bday AS VARCHAR), cents := bl.cents)) FROM bl
+            WHERE bl.program_id = a.program_id AND bl.day = a.day), []) AS baseline
+FROM act a JOIN first_day f USING (program_id)
+ORDER BY a.program_id, a.day;
