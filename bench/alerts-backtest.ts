@@ -11,7 +11,7 @@
 // process's RSS before evaluating.
 // Run after `npm run build`: node dist/bench/alerts-backtest.js [--large | --large-only] [--json]
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,23 +100,27 @@ export async function backtest(): Promise<Backtest> {
 }
 
 /** Loads the `large` account's 90 days, then measures evaluation in a fresh process (bench/alerts-measure.ts). */
-async function measureLarge(): Promise<Record<string, unknown>> {
-  const dir = mkdtempSync(join(tmpdir(), 'alerts-large-'));
+async function measureLarge(keep?: string): Promise<Record<string, unknown>> {
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'alerts-large-'));
+  mkdirSync(dir, { recursive: true });
   try {
     const dbPath = join(dir, 'usage.duckdb');
     const world = generateWorld({ seed: 1, scenario: 'large', now: NOW, events: true });
-    const store = await openStore({ path: dbPath });
     const t0 = performance.now();
-    await loadDailyWorld(store, world, { now: NOW, days: 90 });
-    await store.checkpoint();
-    await store.close();
+    // --keep DIR: a database loaded before is measured again as it is.
+    if (!existsSync(dbPath)) {
+      const store = await openStore({ path: dbPath });
+      await loadDailyWorld(store, world, { now: NOW, days: 90 });
+      await store.checkpoint();
+      await store.close();
+    }
     const loadS = (performance.now() - t0) / 1000;
     const script = fileURLToPath(new URL('./alerts-measure.js', import.meta.url));
     const child = spawnSync(process.execPath, [script, dbPath, String(NOW)], { encoding: 'utf8' });
     if (child.status !== 0) throw new Error(`alerts-measure failed: ${child.stderr}`);
     return { programs_with_daily_data: world.programs.filter((p) => world.orgById.get(p.org_id)?.billing === 'current' && world.personal_org_ids.includes(p.org_id)).length, days: 90, load_s: +loadS.toFixed(1), ...(JSON.parse(child.stdout.trim().split('\n').at(-1)!) as object) };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -124,7 +128,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const out: Record<string, unknown> = {};
   if (!args.includes('--large-only')) out.backtest = await backtest();
-  if (args.includes('--large') || args.includes('--large-only')) out.large = await measureLarge();
+  if (args.includes('--large') || args.includes('--large-only')) out.large = await measureLarge(args.includes('--keep') ? args[args.indexOf('--keep') + 1] : undefined);
   if (args.includes('--json')) process.stdout.write(JSON.stringify(out) + '\n');
   else process.stdout.write(JSON.stringify(out, null, 2) + '\n');
 }

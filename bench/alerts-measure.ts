@@ -31,7 +31,7 @@ async function measure(scope: EvaluationScope): Promise<{ s: number; rss_added_m
 const today = Math.floor(now / DAY) * DAY;
 const iso = (ms: number) => new Date(ms).toISOString();
 // A daily collection re-reads the settle window: its scopes span the last three days.
-const collection = changedScope({ scopes: [{ source: 'v2_programs', granularity: 'daily', scope: 'org', from: iso(today - 3 * DAY), to: iso(today), status: 'complete', rows: 1 }] }, now, config.collect.settle.daily_days)!;
+const collection = changedScope({ scopes: [{ source: 'v2_programs', granularity: 'daily', scope: 'org', from: iso(today - 3 * DAY), to: iso(today), status: 'complete', rows: 1 }] }, now)!;
 const afterCollect = await measure(collection);
 const month = `${iso(now).slice(0, 7)}-01`;
 const wholeMonth = await measure({ days: { from: month, to: iso(today).slice(0, 10) }, months: [month] });

@@ -6,7 +6,7 @@ import { formatScaled, parseDecimal } from '../billing/money.js';
 import type { Config } from '../config/schema.js';
 import { forecastDays } from '../report/forecast.js';
 import {
-  anomalyDetail, anomalyTotals, budgetDays, dailyBounds, insertNewAlerts, openAlertsIn, orgNames, programNames,
+  anomalyDetail, anomalyTotals, budgetDays, dailyBounds, dailyProgramCount, insertNewAlerts, openAlertsIn, orgNames, programNames,
   spendingLimits, supersedeAlerts, type AlertRecord, type AnomalyTotalsRow,
 } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
@@ -16,6 +16,8 @@ import {
 } from './rules.js';
 
 const DAY_MS = 86_400_000;
+/** Programs the anomaly rule reads at a time. */
+const CHUNK_PROGRAMS = 500;
 
 export interface BudgetSpec {
   name: string;
@@ -34,6 +36,8 @@ export interface AlertSettings {
   orgThresholdsPct: number[];
   /** Days the collector re-reads (collect.settle.daily_days): a day is settled once past them. */
   settleDays: number;
+  /** Programs the anomaly rule reads at a time (default CHUNK_PROGRAMS). */
+  chunkPrograms?: number;
 }
 
 export function alertSettings(config: Config): AlertSettings {
@@ -99,7 +103,13 @@ async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, t
   if (!(end > dayMs(from))) return { fired: [], evaluated: null };
   const evalTo = day(end);
   const a = s.anomaly;
-  const rows = await anomalyTotals(store, { evalFrom: from, evalTo, baselineDays: a.baselineDays, minActualCents: a.minExcessCents });
+  // Read in chunks of about CHUNK_PROGRAMS programs, so a large account stays in bounded memory.
+  const loadFrom = day(dayMs(from) - a.baselineDays * DAY_MS);
+  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
+  const rows: AnomalyTotalsRow[] = [];
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    rows.push(...(await anomalyTotals(store, { evalFrom: from, evalTo, baselineDays: a.baselineDays, minActualCents: a.minExcessCents, chunks, chunk })));
+  }
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];
   for (const r of rows) {
     const days = baselineDays(r, bounds.firstDay, a.baselineDays);
@@ -196,7 +206,10 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   const next = new Date(start);
   next.setUTCMonth(next.getUTCMonth() + 1);
   const programs = [...new Set(s.budgets.flatMap((b) => b.programs))];
-  const rows = await budgetDays(store, month, programs);
+  const nextDay = day(next.getTime());
+  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
+  const rows = [];
+  for (let chunk = 0; chunk < chunks; chunk++) rows.push(...(await budgetDays(store, month, programs, chunks, chunk)));
   const daysOf = new Map<string, Map<number, bigint>>();
   const add = (key: string, d: number, c: bigint) => {
     const m = daysOf.get(key) ?? daysOf.set(key, new Map()).get(key)!;

@@ -35,8 +35,11 @@ async function refreshSpendingLimits(ctx: CommandContext, store: Store, client: 
   }
 }
 
-/** The days and months a collection changed: its committed windows, the days that settled since, the current month. */
-export function changedScope(result: Pick<CollectResult, 'scopes'>, now: number, settleDays: number): EvaluationScope | null {
+/**
+ * The days and months a collection changed: its committed daily windows (which start at the settle
+ * window, so they hold the day that settled since the last run) and a day before, their months, the current month.
+ */
+export function changedScope(result: Pick<CollectResult, 'scopes'>, now: number): EvaluationScope | null {
   let from = Infinity;
   let to = -Infinity;
   const months = new Set<string>();
@@ -52,7 +55,7 @@ export function changedScope(result: Pick<CollectResult, 'scopes'>, now: number,
   if (months.size === 0) return null;
   months.add(monthOf(now));
   return {
-    ...(from < to ? { days: { from: dayOf(Math.floor(from / DAY_MS) * DAY_MS - (settleDays + 1) * DAY_MS), to: dayOf(Math.ceil(to / DAY_MS) * DAY_MS) } } : {}),
+    ...(from < to ? { days: { from: dayOf(Math.floor(from / DAY_MS) * DAY_MS - DAY_MS), to: dayOf(Math.ceil(to / DAY_MS) * DAY_MS) } } : {}),
     months: [...months].sort(),
   };
 }
@@ -70,7 +73,7 @@ export async function alertsAfterCollect(
   if (!ctx.config.alerts.enabled) return null;
   try {
     const now = new Date(o.now);
-    const scope = changedScope(result, o.now, ctx.config.collect.settle.daily_days);
+    const scope = changedScope(result, o.now);
     await refreshSpendingLimits(ctx, store, client, now, o.signal);
     const r = scope ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now) : { fired: [], superseded: 0 };
     for (const a of r.fired) ctx.log.warn(`alert ${a.alert_id}: ${a.message}`);

@@ -111,6 +111,12 @@ const DAILY_BOUNDS_SQL = `
 SELECT (SELECT CAST(min(CAST(timezone('UTC', timeframe_start) AS DATE)) AS VARCHAR) FROM usage_program WHERE granularity = 'daily') AS first_day,
   (SELECT max(window_end) FROM coverage WHERE granularity = 'daily' AND status IN ('complete', 'partial')) AS covered_to`;
 
+// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with daily usage in the range.
+const DAILY_PROGRAMS_SQL = `
+SELECT count(DISTINCT program_id)::INTEGER AS n FROM usage_program
+WHERE granularity = 'daily' AND timeframe_start >= CAST(CAST($from AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
+  AND timeframe_start < CAST(CAST($to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'`;
+
 // Parameters: $ids VARCHAR[]. Names of programs and organizations (NULL when the inventory has none).
 const PROGRAM_NAMES_SQL = 'SELECT program_id AS id, name, org_id FROM programs WHERE list_contains($ids, program_id)';
 const ORG_NAMES_SQL = 'SELECT org_id AS id, name FROM organizations';
@@ -125,9 +131,17 @@ export interface AnomalyTotalsRow {
   baseline: { day: string; cents: bigint }[];
 }
 
-export async function anomalyTotals(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; minActualCents: bigint }): Promise<AnomalyTotalsRow[]> {
+/** Programs with daily usage in [from, to): what decides how many chunks the rules read them in. */
+export async function dailyProgramCount(store: Store, from: string, to: string): Promise<number> {
+  const [r] = await rawSql(store).query<{ n: number }>(DAILY_PROGRAMS_SQL, { from, to });
+  return r?.n ?? 0;
+}
+
+/** One chunk (of `chunks`) of the programs' evaluated days (alert_anomaly_totals.sql). */
+export async function anomalyTotals(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; minActualCents: bigint; chunks?: number; chunk?: number }): Promise<AnomalyTotalsRow[]> {
   return rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
     eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents,
+    chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
   });
 }
 
@@ -136,14 +150,15 @@ export interface AnomalyDetailRow { program_id: string; day: string; bday: strin
 export async function anomalyDetail(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] }): Promise<AnomalyDetailRow[]> {
   if (p.keys.length === 0) return [];
   return rawSql(store).query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys,
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys, chunks: 1, chunk: 0,
   });
 }
 
 export interface BudgetDayRow { scope_kind: 'organization' | 'program'; scope_id: string; day: string; cents: bigint }
 
-export async function budgetDays(store: Store, month: string, programs: string[]): Promise<BudgetDayRow[]> {
-  return rawSql(store).query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), { month, programs });
+/** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
+export async function budgetDays(store: Store, month: string, programs: string[], chunks = 1, chunk = 0): Promise<BudgetDayRow[]> {
+  return rawSql(store).query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), { month, programs, chunks, chunk });
 }
 
 export async function dailyBounds(store: Store): Promise<{ firstDay: string | null; coveredTo: Date | null }> {

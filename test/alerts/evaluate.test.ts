@@ -1,13 +1,16 @@
 // Alerts evaluated on a real database: an anomaly with its contributions, new spend, budgets from the
 // config and from an organization's spending limit; each fires once across re-runs and restarts, and a
 // restated day supersedes its alert.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { alertSettings, evaluateAlerts } from '../../src/alerts/evaluate.js';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { configSchema } from '../../src/config/schema.js';
 import { refreshPrices } from '../../src/report/prices.js';
-import { listAlerts, recordSpendingLimit } from '../../src/store/alerts.js';
+import { runReport } from '../../src/report/run.js';
+import { anomalyTotals, listAlerts, recordSpendingLimit } from '../../src/store/alerts.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
 import { load, spec, tempDir } from '../support/store.js';
@@ -74,6 +77,18 @@ describe('alerts on a real database', () => {
     expect(fired.filter((x) => x.kind === 'new_spend').map((x) => [x.program_id, x.day])).toEqual([['p-new', '2026-11-05']]);
   });
 
+  test('read in chunks of programs, the rule gets the same inputs', async () => {
+    const p = { evalFrom: '2026-10-01', evalTo: '2026-11-18', baselineDays: 28, minActualCents: 1000n };
+    const whole = await anomalyTotals(store, p);
+    const parts = [];
+    for (let chunk = 0; chunk < 3; chunk++) parts.push(...(await anomalyTotals(store, { ...p, chunks: 3, chunk })));
+    const key = (r: { program_id: string; day: string }) => `${r.program_id}|${r.day}`;
+    expect(whole.length).toBeGreaterThan(40);
+    expect(parts.sort((x, y) => (key(x) < key(y) ? -1 : 1))).toEqual(whole);
+    const one = await evaluateAlerts(store, { ...settings, chunkPrograms: 1 }, { days: SCOPE.days, months: [] }, NOW);
+    expect(one.fired.map((a) => a.identity).sort()).toEqual(['anomaly|program|p-steady|2026-11-01|2026-11-10', 'new_spend|program|p-new|2026-11-01|2026-11-05']);
+  });
+
   test('thresholds and anomalies fire once across re-runs and restarts; a restated day is superseded', async () => {
     const first = await evaluateAlerts(store, settings, SCOPE, NOW);
     const budget = first.fired.filter((a) => a.scope_kind === 'program' && a.kind.startsWith('budget'));
@@ -104,5 +119,27 @@ describe('alerts on a real database', () => {
       ['budget_forecast', 'organization', 'org-1', 80, '1000.00'],
       ['budget_forecast', 'organization', 'org-1', 100, '1000.00'],
     ]);
+  });
+
+  test("the month's workbook has an Alerts sheet, the HTML page a section, and the manifest lists them", async () => {
+    const { fired } = await evaluateAlerts(store, settings, SCOPE, NOW);
+    const r = await runReport({ store, month: '2026-11', outDir: join(dir.dir, 'reports'), formats: ['xlsx', 'html'], priceBookPath: 'config/prices.toml', now: NOW });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(join(r.dir, 'usage-2026-11.xlsx'));
+    const ws = wb.getWorksheet('Alerts')!;
+    expect(ws).toBeDefined();
+    const header = (ws.getRow(3).values as unknown[]).slice(1);
+    const ids = [];
+    for (let i = 4; i <= ws.rowCount; i++) ids.push(ws.getRow(i).getCell(1).value);
+    expect(ids.sort()).toEqual(fired.map((a) => a.alert_id).sort());
+    const anomalyRow = [...Array(ws.rowCount - 3).keys()].map((i) => ws.getRow(i + 4)).find((row) => row.getCell(3).value === 'anomaly')!;
+    const cell = (name: string) => Number(anomalyRow.getCell(header.indexOf(name) + 1).value);
+    const parts = header.filter((h) => String(h).startsWith('Impact: ')).map((h) => Math.round(cell(String(h)) * 100));
+    expect(parts.reduce((a, b) => a + b, 0)).toBe(Math.round(cell('Impact') * 100));
+    const html = readFileSync(join(r.dir, 'report.html'), 'utf8');
+    expect(html).toContain('<section id="alerts">');
+    expect(html).toContain('2026-11-10');
+    const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8')) as { alerts: { alert_id: string }[] };
+    expect(manifest.alerts.map((a) => a.alert_id).sort()).toEqual(fired.map((a) => a.alert_id).sort());
   });
 });
