@@ -12,7 +12,7 @@ const DAY = 86_400_000;
 const [dbPath, nowArg] = process.argv.slice(2);
 const now = Number(nowArg);
 const config = configSchema.parse({});
-// As a collection opens it: collect.memory_limit, one thread (app/collect.ts).
+// As a collection opens it: collect.memory_limit, one thread (app/collect.ts); alerts run at store.memory_limit.
 const store = await openStore({ path: dbPath!, threads: 1, memoryLimit: config.collect.memory_limit });
 const settings = alertSettings(config);
 
@@ -21,7 +21,7 @@ async function measure(scope: EvaluationScope): Promise<{ s: number; rss_added_m
   let peak = before;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
   const t0 = performance.now();
-  const r = await evaluateAlerts(store, settings, scope, new Date(now));
+  const r = await evaluateAlerts(store, settings, scope, new Date(now), config.store.memory_limit);
   const s = (performance.now() - t0) / 1000;
   clearInterval(timer);
   peak = Math.max(peak, process.memoryUsage.rss());

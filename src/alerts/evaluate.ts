@@ -269,8 +269,22 @@ export interface EvaluationScope {
 
 export interface EvaluationResult { fired: AlertRecord[]; superseded: number }
 
-/** Evaluates the rules on `scope` and stores what fired; open alerts the data no longer supports are superseded. */
-export async function evaluateAlerts(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date): Promise<EvaluationResult> {
+/**
+ * Evaluates the rules on `scope` and stores what fired; open alerts the data no longer supports are
+ * superseded. With `memoryLimit`, DuckDB's limit is that while evaluating and the store's own after.
+ */
+export async function evaluateAlerts(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date, memoryLimit?: string): Promise<EvaluationResult> {
+  if (memoryLimit === undefined || memoryLimit === store.memoryLimit) return evaluate(store, s, scope, now);
+  const own = store.memoryLimit;
+  await store.setMemoryLimit(memoryLimit);
+  try {
+    return await evaluate(store, s, scope, now);
+  } finally {
+    await store.setMemoryLimit(own);
+  }
+}
+
+async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date): Promise<EvaluationResult> {
   const candidates: AlertRecord[] = [];
   let stale: string[] = [];
   if (scope.days) {

@@ -75,7 +75,8 @@ export async function alertsAfterCollect(
     const now = new Date(o.now);
     const scope = changedScope(result, o.now);
     await refreshSpendingLimits(ctx, store, client, now, o.signal);
-    const r = scope ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now) : { fired: [], superseded: 0 };
+    // The rules read a month of daily buckets: at the store's limit (store.memory_limit), not the collect's.
+    const r = scope ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now, ctx.config.store.memory_limit) : { fired: [], superseded: 0 };
     for (const a of r.fired) ctx.log.warn(`alert ${a.alert_id}: ${a.message}`);
     const d = await deliver(ctx, store, o.signal);
     return { fired: r.fired.length, superseded: r.superseded, delivered: d.delivered, failedDeliveries: d.failed };
