@@ -16,7 +16,17 @@ const config = configSchema.parse({});
 const store = await openStore({ path: dbPath!, threads: 1, memoryLimit: config.collect.memory_limit });
 const settings = alertSettings(config);
 
-async function measure(scope: EvaluationScope): Promise<{ s: number; rss_added_mb: number; fired: number }> {
+async function measure(scope: EvaluationScope): Promise<{ s: number; rss_added_mb: number; fired: number } | { error: string; s: number }> {
+  const t0 = performance.now();
+  try {
+    return await measured(scope);
+  } catch (err) {
+    // A failure is a figure too (say, DuckDB out of memory): reported, not thrown.
+    return { error: (err as Error).message.split('\n')[0] ?? 'failed', s: +((performance.now() - t0) / 1000).toFixed(2) };
+  }
+}
+
+async function measured(scope: EvaluationScope): Promise<{ s: number; rss_added_mb: number; fired: number }> {
   const before = process.memoryUsage.rss();
   let peak = before;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);

@@ -18,6 +18,8 @@ import {
 const DAY_MS = 86_400_000;
 /** Programs the anomaly rule reads at a time. */
 const CHUNK_PROGRAMS = 500;
+/** Evaluated days the anomaly rule reads at a time. */
+const SLICE_DAYS = 7;
 
 export interface BudgetSpec {
   name: string;
@@ -107,8 +109,12 @@ async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, t
   const loadFrom = day(dayMs(from) - a.baselineDays * DAY_MS);
   const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
   const rows: AnomalyTotalsRow[] = [];
-  for (let chunk = 0; chunk < chunks; chunk++) {
-    rows.push(...(await anomalyTotals(store, { evalFrom: from, evalTo, baselineDays: a.baselineDays, minActualCents: a.minExcessCents, chunks, chunk })));
+  // And a week of evaluated days at a time: each day joins its whole baseline.
+  for (let start = dayMs(from); start < end; start += SLICE_DAYS * DAY_MS) {
+    const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      rows.push(...(await anomalyTotals(store, { evalFrom: day(start), evalTo: sliceTo, baselineDays: a.baselineDays, minActualCents: a.minExcessCents, chunks, chunk })));
+    }
   }
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];
   for (const r of rows) {
