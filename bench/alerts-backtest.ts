@@ -56,7 +56,10 @@ async function alertsOn(scenario: Scenario, events: boolean): Promise<{ keys: st
       // Each spike's excess over its program's baseline, from the stored data, to tell which qualify.
       const labels = labelledEvents(world);
       const excess = new Map<string, bigint>();
-      const rows = await anomalyTotals(store, { evalFrom: from, evalTo: day(to), baselineDays: settings.anomaly.baselineDays, minActualCents: 0n });
+      const rows = [];
+      for (const d of new Set(labels.spikes.map((x) => x.day))) {
+        rows.push(...(await anomalyTotals(store, { evalFrom: d, evalTo: day(Date.parse(`${d}T00:00:00Z`) + DAY), baselineDays: settings.anomaly.baselineDays, minActualCents: 0n })));
+      }
       const spikeKeys = new Set(labels.spikes.map((s) => `${s.program_id}|${s.day}`));
       for (const row of rows) {
         const k = `${row.program_id}|${row.day}`;
