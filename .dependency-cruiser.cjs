@@ -29,13 +29,13 @@ module.exports = {
       severity: 'error',
       comment: 'The sandbox serves the contract; it must not borrow the client it is testing.',
       from: { path: '^src/sandbox/' },
-      to: { path: '^src/(api|collect|store|report|billing|export|app|cli|schedule)/' },
+      to: { path: '^src/(alerts|api|collect|store|report|billing|export|app|cli|schedule)/' },
     },
     {
       name: 'data-layers-not-api',
       severity: 'error',
-      comment: 'store/, billing/, report/ and export/ see domain types, never the HTTP client.',
-      from: { path: '^src/(store|billing|report|export)/' },
+      comment: 'store/, billing/, report/, export/ and alerts/ see domain types, never the HTTP client.',
+      from: { path: '^src/(store|billing|report|export|alerts)/' },
       to: { path: '^src/(api|collect|sandbox)/' },
     },
     {
@@ -56,7 +56,7 @@ module.exports = {
       name: 'only-the-top-composes',
       severity: 'error',
       comment: 'app/ is the composition root: nothing below it imports app/, cli/ or schedule/.',
-      from: { path: '^src/(api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/(log|process)\\.ts$' },
+      from: { path: '^src/(alerts|api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/(log|process)\\.ts$' },
       to: { path: '^src/(app|cli|schedule)/' },
     },
     {

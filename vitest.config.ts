@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
  * allowed, no network and no processes. `npx vitest run --project unit` runs those alone.
  */
 export const INTEGRATION = [
+  'test/alerts/delivery.test.ts',
   'test/analyst/spend-views.test.ts',
   'test/api/client.test.ts',
   'test/cli/cli.test.ts',

@@ -10,6 +10,7 @@ import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
 import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
+import { alertsAfterCollect, type AlertsRunSummary } from './alerts.js';
 import { apiClient, checkWritableDir, clientSettings, collectMemoryLimit, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
 
 /** DuckDB's threads while collecting: a batch's statements are small, and one thread spends about a third
@@ -45,7 +46,7 @@ async function holdPhase(phase: string, env: NodeJS.ProcessEnv, signal?: AbortSi
   await delay(Number(m[2]), undefined, signal ? { signal } : undefined).catch(() => {});
 }
 
-export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null };
+export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null; alerts: AlertsRunSummary | null };
 
 /** What prepareCollect() checked: the client's settings (URL and key). */
 export interface PreparedCollect {
@@ -103,6 +104,8 @@ export async function collectOnce(
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
       });
+      // Alerts on what this run changed (never failing it), before publishing so the copy holds them.
+      const alerts = opts.signal?.aborted ? null : await alertsAfterCollect(ctx, store, client, result, { now: (opts.now ?? Date.now)(), ...(opts.signal ? { signal: opts.signal } : {}) });
       let analystCopy: string | null = null;
       // An interrupted run publishes too when it committed anything: analysts see what is there. A stop
       // arriving now does not cut the publishing short: it is quick and leaves a whole copy.
@@ -113,7 +116,7 @@ export async function collectOnce(
         await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
         analystCopy = await publishAnalystCopy(store);
       }
-      return { ...result, dbPath: ctx.dbPath, analystCopy };
+      return { ...result, dbPath: ctx.dbPath, analystCopy, alerts };
     } catch (err) {
       // DuckDB reads blocks lazily: a damaged file can open and fail at its first read. Never published.
       if (isStoreCorruption(err) && !(err instanceof StoreCorruptError)) {

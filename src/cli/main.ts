@@ -32,6 +32,7 @@ Examples:
   $ usage-pipeline status                   # coverage, freshness, last runs
   $ usage-pipeline prune --dry-run          # retention: what prune removes
   $ usage-pipeline status --check           # exit 1: stale, or last run failed
+  $ usage-pipeline alerts --check           # exit 1: an alert of this month open
   $ usage-pipeline query --examples         # the example queries shipped
   $ usage-pipeline schedule                 # the daemon (systemd or a terminal)
 
@@ -159,6 +160,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
       if (o.json) printJson(o.check ? { ok: s.check.ok, reason: s.check.reason, problems: s.check.problems } : s);
       else process.stdout.write((o.check ? s.check.reason : formatStatus(s, Date.now(), outputWidth())) + '\n');
       setExit(o.check && !s.check.ok ? EXIT.failed : EXIT.ok);
+    });
+
+  common(program.command('alerts'))
+    .description('evaluate budgets and anomalies not yet evaluated, and list the month\'s alerts')
+    .option('--month <YYYY-MM>', 'the billing month (default: the current one, UTC)')
+    .option('--json', 'one JSON line per alert (the default off a terminal)')
+    .option('--check', 'for monitors: exit 1 while an alert of the current month is open')
+    .action(async (o) => {
+      const { alertsCommand, alertsJsonLines, checkLine, formatAlerts, prepareAlertsCommand } = await import('./alerts.js');
+      const prepared = prepareAlertsCommand(o);
+      const r = await underRunLock(o, 'alerts', (signal) => alertsCommand({ ...o, signal }, prepared));
+      const out = o.check ? checkLine(r) : o.json || !process.stdout.isTTY ? alertsJsonLines(r) : formatAlerts(r);
+      if (out) process.stdout.write(out + '\n');
+      setExit(o.check && r.openCurrent > 0 ? EXIT.failed : EXIT.ok);
     });
 
   common(program.command('query'))

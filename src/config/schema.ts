@@ -141,6 +141,57 @@ export const configSchema = z
       .object({ /** A Prometheus textfile rewritten after every run (node_exporter's textfile collector). */ textfile: z.string().min(1).optional() })
       .strict()
       .prefault({}),
+    // Spend alerts (README, "Alerts"): every number of the anomaly rule, the organizations' default
+    // budget (their spending limit from the API) and an optional webhook.
+    alerts: z
+      .object({
+        enabled: z.boolean().default(true),
+        // https, or plain http to this machine's loopback only (the rule of the API base URL).
+        webhook_url: z
+          .url({ protocol: /^https?$/ })
+          .refine((u) => u.startsWith('https:') || /^http:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(u), {
+            message: 'the webhook must be https (plain http is allowed to this machine\'s loopback only)',
+          })
+          .optional(),
+        webhook_timeout_ms: positiveInt.max(120_000).default(10_000),
+        // Attempts per alert and run (retried on a 5xx or a network error); a failed alert is tried again next run.
+        webhook_max_attempts: z.number().int().min(1).max(10).default(3),
+        // "spending_limit": an organization without a [[budgets]] entry is budgeted at its API spending limit.
+        organization_budget: z.enum(['spending_limit', 'none']).default('spending_limit'),
+        organization_thresholds_pct: z.array(z.number().positive().max(1000)).min(1).default([50, 80, 100]),
+        anomaly: z
+          .object({
+            min_excess_usd: z.string().regex(/^\d+(\.\d{1,2})?$/, 'a decimal amount such as "10" or "10.50"').default('10'),
+            min_ratio: z.number().min(1).default(1.5),
+            min_score: z.number().min(0).default(4),
+            baseline_days: z.number().int().min(1).max(90).default(28),
+            min_baseline_days: z.number().int().min(1).max(90).default(14),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    // Budgets: a monthly amount for an organization (default: its spending limit), one program or a set.
+    budgets: z
+      .array(
+        z
+          .object({
+            name: z.string().min(1),
+            amount_usd: z.string().regex(/^\d+(\.\d{1,2})?$/, 'a decimal amount such as "500" or "499.99"').optional(),
+            organization: z.string().min(1).optional(),
+            programs: z.array(z.string().min(1)).min(1).optional(),
+            thresholds_pct: z.array(z.number().positive().max(1000)).min(1).default([50, 80, 100]),
+          })
+          .strict()
+          .refine((b) => (b.organization === undefined) !== (b.programs === undefined), {
+            message: 'a budget names either organization or programs',
+          })
+          .refine((b) => b.amount_usd !== undefined || b.organization !== undefined, {
+            message: 'a budget of programs needs amount_usd',
+          }),
+      )
+      .default([]),
     log: z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
       .strict()

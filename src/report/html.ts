@@ -32,6 +32,8 @@ export interface HtmlReportInput {
   transfer: { day: Date; metric: string; gb: string; cost: string }[];
   /** Shown when the period is in progress (forecast.current). */
   forecast: Forecast | null;
+  /** The Alerts section (report/alertsHtml.ts), for a month. */
+  alertsHtml?: string;
 }
 
 /**
@@ -378,6 +380,7 @@ ${f ? `<p class="projection"><b>Projection.</b> ${escapeHtml(f.method)}</p>` : '
 </header>
 <main>
 ${forecastHtml}
+${r.alertsHtml ?? ''}
 ${body.join('\n')}
 </main>
 <footer>Totals are sums of lines rounded to cents once (half-up). Figures per day spread each line's rounded cost over its days. See the workbook usage-${escapeHtml(r.periodLabel)}.xlsx for every line.</footer>

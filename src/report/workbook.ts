@@ -5,6 +5,7 @@
 // row repeated and a print area. A report beyond the row budget (a sheet a person can open) is
 // carried as summaries (by program, by program and metric, by day) that point to its Parquet file.
 // Text from the API is written as text, never as a formula.
+import type { AlertRecord } from '../store/alerts.js';
 import ExcelJS from 'exceljs';
 import type { Store } from '../store/store.js';
 import { collectPageGarbage } from '../heap.js';
@@ -72,6 +73,8 @@ export interface WorkbookContent {
   chartsLink?: string;
   /** A Forecast sheet after the Summary, for a period in progress. */
   forecast?: Forecast;
+  /** The month's alerts, on an Alerts sheet after the Summary (writeAlertsSheet). */
+  alerts?: readonly AlertRecord[];
 }
 
 export interface AssumedSummary {
@@ -434,6 +437,35 @@ async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookCon
   await ws.commit();
 }
 
+/** The Alerts sheet: every alert of the month (budgets and anomalies), its numbers, rule and status. */
+async function writeAlertsSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, alerts: readonly AlertRecord[]): Promise<void> {
+  const ws = wb.addWorksheet('Alerts', { views: [{ state: 'frozen', ySplit: 3 }], pageSetup: { ...PRINT, printTitlesRow: '3:3' } });
+  const money = moneyFormat(c.currency);
+  const title = ws.addRow([`Alerts: ${alerts.length}, ${alerts.filter((a) => a.status === 'open').length} open. ` +
+    'Budgets: ACTUAL month-to-date and FORECASTED month-end thresholds; anomalies: a program\'s day against its own baseline. ' +
+    'The per-metric columns of an anomaly add up to its impact.']);
+  title.font = BOLD;
+  title.commit();
+  ws.addRow([]).commit();
+  const cats = ['compute', 'storage', 'instant_restore', 'snapshots', 'transfer', 'extra_branches', 'other'] as const;
+  const head = ws.addRow(['Alert id', 'Status', 'Kind', 'Rule', 'Month', 'Day', 'Crossing date', 'Scope', 'Scope id', 'Organization', 'Program',
+    'Threshold %', 'Budget', 'Threshold', 'Expected', 'Actual', 'Impact', 'Impact %', 'Score', ...cats.map((k) => `Impact: ${k.replace('_', ' ')}`), 'Message', 'Fired at', 'Superseded']);
+  head.font = BOLD;
+  head.fill = HEADER_FILL;
+  head.commit();
+  const num = (v: string | null) => (v === null ? null : Number(v));
+  for (const a of alerts) {
+    const row = ws.addRow([a.alert_id, a.status, a.kind, `${a.rule} v${a.rule_version}`, a.month.slice(0, 7), a.day, a.crossing_date, a.scope_kind, a.scope_id,
+      a.org_name ?? a.org_id, a.program_name ?? a.program_id, a.threshold_pct, num(a.budget_usd), num(a.threshold_usd), num(a.expected_usd),
+      num(a.actual_usd), num(a.impact_usd), num(a.impact_pct), a.score, ...cats.map((k) => num(a[`${k}_usd`])), a.message,
+      a.fired_at.toISOString(), a.superseded_at ? `${a.superseded_at.toISOString()}: ${a.superseded_reason ?? ''}` : null]);
+    for (const i of [13, 14, 15, 16, 17, 20, 21, 22, 23, 24, 25, 26]) row.getCell(i).numFmt = money;
+    row.commit();
+  }
+  printArea(ws, 3 + alerts.length, 29);
+  await ws.commit();
+}
+
 /** Writes the workbook to `path` (the caller renames it into place). Returns the data rows written and what was summarised. */
 export async function writeWorkbook(store: Store, path: string, c: WorkbookContent): Promise<{ rows: number; summarised: SummarisedReport[] }> {
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useStyles: true, useSharedStrings: false });
@@ -449,6 +481,7 @@ export async function writeWorkbook(store: Store, path: string, c: WorkbookConte
   }
   await writeSummary(wb, c, planned);
   if (c.forecast) await writeForecast(wb, c, c.forecast);
+  if (c.alerts) await writeAlertsSheet(wb, c, c.alerts);
   let rows = 0;
   for (const s of c.sheets) rows += await writeReport(wb, store, s, c, summarised);
   if (c.corrections) await writeReport(wb, store, c.corrections, c, summarised);

@@ -22,6 +22,8 @@ import { memoryFields } from './memoryLog.js';
 import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
 import type { ReportPeriod } from './period.js';
 import type { OutputFormat } from '../domain/formats.js';
+import { alertsSection } from './alertsHtml.js';
+import { listAlerts, type AlertRecord } from '../store/alerts.js';
 import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
 
 /** Bars in the top-frameworks chart. */
@@ -116,6 +118,11 @@ export async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: s
   await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) => copyFocusToParquet(w.store, focus.table, tmp));
 }
 
+/** The alerts of a month's report (none for a range): the Alerts sheet, the HTML section, the manifest. */
+async function monthAlerts(store: Store, period: ReportPeriod): Promise<AlertRecord[]> {
+  return period.month === null ? [] : listAlerts(store, `${period.month}-01`);
+}
+
 /** html: the charts file. */
 export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: { title: string; now: Date }): Promise<void> {
   const { period, partial, book, g } = st;
@@ -127,6 +134,7 @@ export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportT
     ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer' | 'dailySpend'>>(
       w.store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
     forecast,
+    ...await monthAlerts(w.store, period).then((a) => (a.length > 0 ? { alertsHtml: alertsSection(a) } : {})),
   });
   w.signal?.throwIfAborted();
   await writeSetFile(w, HTML_REPORT_NAME, dailyShape.dayRows, (tmp) => writeFile(tmp, html), false);
@@ -146,6 +154,7 @@ export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: Rep
   );
   let summarised: SummarisedReport[] = [];
   const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await workbookSummary(store, period.rangeEnd);
+  const alerts = await monthAlerts(store, period);
   let written = 0;
   w.signal?.throwIfAborted();
   await writeSetFile(w, `usage-${period.label}.xlsx`, () => written, async (tmp) => {
@@ -196,6 +205,7 @@ export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: Rep
       ...(o.rowBudget !== undefined ? { rowBudget: o.rowBudget } : {}),
       ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
       ...(forecast?.current ? { forecast } : {}),
+      ...(alerts.length > 0 ? { alerts } : {}),
     });
     written = wb.rows;
     summarised = wb.summarised;
@@ -259,6 +269,9 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
       workbook: { row_budget: o.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
     } : {}),
     run_ids: runIds,
+    ...await monthAlerts(w.store, period).then((a) => (a.length > 0 ? {
+      alerts: a.map((x) => ({ alert_id: x.alert_id, kind: x.kind, status: x.status, day: x.day ?? x.crossing_date, scope: `${x.scope_kind} ${x.scope_id}`, message: x.message })),
+    } : {})),
     ...(forecast ? {
       forecast: {
         current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,

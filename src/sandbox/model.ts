@@ -39,6 +39,19 @@ export interface Program {
   shape: number;
   /** Scenario 'bigint': multiplier of each byte-month metric, so hourly values pass 2^53. */
   big_factor?: Partial<Record<V2Metric, bigint>>;
+  /** Labelled events (events.ts): what happens to every series of the program on some days. */
+  events?: ProgramEvents;
+}
+
+/** Day numbers are days since the epoch (UTC). */
+export interface ProgramEvents {
+  /** Day -> integer multiplier of that day's usage (a spike of known size). */
+  spikes?: ReadonlyMap<number, number>;
+  /** No usage before this day; from it on, usage multiplied by startFactor (a program that starts spending). */
+  startDay?: number;
+  startFactor?: number;
+  /** From fromDay on, usage grows by permillePerDay per mille a day (a slow drift that must not alert). */
+  drift?: { fromDay: number; permillePerDay: number };
 }
 
 export interface Framework {
@@ -88,4 +101,16 @@ export interface World {
   /** Every framework of a program, deleted ones included, ordered by id. */
   frameworksByProgram: Map<string, Framework[]>;
   snapshotsByProgram: Map<string, Snapshot[]>;
+  /** Organization id -> monthly spending limit in cents (GET .../billing/spending_limit), or the status it answers instead. */
+  spendingLimits: Map<string, { cents: number } | { status: 403 | 404 }>;
+  /** The labelled events, when the world has them (events.ts). */
+  labels?: Labels;
+}
+
+/** A world's labelled events (events.ts), as its truth lists them. */
+export interface Labels {
+  spikes: { program_id: string; org_id: string; day: string; factor: number }[];
+  starts: { program_id: string; org_id: string; day: string; factor: number }[];
+  drifts: { program_id: string; org_id: string; from: string; permille_per_day: number }[];
+  spending_limits: { org_id: string; cents: number | null; status: 200 | 403 | 404 }[];
 }

@@ -34,6 +34,8 @@ export interface SandboxOptions {
   faultRate?: number;
   faults?: FaultRates;
   limits?: { perMinute?: number; perSecondPerRoute?: number };
+  /** Labelled events (spikes, a starting program, a drift, spending limits): events.ts. */
+  events?: boolean;
 }
 
 export interface Sandbox {
@@ -54,7 +56,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const seed = opts.seed ?? 1;
   const start = opts.now ?? Date.now();
   const clock = new SandboxClock(start, opts.advance ?? true);
-  const world = generateWorld({ seed, scenario: opts.scenario ?? 'small', now: start });
+  const world = generateWorld({ seed, scenario: opts.scenario ?? 'small', now: start, ...(opts.events ? { events: true } : {}) });
   const keys = keyTable(world);
   const faults = new FaultInjector(seed, resolveFaultRates(opts.faultRate, opts.faults));
   // The state the /__sandbox/ controls (controlRoutes.ts) read and change.

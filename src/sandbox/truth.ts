@@ -5,7 +5,7 @@ import { V1_DEFAULT_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '..
 import { floorToGranularity, type Granularity, type Source } from '../domain/granularity.js';
 import { entityPeriods, listFrameworks, listPrograms, type QueryWindow } from './consumption.js';
 import type { Metric } from './usage.js';
-import type { World } from './world.js';
+import type { Labels, World } from './world.js';
 
 export interface TruthRow {
   org_id: string;
@@ -73,4 +73,9 @@ export function expectedRows(world: World, q: TruthQuery): TruthRow[] {
     }
   }
   return rows;
+}
+
+/** The world's labelled events (none for a quiet world): what an anomaly detector is scored against. */
+export function labelledEvents(world: World): Labels {
+  return world.labels ?? { spikes: [], starts: [], drifts: [], spending_limits: [] };
 }

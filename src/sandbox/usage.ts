@@ -6,7 +6,7 @@
 
 import { V1_GAUGE_METRICS, V1_METRICS, V2_PROGRAM_METRICS, type V1Metric, type V2Metric } from '../contract/api.js';
 import { hash3 } from './hash.js';
-import type { Framework, Program } from './model.js';
+import type { Framework, Program, ProgramEvents } from './model.js';
 
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
@@ -40,6 +40,8 @@ export interface Series {
   flat: boolean;
   /** Some days have no usage at all. */
   zeroDays: boolean;
+  /** The program's labelled events (spikes, start, drift), shared by all its series. */
+  events?: ProgramEvents;
 }
 
 interface Scale { lo: number; hi: number; zeroPct: number; zeroDays: boolean }
@@ -106,11 +108,12 @@ export function activeRange(created: number, deleted: number | undefined): [numb
   return [floorHour(created), deleted === undefined ? Infinity : ceilHour(deleted)];
 }
 
-function series(key: number, m: Metric, range: [number, number], shape: number, bigint: boolean, divisor = 1): Series {
+function series(key: number, m: Metric, range: [number, number], shape: number, bigint: boolean, divisor = 1, events?: ProgramEvents): Series {
   const sc = scaleOf(m);
   return {
     key, metric: METRIC_KEY.get(m) ?? 0, base: baseOf(key, m, divisor), from: range[0], to: range[1], shape,
     flat: bigint && (BYTE_MONTH_METRICS as readonly string[]).includes(m), zeroDays: sc.zeroDays,
+    ...(events ? { events } : {}),
   };
 }
 
@@ -118,17 +121,17 @@ function series(key: number, m: Metric, range: [number, number], shape: number, 
 export function programSeries(p: Program, fws: readonly Framework[], m: Metric): Series[] {
   const big = p.big_factor !== undefined;
   const range = activeRange(p.created_at, p.deleted_at);
-  if (!FRAMEWORK_METRIC_SET.has(m)) return [series(p.key, m, range, p.shape, big)];
-  const out = fws.map((f) => series(f.key, m, activeRange(f.created_at, f.deleted_at), p.shape, big));
+  if (!FRAMEWORK_METRIC_SET.has(m)) return [series(p.key, m, range, p.shape, big, 1, p.events)];
+  const out = fws.map((f) => series(f.key, m, activeRange(f.created_at, f.deleted_at), p.shape, big, 1, p.events));
   // Usage that no framework accounts for, so framework-level reconciliation is not trivial.
-  out.push(series(p.key ^ REMAINDER_SALT, m, range, p.shape, big, 4));
+  out.push(series(p.key ^ REMAINDER_SALT, m, range, p.shape, big, 4, p.events));
   return out;
 }
 
 /** The series of a framework's metric `m`, as the frameworks endpoint reports it (from `dataStart`). */
 export function frameworkSeries(p: Program, f: Framework, m: Metric, dataStart: number): Series {
   const [from, to] = activeRange(f.created_at, f.deleted_at);
-  return series(f.key, m, [Math.max(from, dataStart), to], p.shape, p.big_factor !== undefined);
+  return series(f.key, m, [Math.max(from, dataStart), to], p.shape, p.big_factor !== undefined, 1, p.events);
 }
 
 /** Bases of the series that make up a program's metric (for the 'bigint' multiplier). */
@@ -147,7 +150,16 @@ function dayAmount(s: Series, d: number): number {
   const h = hash3(s.key, s.metric, d);
   if (s.zeroDays && (h & 3) === 0) return 0;
   const noise = s.flat ? MAX_NOISE : 4 + ((h >>> 2) & 3);
-  return s.base * (WEEKDAY[(d + 4) % 7] as number) * noise;
+  const amount = s.base * (WEEKDAY[(d + 4) % 7] as number) * noise;
+  return s.events === undefined ? amount : withEvents(amount, s.events, d);
+}
+
+/** A day's amount under the program's labelled events: integer arithmetic, so every value stays an integer. */
+function withEvents(amount: number, e: ProgramEvents, d: number): number {
+  let a = amount;
+  if (e.startDay !== undefined) a = d < e.startDay ? 0 : a * (e.startFactor ?? 1);
+  if (e.drift !== undefined && d > e.drift.fromDay) a = Math.floor((a * (1000 + e.drift.permillePerDay * (d - e.drift.fromDay))) / 1000);
+  return a * (e.spikes?.get(d) ?? 1);
 }
 
 /** The final value of one hour (brute force; used for settling hours and to check the closed form). */

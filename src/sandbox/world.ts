@@ -4,9 +4,10 @@
 import { EARLIEST_FROM } from '../contract/api.js';
 import { hash, hex8, mix32 } from './hash.js';
 import { BYTE_MONTH_METRICS, bigFactor, programSeriesBases } from './usage.js';
+import { applyEvents } from './events.js';
 import type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World } from './model.js';
 
-export type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World } from './model.js';
+export type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World, Labels } from './model.js';
 export { SCENARIOS } from './model.js';
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -80,7 +81,8 @@ function monthlyChanges(created: number, plans: [Plan, Plan], day: number, hour:
   return out;
 }
 
-export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: number } = {}): World {
+/** `events`: give the world its labelled events (events.ts); without, it is quiet and has no spending limits. */
+export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: number; events?: boolean } = {}): World {
   const seed = opts.seed ?? 1;
   const scenario = opts.scenario ?? 'small';
   const now = opts.now ?? Date.now();
@@ -224,10 +226,12 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
     program: { programId: scoped?.id ?? '', key: `sbx_program_${keyHex(1000)}` },
   };
 
-  return {
+  const world: World = {
     seed, scenario, generated_at: now, orgs, programs, frameworks, snapshots,
     framework_data_start: FRAMEWORK_DATA_START, personal_org_ids, keys,
-    orgById, programById, frameworksByProgram, snapshotsByProgram,
+    orgById, programById, frameworksByProgram, snapshotsByProgram, spendingLimits: new Map(),
   };
+  if (opts.events) world.labels = applyEvents(world);
+  return world;
 }
 

@@ -1,0 +1,244 @@
+// The alerts' side of the store (migration 012): the rules' inputs read from the stored usage and
+// prices, the alerts fired (each once), their webhook deliveries and the organizations' spending limits.
+import type { Store } from './facade.js';
+import { rawSql } from './rawSql.js';
+import { readSql } from './sql.js';
+
+/** One alert as stored; money as decimal strings with 2 decimals, days as YYYY-MM-DD. */
+export interface AlertRecord {
+  alert_id: string;
+  identity: string;
+  kind: 'budget_actual' | 'budget_forecast' | 'anomaly' | 'new_spend';
+  rule: string;
+  rule_version: number;
+  month: string;
+  scope_kind: 'organization' | 'program' | 'programs';
+  scope_id: string;
+  threshold_pct: number | null;
+  day: string | null;
+  org_id: string | null;
+  org_name: string | null;
+  program_id: string | null;
+  program_name: string | null;
+  budget_usd: string | null;
+  threshold_usd: string | null;
+  expected_usd: string | null;
+  actual_usd: string | null;
+  impact_usd: string | null;
+  impact_pct: string | null;
+  score: number | null;
+  crossing_date: string | null;
+  compute_usd: string | null;
+  storage_usd: string | null;
+  instant_restore_usd: string | null;
+  snapshots_usd: string | null;
+  transfer_usd: string | null;
+  extra_branches_usd: string | null;
+  other_usd: string | null;
+  message: string;
+  detail: string;
+  status: 'open' | 'superseded';
+  fired_at: Date;
+  superseded_at: Date | null;
+  superseded_reason: string | null;
+}
+
+export const ALERT_COLUMNS = [
+  'alert_id', 'identity', 'kind', 'rule', 'rule_version', 'month', 'scope_kind', 'scope_id', 'threshold_pct', 'day',
+  'org_id', 'org_name', 'program_id', 'program_name', 'budget_usd', 'threshold_usd', 'expected_usd', 'actual_usd',
+  'impact_usd', 'impact_pct', 'score', 'crossing_date', 'compute_usd', 'storage_usd', 'instant_restore_usd',
+  'snapshots_usd', 'transfer_usd', 'extra_branches_usd', 'other_usd', 'message', 'detail', 'status', 'fired_at',
+  'superseded_at', 'superseded_reason',
+] as const satisfies readonly (keyof AlertRecord)[];
+
+// Parameters: $json VARCHAR (a JSON array of AlertRecord). Inserts the alerts not fired before.
+const ALERTS_INSERT_SQL = `
+INSERT INTO alerts BY NAME
+SELECT j.* FROM (SELECT unnest(from_json($json, '${'[' + '{' + ALERT_COLUMNS.map((c) => `"${c}":"VARCHAR"`).join(',') + '}]'}'), recursive := true)) j
+WHERE j.identity NOT IN (SELECT identity FROM alerts)`;
+
+// Parameters: $ids VARCHAR[]. Which of these alerts exist already.
+const ALERTS_EXISTING_SQL = 'SELECT identity FROM alerts WHERE list_contains($ids, identity)';
+
+// Parameters: $kinds VARCHAR[], $from VARCHAR, $to VARCHAR (YYYY-MM-DD, exclusive). Open alerts of these
+// kinds about days in [from, to) (anomalies) or months starting there (budgets).
+const ALERTS_OPEN_IN_SQL = `
+SELECT identity, kind, CAST(month AS VARCHAR) AS month, CAST(day AS VARCHAR) AS day FROM alerts
+WHERE status = 'open' AND list_contains($kinds, kind)
+  AND coalesce(CASE WHEN kind IN ('anomaly', 'new_spend') THEN day END, month) >= CAST($from AS DATE)
+  AND coalesce(CASE WHEN kind IN ('anomaly', 'new_spend') THEN day END, month) < CAST($to AS DATE)`;
+
+// Parameters: $ids VARCHAR[], $at TIMESTAMPTZ, $reason VARCHAR.
+const ALERTS_SUPERSEDE_SQL = `
+UPDATE alerts SET status = 'superseded', superseded_at = $at, superseded_reason = $reason
+WHERE status = 'open' AND list_contains($ids, identity)`;
+
+// Parameters: $month VARCHAR (YYYY-MM-01, or '' for every month).
+const ALERTS_LIST_SQL = `
+SELECT * REPLACE (CAST(month AS VARCHAR) AS month, CAST(day AS VARCHAR) AS day, CAST(crossing_date AS VARCHAR) AS crossing_date,
+  CAST(budget_usd AS VARCHAR) AS budget_usd, CAST(threshold_usd AS VARCHAR) AS threshold_usd,
+  CAST(expected_usd AS VARCHAR) AS expected_usd, CAST(actual_usd AS VARCHAR) AS actual_usd,
+  CAST(impact_usd AS VARCHAR) AS impact_usd, CAST(impact_pct AS VARCHAR) AS impact_pct,
+  CAST(compute_usd AS VARCHAR) AS compute_usd, CAST(storage_usd AS VARCHAR) AS storage_usd,
+  CAST(instant_restore_usd AS VARCHAR) AS instant_restore_usd, CAST(snapshots_usd AS VARCHAR) AS snapshots_usd,
+  CAST(transfer_usd AS VARCHAR) AS transfer_usd, CAST(extra_branches_usd AS VARCHAR) AS extra_branches_usd,
+  CAST(other_usd AS VARCHAR) AS other_usd)
+FROM alerts WHERE $month = '' OR month = CAST(nullif($month, '') AS DATE)
+ORDER BY month, coalesce(day, crossing_date, month), kind, scope_id, threshold_pct, program_id`;
+
+// Parameters: none. Open alerts with no successful delivery, oldest first.
+const ALERTS_UNDELIVERED_SQL = `
+SELECT a.alert_id, coalesce(max(d.attempt), 0) AS attempts FROM alerts a
+LEFT JOIN alert_deliveries d ON d.alert_id = a.alert_id
+WHERE a.status = 'open'
+GROUP BY a.alert_id, a.fired_at
+HAVING count(*) FILTER (WHERE d.outcome = 'delivered') = 0
+ORDER BY a.fired_at, a.alert_id`;
+
+// Parameters: $alert_id, $attempt, $attempted_at, $target, $http_status, $outcome, $error.
+const DELIVERY_RECORD_SQL = `
+INSERT INTO alert_deliveries VALUES ($alert_id, $attempt, $attempted_at, $target, $http_status, $outcome, $error)`;
+
+// Parameters: $alert_id. 1 when the alert was delivered.
+const DELIVERED_SQL = "SELECT count(*)::INTEGER AS n FROM alert_deliveries WHERE alert_id = $alert_id AND outcome = 'delivered'";
+
+// Parameters: $org_id, $limit_cents BIGINT (NULL: none), $answer VARCHAR, $read_at TIMESTAMPTZ.
+const SPENDING_LIMIT_RECORD_SQL = 'INSERT OR REPLACE INTO org_spending_limits VALUES ($org_id, $limit_cents, $answer, $read_at)';
+const SPENDING_LIMITS_SQL = 'SELECT org_id, limit_cents, answer FROM org_spending_limits ORDER BY org_id';
+
+// Parameters: none. The stored daily data: its first day and where complete daily coverage ends.
+const DAILY_BOUNDS_SQL = `
+SELECT (SELECT CAST(min(CAST(timezone('UTC', timeframe_start) AS DATE)) AS VARCHAR) FROM usage_program WHERE granularity = 'daily') AS first_day,
+  (SELECT max(window_end) FROM coverage WHERE granularity = 'daily' AND status IN ('complete', 'partial')) AS covered_to`;
+
+// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with daily usage in the range.
+const DAILY_PROGRAMS_SQL = `
+SELECT count(DISTINCT program_id)::INTEGER AS n FROM usage_program
+WHERE granularity = 'daily' AND timeframe_start >= CAST(CAST($from AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
+  AND timeframe_start < CAST(CAST($to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'`;
+
+// Parameters: $ids VARCHAR[]. Names of programs and organizations (NULL when the inventory has none).
+const PROGRAM_NAMES_SQL = 'SELECT program_id AS id, name, org_id FROM programs WHERE list_contains($ids, program_id)';
+const ORG_NAMES_SQL = 'SELECT org_id AS id, name FROM organizations';
+const ORGS_KNOWN_SQL = 'SELECT org_id FROM organizations ORDER BY org_id';
+
+export interface AnomalyTotalsRow {
+  program_id: string;
+  org_id: string | null;
+  day: string;
+  actual: bigint;
+  first_day: string;
+  baseline: { day: string; cents: bigint }[];
+}
+
+/** Programs with daily usage in [from, to): what decides how many chunks the rules read them in. */
+export async function dailyProgramCount(store: Store, from: string, to: string): Promise<number> {
+  const [r] = await rawSql(store).query<{ n: number }>(DAILY_PROGRAMS_SQL, { from, to });
+  return r?.n ?? 0;
+}
+
+/** One chunk (of `chunks`) of the programs' evaluated days (alert_anomaly_totals.sql). */
+export async function anomalyTotals(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; minActualCents: bigint; chunks?: number; chunk?: number }): Promise<AnomalyTotalsRow[]> {
+  return rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents,
+    chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
+  });
+}
+
+export interface AnomalyDetailRow { program_id: string; day: string; bday: string; metric: string; cents: bigint }
+
+export async function anomalyDetail(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] }): Promise<AnomalyDetailRow[]> {
+  if (p.keys.length === 0) return [];
+  return rawSql(store).query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys, chunks: 1, chunk: 0,
+  });
+}
+
+export interface BudgetDayRow { scope_kind: 'organization' | 'program'; scope_id: string; day: string; cents: bigint }
+
+/** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
+export async function budgetDays(store: Store, month: string, programs: string[], chunks = 1, chunk = 0): Promise<BudgetDayRow[]> {
+  return rawSql(store).query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), { month, programs, chunks, chunk });
+}
+
+export async function dailyBounds(store: Store): Promise<{ firstDay: string | null; coveredTo: Date | null }> {
+  const [r] = await rawSql(store).query<{ first_day: string | null; covered_to: Date | null }>(DAILY_BOUNDS_SQL);
+  return { firstDay: r?.first_day ?? null, coveredTo: r?.covered_to ?? null };
+}
+
+export async function programNames(store: Store, ids: string[]): Promise<Map<string, { name: string | null; orgId: string | null }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await rawSql(store).query<{ id: string; name: string | null; org_id: string | null }>(PROGRAM_NAMES_SQL, { ids });
+  return new Map(rows.map((r) => [r.id, { name: r.name, orgId: r.org_id }]));
+}
+
+export async function orgNames(store: Store): Promise<Map<string, string | null>> {
+  const rows = await rawSql(store).query<{ id: string; name: string | null }>(ORG_NAMES_SQL);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export async function knownOrgs(store: Store): Promise<string[]> {
+  return (await rawSql(store).query<{ org_id: string }>(ORGS_KNOWN_SQL)).map((r) => r.org_id);
+}
+
+/** Inserts the alerts whose identity is new, in one transaction; returns those inserted. */
+export async function insertNewAlerts(store: Store, alerts: AlertRecord[]): Promise<AlertRecord[]> {
+  if (alerts.length === 0) return [];
+  const sql = rawSql(store);
+  return store.transaction(async () => {
+    const existing = new Set((await sql.query<{ identity: string }>(ALERTS_EXISTING_SQL, { ids: alerts.map((a) => a.identity) })).map((r) => r.identity));
+    const fresh = alerts.filter((a) => !existing.has(a.identity));
+    if (fresh.length === 0) return [];
+    const json = JSON.stringify(fresh.map((a) => ({ ...a, fired_at: a.fired_at.toISOString(), superseded_at: a.superseded_at?.toISOString() ?? null })));
+    await sql.run(ALERTS_INSERT_SQL, { json });
+    return fresh;
+  });
+}
+
+export async function openAlertsIn(store: Store, kinds: string[], from: string, to: string): Promise<{ identity: string; kind: string; month: string; day: string | null }[]> {
+  return rawSql(store).query(ALERTS_OPEN_IN_SQL, { kinds, from, to });
+}
+
+export async function supersedeAlerts(store: Store, ids: string[], at: Date, reason: string): Promise<void> {
+  if (ids.length === 0) return;
+  await rawSql(store).run(ALERTS_SUPERSEDE_SQL, { ids, at, reason });
+}
+
+export async function listAlerts(store: Store, month?: string): Promise<AlertRecord[]> {
+  return rawSql(store).query<AlertRecord>(ALERTS_LIST_SQL, { month: month ?? '' });
+}
+
+export async function undeliveredAlerts(store: Store): Promise<{ alert_id: string; attempts: number }[]> {
+  return rawSql(store).query(ALERTS_UNDELIVERED_SQL);
+}
+
+export async function wasDelivered(store: Store, alertId: string): Promise<boolean> {
+  const [r] = await rawSql(store).query<{ n: number }>(DELIVERED_SQL, { alert_id: alertId });
+  return (r?.n ?? 0) > 0;
+}
+
+export interface DeliveryRecord {
+  alertId: string;
+  attempt: number;
+  attemptedAt: Date;
+  target: string;
+  httpStatus: number | null;
+  outcome: 'delivered' | 'failed';
+  error: string | null;
+}
+
+export async function recordDelivery(store: Store, d: DeliveryRecord): Promise<void> {
+  await rawSql(store).run(DELIVERY_RECORD_SQL, {
+    alert_id: d.alertId, attempt: d.attempt, attempted_at: d.attemptedAt, target: d.target,
+    http_status: d.httpStatus, outcome: d.outcome, error: d.error,
+  });
+}
+
+export async function recordSpendingLimit(store: Store, orgId: string, limitCents: bigint | null, answer: string, readAt: Date): Promise<void> {
+  await rawSql(store).run(SPENDING_LIMIT_RECORD_SQL, { org_id: orgId, limit_cents: limitCents, answer, read_at: readAt });
+}
+
+export async function spendingLimits(store: Store): Promise<Map<string, bigint | null>> {
+  const rows = await rawSql(store).query<{ org_id: string; limit_cents: bigint | null }>(SPENDING_LIMITS_SQL);
+  return new Map(rows.map((r) => [r.org_id, r.limit_cents]));
+}
