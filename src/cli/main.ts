@@ -32,7 +32,7 @@ Examples:
   $ usage-pipeline status                   # coverage, freshness, last runs
   $ usage-pipeline prune --dry-run          # retention: what prune removes
   $ usage-pipeline status --check           # exit 1: stale, or last run failed
-  $ usage-pipeline alerts --check           # exit 1: an alert of this month open
+  $ usage-pipeline alerts --check           # exit 1: an alert open this month
   $ usage-pipeline query --examples         # the example queries shipped
   $ usage-pipeline schedule                 # the daemon (systemd or a terminal)
 
