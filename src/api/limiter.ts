@@ -140,7 +140,7 @@ export class RateLimiter {
    * that others wait on, such as the next page of a cursor chain), but never twice in a row: while both
    * wait, grants alternate. Strict priority starved the lower one (the frameworks pages waited for every
    * programs page, so the collector's CPU sat idle while the rate went to the chains, then the rate sat
-   * idle while the CPU caught up; BENCHMARKS.md, "Session 9").
+   * idle while the CPU caught up; BENCHMARKS.md, "The limiter's pacing (2026-11-23)").
    */
   acquire(route: string, priority = 0): Promise<void> {
     return new Promise<void>((resolve) => {

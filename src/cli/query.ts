@@ -24,7 +24,7 @@ export interface ExampleQuery {
   summary: string;
 }
 
-/** The example queries the package ships (queries/examples/NN_name.sql), found wherever it is installed. */
+/** The example queries the package ships (the .sql files of queries/examples/), found wherever it is installed. */
 export function exampleQueries(): ExampleQuery[] {
   const dir = join(packageRoot(), 'queries', 'examples');
   return readdirSync(dir)

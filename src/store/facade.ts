@@ -51,7 +51,7 @@ async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<
 }
 
 /** DuckDB's threads for a batch's commit at least: a collect stages its pages on one thread, but waits on the
- *  commits at its end, whose insert a second thread shortens by about a third (BENCHMARKS.md, "Session 9"). */
+ *  commits at its end, whose insert a second thread shortens by about a third (BENCHMARKS.md, "The limiter's pacing (2026-11-23)"). */
 export const COMMIT_THREADS = 2;
 
 /** Runs fn with DuckDB's threads at `threads` (for the whole database), then back to `restore`; a failed

@@ -1,4 +1,4 @@
-// The migration runner: queries/schema/NNN_name.sql applied in order, each in its own transaction
+// The migration runner: the numbered .sql files of queries/schema/ applied in order, each in its own transaction
 // together with its row in schema_migrations, so a crash leaves a file either before or after a migration.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // The fast path of a consumption page: one pass over its bytes that reads the documented shape straight
 // into the page's rows, with no JavaScript object per bucket or metric. JSON.parse of a 16 MB page makes
 // about 250,000 objects, and parsing, walking and collecting them was most of the collector's CPU
-// (BENCHMARKS.md, "Session 8"). The scan reads only what it can read exactly: a string with an escape or
+// (BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)"). The scan reads only what it can read exactly: a string with an escape or
 // a byte beyond ASCII where an id is expected, a number that is not a plain integer of at most 15 digits, a
 // time not written as YYYY-MM-DDTHH:MM:SSZ, a key given twice (known or not), bytes that are not UTF-8,
 // any departure from the documented shape or from JSON itself makes it give up (null), and the page goes

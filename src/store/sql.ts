@@ -9,7 +9,7 @@ export { packageRoot };
 
 const sqlCache = new Map<string, string>();
 
-/** The text of a SQL file, relative to the package root (e.g. 'src/store/sql/insert_usage_program.sql'); cached. */
+/** The text of a SQL file, relative to the package root (e.g. 'src/store/sql/alert_budget_days.sql'); cached. */
 export function readSql(relPath: string): string {
   let text = sqlCache.get(relPath);
   if (text === undefined) {

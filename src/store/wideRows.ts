@@ -41,7 +41,7 @@ if (endianness() !== 'LE') throw new Error('usage-pipeline writes DuckDB vectors
  * value, so only what follows a ':' (and optional whitespace) is looked at; a number elsewhere (in an
  * array) is refused by the walk whichever parser read it. A ':' inside a string may send a page down the
  * exact path needlessly (harmless). A hand-written scan: the regular expression it replaces cost about
- * 40 % of JSON.parse's time on a page (BENCHMARKS.md, "Session 4"); indexOf finds the colons natively.
+ * 40 % of JSON.parse's time on a page (BENCHMARKS.md, "Fewer queries and less work per page (2026-11-23)"); indexOf finds the colons natively.
  */
 export function needsLossless(s: string): boolean {
   for (let i = s.indexOf(':'); i >= 0; i = s.indexOf(':', i + 1)) {
@@ -81,7 +81,7 @@ export interface StagedPeriod {
  * of rows into staging_items, under a batch-local item number. The cells are written into this writer's
  * own buffers (an int64 as two 32-bit words, a NULL as a cleared validity bit) and copied into the
  * chunk's vectors once per chunk: node-api's typed vectors take a bigint per cell and build two more per
- * validity write, which cost more than the page's parse (BENCHMARKS.md, "Session 8").
+ * validity write, which cost more than the page's parse (BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)").
  */
 export class WideChunkWriter {
   // One chunk, reset after each append: a chunk's native memory is freed only when V8 collects its
