@@ -1,6 +1,6 @@
 // What a consumption query answers, as data: which programs or frameworks it lists, and for each
 // its periods and buckets with one value per requested metric. The server formats this as JSON and
-// the truth module flattens it into rows, so both agree by construction; usage.test.ts checks the
+// the truth module flattens it into rows, so both agree by construction; usage.int.test.ts checks the
 // closed-form values themselves against hour-by-hour sums.
 
 import { type V2Metric } from '../contract/api.js';

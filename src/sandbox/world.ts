@@ -49,7 +49,7 @@ function scenarioOrgs(scenario: Scenario): OrgSpec[] {
   }
   if (scenario === 'medium') {
     // 380 programs in three member organizations: enough that the inventory's per-program listings (two
-    // requests each) outnumber the consumption pages (test/collect/firstRun.test.ts), and a mid-size world
+    // requests each) outnumber the consumption pages (test/collect/firstRun.int.test.ts), and a mid-size world
     // for the tie-out (test/report/tieout.test.ts); the programs listing still fits one page of 400.
     return [
       { billing: 'current', programs: 160, member: true, frameworks: [2, 10], snapshotsPerProgram: 2 },

@@ -1,6 +1,6 @@
 // Every FOCUS file the project writes, checked rule by rule against FOCUS 1.2 (test/support/focusRules.ts,
 // each rule under its id): a month with unpriced plans, and a finalised month with corrections (the
-// demo's month is checked in test/cli/demo.test.ts). Unpriced usage is left out of the file, said so in
+// demo's month is checked in test/cli/demo.int.test.ts). Unpriced usage is left out of the file, said so in
 // the manifest, the report's output and the About sheet, and the file's total is the priced total. A
 // file with a null cost fails the check.
 import { readFileSync } from 'node:fs';

@@ -13,7 +13,7 @@ const FROM = NOW - 50 * DAY;
 const window = { granularity: 'daily', from: iso(FROM), to: iso(NOW + DAY) };
 
 beforeAll(async () => {
-  // Limits raised: these tests page quickly; limits.test.ts and errors.test.ts cover the limits.
+  // Limits raised: these tests page quickly; limits.test.ts and errors.int.test.ts cover the limits.
   sb = await startSandbox({ seed: 3, now: NOW, advance: false, limits: { perMinute: 1e6, perSecondPerRoute: 1e6 } });
   currentOrg = sb.world.orgs.find((o) => o.billing === 'current' && sb.world.personal_org_ids.includes(o.id))!.id;
   legacyOrg = sb.world.orgs.find((o) => o.billing === 'legacy')!.id;
