@@ -2,8 +2,8 @@
 -- Parameters: none. The price book (config/prices.toml) is loaded into real tables by
 -- src/report/prices.ts (refreshPrices) whenever its sha256 differs from the loaded one, so the
 -- analyst copy carries the rates and the metric catalogue. The spend macros and views below are
--- the very SQL the reports run (src/report/sql/program_spend.sql, framework_spend.sql and
--- daily_lines.sql call the table macros), so a month's total from the views equals the month's
+-- the very SQL the reports run (src/store/report/sql/program_spend.sql, framework_spend.sql and
+-- daily_chunk.sql call the table macros), so a month's total from the views equals the month's
 -- program_spend.parquet to the cent. The wide views' metric columns become BIGINT.
 
 CREATE TABLE price_book (
@@ -152,7 +152,7 @@ SELECT *,
        ELSE NULL END AS unpriced_reason
 FROM netted;
 
--- spend_program_report(g, range_start, range_end): the rows of program_spend.parquet (src/report/sql/program_spend.sql).
+-- spend_program_report(g, range_start, range_end): the rows of program_spend.parquet (src/store/report/sql/program_spend.sql).
 CREATE OR REPLACE MACRO spend_program_report(g, range_start, range_end) AS TABLE
 SELECT
   row_number() OVER (ORDER BY l.org_id NULLS FIRST, l.program_id, l.billing_month, l.line_from, l.period_id,

@@ -294,7 +294,7 @@ ALTER TABLE report_focus_finalized ALTER COLUMN "ContractedCost" DROP NOT NULL;
 
 -- Every file of a finalised month, as finalised: the manifest's files (name, rows, sha256) and the
 -- rows of each report table, so that a later export writes the same content and lists the changes
--- since finalisation in a corrections section. Written by src/report/finalize.ts.
+-- since finalisation in a corrections section. Written by src/store/report/finalize.ts.
 CREATE TABLE report_finalized_files (
   finalization_id VARCHAR NOT NULL,
   month           VARCHAR NOT NULL,
