@@ -14,7 +14,7 @@ import { alertsAfterCollect, type AlertsRunSummary } from './alerts.js';
 import { apiClient, checkWritableDir, clientSettings, collectMemoryLimit, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
 
 /** DuckDB's threads while collecting: a batch's statements are small, and one thread spends about a third
- *  less CPU on them than two (BENCHMARKS.md, "Storage by bucket"), for the same wall time under the API's
+ *  less CPU on them than two (BENCHMARKS.md, "DuckDB on one thread while collecting (2026-11-23)"), for the same wall time under the API's
  *  rate limit. */
 const COLLECT_THREADS = 1;
 

@@ -150,7 +150,7 @@ const REPORT_MEMORY_LIMIT_DEFAULT = CONFIG_DEFAULTS.report.memory_limit;
  */
 const REPORT_ALLOCATOR_FLUSH = '16MB';
 /** What DuckDB may keep of its buffer pool once the stages are done: the report tables in memory (about 30 MB
- *  for the `large` month) stay, the usage tables' cached blocks go (BENCHMARKS.md, "Where each phase's time goes (2026-11-24)"). */
+ *  for the `large` month) stay, the usage tables' cached blocks go (BENCHMARKS.md, "The report's cached blocks dropped after the stages (2026-11-24)"). */
 const REPORT_CACHE_FLOOR = '48MB';
 
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {

@@ -44,14 +44,14 @@ export const PAGE_SLOTS = 2;
 /**
  * SET memory_limit. Setting it, even to the value it has, flushes DuckDB's allocator: its own cache and the C
  * library's free pages (malloc_trim), which pile up between pages and commits: about 110 MB of the
- * collector's resident memory in the hourly benchmark (BENCHMARKS.md, "Issue 13: the collector's memory").
+ * collector's resident memory in the hourly benchmark (BENCHMARKS.md, "The collector's memory (2026-11-23)").
  */
 async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<void> {
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);
 }
 
 /** DuckDB's threads for a batch's commit at least: a collect stages its pages on one thread, but waits on the
- *  commits at its end, whose insert a second thread shortens by about a third (BENCHMARKS.md, "The limiter's pacing (2026-11-23)"). */
+ *  commits at its end, whose insert a second thread shortens by about a third (BENCHMARKS.md, "A commit's insert on two threads (2026-11-23)"). */
 export const COMMIT_THREADS = 2;
 
 /** Runs fn with DuckDB's threads at `threads` (for the whole database), then back to `restore`; a failed

@@ -3,7 +3,7 @@
 -- column per metric, NULL = not reported), the ids they belong to, and the plan periods they name by a
 -- batch-local number. A row names its organization, program and framework by a batch-local item number
 -- (staging_items): writing three id strings per row cost more than the row's metrics
--- (BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)"). staging_usage is the rows with their ids, as every check and insert
+-- (BENCHMARKS.md, "Ids by batch-local item number (2026-11-23)"). staging_usage is the rows with their ids, as every check and insert
 -- reads them. TEMP: they live on the batch's own connection (DuckDB spills them to <db>.tmp/ beyond
 -- memory_limit, never to the JavaScript heap) and never in the database file, so a crash cannot leave
 -- staged rows. Column order is the order src/store/wideRows.ts appends in; metrics in the order of
