@@ -1,6 +1,6 @@
 // A consumption page is a 16 MB string and tens of MB of parsed objects that are garbage as soon as it is
-// staged, but V8 sizes its heap for throughput and lets several pages' garbage pile up (about 200 MB of
-// heap and buffers at 30 MB live, BENCHMARKS.md, "A full garbage collection after 48 MB of heap growth (2026-11-23)"). The collector asks for
+// staged, but V8 sizes its heap for throughput and lets several pages' garbage pile up (BENCHMARKS.md,
+// "A full garbage collection after 48 MB of heap growth (2026-11-23)"). The collector asks for
 // a full collection once the heap has grown by PAGE_GARBAGE_MB since the last one, which keeps the
 // process's memory bounded whatever V8's own heuristics choose.
 import { setFlagsFromString } from 'node:v8';

@@ -230,7 +230,7 @@ export class RateLimiter {
 
     let earliest = this.pausedUntil;
     // Even pacing counts from when the last send was due, not from when it went: a send that a busy event
-    // loop woke late does not push every later one back (that lost ~25 % of the rate while pages were read).
+    // loop woke late does not push every later one back (BENCHMARKS.md, "The limiter's pacing (2026-11-23)").
     // At most half an interval is made up, so sends stay evenly spaced, never in a burst; a send after an
     // idle spell or a pause counts from when it went.
     const interval = 60_000 / perMinute;

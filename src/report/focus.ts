@@ -154,9 +154,8 @@ export function assertFinalizable(period: ReportPeriod, partial: boolean, now: D
 }
 
 /**
- * Programs whose FOCUS rows are built by one query: a chunk of the detail (100 programs, ~138,000
- * FOCUS rows of ~1.5 KB at 10,000 programs) sorted at once took the process to 600-900 MB of RSS at
- * a 512MB limit; 25 at a time, about a quarter of that sort (BENCHMARKS.md).
+ * Programs whose FOCUS rows are built by one query: a whole chunk of the detail (100 programs of wide
+ * rows) sorted at once took the process far above its memory limit; 25 at a time sort a quarter of it.
  */
 const FOCUS_PROGRAMS_PER_PART = 25;
 

@@ -165,8 +165,8 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   await opts.store.setMemoryLimit(limit.replace(/\s+/g, ''));
   if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
   await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
-  // DuckDB's cache of the Parquet files it read (the stage parts) held 119 MB of the 256MB limit while
-  // the workbook was written, for files read once or twice that the OS caches anyway: off while a report runs.
+  // DuckDB's cache of the files it read (the stage parts: read once or twice, and the OS caches them anyway)
+  // held memory the workbook needed: off while a report runs.
   await setExternalFileCache(opts.store, false);
   // The run's large stages as Parquet files (store/report/stages.ts) in a hidden folder of the output folder,
   // created once the input is checked, removed whatever happens; one a killed run left is removed by
@@ -213,8 +213,7 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   await refreshPrices(store, book, now);
   const params: ReportRange = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
   // Read from the usage tables before the stages, not after them: their blocks stay in DuckDB's
-  // buffer pool until something needs the memory, and after the stages nothing did (98 MB held while
-  // the files were written); the stages need it and evict them.
+  // buffer pool until something needs the memory; the stages do, and evict them.
   const runIds = await reportRunIds(store, params);
   const end = period.month !== null ? await dataEnd(store, params) : null;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
@@ -232,8 +231,7 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   // FOCUS is built from the current lines (its own finalisation adds Correction rows); only when the
   // FOCUS file is written, so a finalisation records exactly what the files contain.
   // Built on one thread, like the files: each group's rows are copied to a Parquet part in line
-  // order, and with two threads that copy buffered what the second read ahead (a group of 25
-  // programs: 650 MB of RSS at a 256MB limit on two threads, 350 MB on one).
+  // order, and with two threads that copy buffered what the second read ahead.
   if (formats.includes('focus')) await setThreads(store, FILE_THREADS);
   const focus = formats.includes('focus')
     ? await buildFocus(store, {
@@ -318,8 +316,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   const totals = await reportTotals(store, st, now);
   const { sheets, rows, total, unpricedLines, runIds, assumed, forecast } = totals;
   // The files are copied from the stages' Parquet parts on one thread: with two, a copy in insertion
-  // order buffers the batches the second thread reads ahead (2 million FOCUS rows: 1,015 MB of RSS at
-  // a 1GB limit, 663 MB at 320MB; one thread, with FOCUS row groups of 30,720 rows: 274 MB).
+  // order buffers the batches the second thread reads ahead.
   await setThreads(store, FILE_THREADS);
   const finalDir = join(opts.outDir, period.label);
   const cleaned = await cleanReportLeftovers(opts.outDir);

@@ -27,8 +27,8 @@ const EXACT_LIMIT = '9,007,199,254,740,992 (2^53)';
 /** Excel's limit on a worksheet name's length. */
 const EXCEL_MAX_SHEET_NAME = 31;
 /**
- * Lines read from DuckDB at a time: a page is held as row objects while its rows are written (pages
- * of 20,000 program_spend lines took V8's heap from 87 to 174 MB; ARCHITECTURE.md, "Reports", "Memory").
+ * Lines read from DuckDB at a time: a page is held as row objects while its rows are written, so a
+ * larger page grows V8's heap (ARCHITECTURE.md, "Reports", "Memory").
  */
 const PAGE_ROWS = 5_000;
 /** Rows written between two waits for the zip (sheetBacklog.ts): exceljs hands rows over without backpressure. */

@@ -1,8 +1,7 @@
 // The store's facade: every read and write of the database goes through its methods, inside its
 // exclusive section (a mutex, reentrant, so a batch commit never interleaves with a transaction of the
-// main connection). The methods of each topic live in store/facade/ (runs, inventory, the frameworks
-// the usage names, coverage, the dataset export, status) and take the StoreContext this class gives
-// them; usage batches are usageBatch.ts.
+// main connection). Each topic's methods live in store/facade/ and take the StoreContext this class
+// gives them.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
@@ -43,8 +42,8 @@ export const PAGE_SLOTS = 2;
 
 /**
  * SET memory_limit. Setting it, even to the value it has, flushes DuckDB's allocator: its own cache and the C
- * library's free pages (malloc_trim), which pile up between pages and commits: about 110 MB of the
- * collector's resident memory in the hourly benchmark (BENCHMARKS.md, "The collector's memory (2026-11-23)").
+ * library's free pages (malloc_trim), which pile up between pages and commits (BENCHMARKS.md, "The
+ * collector's memory (2026-11-23)").
  */
 async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<void> {
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);

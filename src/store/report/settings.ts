@@ -53,8 +53,8 @@ export async function setExternalFileCache(store: Store, on: boolean): Promise<v
 
 /**
  * Frees the blocks of the database's tables that DuckDB keeps cached: it keeps what it read until something
- * needs the memory, and after a report's stages nothing does (about 106 MB of the usage tables stayed while the
- * files and the workbook were written; BENCHMARKS.md, "The report's cached blocks dropped after the stages (2026-11-24)"). The limit lowered to `floor` for a moment
+ * needs the memory, and after a report's stages nothing does (BENCHMARKS.md, "The report's cached blocks
+ * dropped after the stages (2026-11-24)"). The limit lowered to `floor` for a moment
  * makes DuckDB evict them (they are in the file, so eviction only frees them; TEMP tables above the floor are
  * spilled), then the store's limit is set again, which also hands the freed memory back. Returns false when
  * DuckDB could not get down to the floor (memory in use): the limit is the store's again either way.

@@ -34,9 +34,8 @@ const FRAMEWORK_DAYS_TABLE = 'rpt_framework_days';
 const CHUNKS_TABLE = 'rpt_chunks';
 /**
  * Programs whose detail (and whose FOCUS rows, framework_spend, snapshot_storage and transfer) are
- * computed in one statement: at 10,000 programs and 100,000 frameworks a chunk of 1,000 (about 1.4
- * million detail rows) ran out of a 320 MB limit in its windows, and 250 in FOCUS's numbering (about
- * 120,000 wide rows a chunk).
+ * computed in one statement: at 10,000 programs and 100,000 frameworks, chunks of 1,000 ran out of
+ * memory in their windows, and of 250 in FOCUS's numbering.
  */
 export const PROGRAMS_PER_CHUNK = 100;
 /** No chunk has this number: the statement that creates rpt_daily empty, with the chunks' columns. */
@@ -53,8 +52,7 @@ const SHAPE_TABLE = 'rpt_shape';
 /**
  * Rows per row group of a stage part: the Parquet writer holds a whole row group before compressing
  * it, and a FOCUS row is wide (about 1.5 KB in memory); a twelfth of DuckDB's default 122,880 keeps
- * that buffer near 15 MB (30,720 rows: 480 MB of RSS for a FOCUS group at a 256MB limit, 10,240:
- * 350 MB). Parts are read back whole, so their row groups change no file.
+ * that buffer near 15 MB. Parts are read back whole, so their row groups change no file.
  */
 const PART_ROW_GROUP = 10_240;
 /** DuckDB types Parquet cannot hold exactly (written as DECIMAL(38,0)). */

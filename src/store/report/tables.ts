@@ -59,8 +59,8 @@ const copyParquetSql = (table: string, path: string) =>
 // but is not a FOCUS column); zstd; timestamps are written as Parquet TIMESTAMP (isAdjustedToUTC,
 // micros). The table is created in line order and read in insertion order (see copyParquetSql).
 // Row groups of 30,720 rows (a quarter of DuckDB's default): the writer holds a whole row group
-// before it compresses it, and a FOCUS row is wide (about 1.5 KB in memory), so 122,880 rows took
-// about 180 MB, more than the report's memory limit leaves; a file of fewer rows is unchanged.
+// before it compresses it, and a FOCUS row is wide (about 1.5 KB in memory), so DuckDB's default held
+// more than the report's memory limit leaves; a file of fewer rows is unchanged.
 // x_CostBasis says on every row what FOCUS's cost columns are here: estimates from a price book
 // revision, not an invoice. Written with the file, not stored with the rows a finalisation records.
 const copyFocusParquetSql = (table: string, path: string) =>

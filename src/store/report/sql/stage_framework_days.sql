@@ -6,11 +6,11 @@
 -- Reads rpt_chunks (stage_chunks.sql).
 -- The current frameworks' usage per program line key and day (macro spend_framework_days, migration
 -- 009) of one chunk of programs, with its chunk. One chunk at a time: the month's aggregate at once
--- needs ~300 MB of DuckDB memory at 10,000 programs. The list of the chunk's programs is a plain filter
--- on a grouping key, so DuckDB applies it before the aggregate (a join alone filters after it: 9 s
--- per chunk instead of 0.5; a range of ids is not enough: a chunk that spans two organizations spans
--- nearly every id, and its aggregate ran out of a 256MB limit). Usage of a program the period's spend has no day
--- for is never billed (daily_chunk.sql joins on the program's days), so it is left out.
+-- needs more than the report's memory limit at 10,000 programs. The list of the chunk's programs is a
+-- plain filter on a grouping key, so DuckDB applies it before the aggregate (a join alone filters after
+-- it; a range of ids is not enough: a chunk that spans two organizations spans nearly every id).
+-- Usage of a program the period's spend has no day for is never billed (daily_chunk.sql joins on the
+-- program's days), so it is left out.
 SELECT f.*, c.chunk
 FROM spend_framework_days($granularity, CAST($range_start AS TIMESTAMPTZ), CAST($range_end AS TIMESTAMPTZ), $framework_metrics) f
 JOIN (SELECT DISTINCT program_id, chunk FROM rpt_chunks WHERE chunk = $chunk) c ON c.program_id = f.program_id
