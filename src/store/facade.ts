@@ -42,8 +42,8 @@ export const PAGE_SLOTS = 2;
 
 /**
  * SET memory_limit. Setting it, even to the value it has, flushes DuckDB's allocator: its own cache and the C
- * library's free pages (malloc_trim), which pile up between pages and commits (BENCHMARKS.md, "The
- * collector's memory (2026-11-23)").
+ * library's free pages (malloc_trim), which pile up between pages and commits (BENCHMARKS.md, "Issue 13:
+ * the collector's memory (2026-11-23)").
  */
 async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<void> {
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);

@@ -75,7 +75,27 @@ export function missingPaths(file: string, text: string, repo: ReadonlySet<strin
   return out;
 }
 
-describe('paths named in comments and docs', () => {
+/** A section of BENCHMARKS.md cited by its title: `BENCHMARKS.md, "Title"` (the title may wrap onto comment lines). */
+const CITATION = /BENCHMARKS\.md`?,?\s*"([^"]{1,300})"/g;
+
+/** The headings of a Markdown text, without their #s. */
+export function headings(markdown: string): string[] {
+  return [...markdown.matchAll(/^#{1,6}\s+(.+?)\s*$/gm)].map((m) => m[1] ?? '');
+}
+
+/** Each BENCHMARKS.md section cited in `file` (comments only if code) that is not a heading, nor a heading without its "(date)". */
+export function missingSections(file: string, text: string, titles: readonly string[]): Missing[] {
+  const known = new Set(titles.flatMap((t) => [t, t.replace(/\s*\(\d{4}-\d\d-\d\d\)$/, '')]));
+  const comments = commentsOf(file, text);
+  const out: Missing[] = [];
+  for (const m of comments.matchAll(CITATION)) {
+    const title = (m[1] ?? '').replace(/\s*\n\s*(?:\/\/|\*|--|#)?\s*/g, ' ').trim();
+    if (!known.has(title)) out.push({ path: `BENCHMARKS.md, "${title}"`, at: `${file}:${lineOf(comments, m.index)}` });
+  }
+  return out;
+}
+
+describe('paths and sections named in comments and docs', () => {
   it('finds a path that does not exist, and skips patterns and placeholders', () => {
     const repo = pathSet(['src/store/store.ts', 'src/store/sql/a.sql', 'src/store/facade/context.ts', 'src/store/report/sql/b.sql', 'src/report/sql/b.sql', 'README.md', 'docs/SCALING.md']);
     const text = [
@@ -97,5 +117,22 @@ describe('paths named in comments and docs', () => {
     const repo = pathSet(repoFiles(['.']));
     const missing = files.flatMap((f) => missingPaths(f, readFileSync(join(REPO, f), 'utf8'), repo));
     expect(missing.map((m) => `${m.at} names ${m.path}, which does not exist`)).toEqual([]);
+  });
+  it('finds a cited section that BENCHMARKS.md does not have', () => {
+    const titles = headings('# Benchmarks\n\n## How to run\n\n### Pages scanned (2026-11-23)\n');
+    const text = [
+      '// see BENCHMARKS.md, "How to run", and (BENCHMARKS.md, "Pages scanned (2026-11-23)"); BENCHMARKS.md "Pages',
+      '// scanned".',
+      '/* (BENCHMARKS.md, "Where the time',
+      ' * goes"). */',
+    ].join('\n');
+    expect(missingSections('src/x.ts', text, titles)).toEqual([{ path: 'BENCHMARKS.md, "Where the time goes"', at: 'src/x.ts:3' }]);
+  });
+
+  it('every section of BENCHMARKS.md cited in the source, tests and docs exists', () => {
+    const titles = headings(readFileSync(join(REPO, 'BENCHMARKS.md'), 'utf8'));
+    const files = repoFiles(SCANNED).filter((f) => TEXT.test(f) && f !== 'test/docs/paths.test.ts');
+    const missing = files.flatMap((f) => missingSections(f, readFileSync(join(REPO, f), 'utf8'), titles));
+    expect(missing.map((m) => `${m.at} cites ${m.path}, which is not a heading there`)).toEqual([]);
   });
 });
