@@ -1,7 +1,8 @@
 // The store's facade: every read and write of the database goes through its methods, inside its
 // exclusive section (a mutex, reentrant, so a batch commit never interleaves with a transaction of the
-// main connection). Each topic's methods live in store/facade/ and take the StoreContext this class
-// gives them.
+// main connection). The methods of each topic live in store/facade/ (runs, inventory, the frameworks
+// the usage names, coverage, the dataset export, status) and take the StoreContext this class gives
+// them; usage batches are usageBatch.ts.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../log.js';

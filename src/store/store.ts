@@ -1,4 +1,5 @@
-// The DuckDB store's one import for the rest of the code: openStore, the Store and their types.
+// The DuckDB store: opening the file (waiting politely for a held lock), migrations, collection runs,
+// usage batches, inventory, coverage, and the read side for the planner and `status`.
 //
 // Concurrency: DuckDB lets one process hold a file for writing, and any process holding it (even
 // read-only) blocks a writer. The collector therefore waits for a held lock with backoff, and analysts

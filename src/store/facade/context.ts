@@ -1,5 +1,6 @@
-// What the Store's topic modules get from it: its connection's raw SQL, inside its exclusive section,
-// its transactions and its clock. Callers see only the Store's methods (store/facade.ts).
+// What the Store's topic modules (runs, inventory, coverage, exports, summary) get from it: its
+// connection's raw SQL, inside its exclusive section, its transactions and its clock. The Store
+// class (store/facade.ts) composes them; callers see only its methods.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SqlParams } from '../connection.js';
 import type { RawSql } from '../rawSql.js';

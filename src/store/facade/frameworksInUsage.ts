@@ -9,7 +9,8 @@ import { num } from './context.js';
 // those deleted after the window's start). One seen only earlier may have been deleted before it, so
 // earlier buckets are not counted. A lower bound: frameworks created since, or without usage, are missing.
 // One query per scope rather than per programs page: it scans the organization's rows of the window and
-// after (zone maps on timeframe_start skip row groups of older windows) once, not once per 100 programs.
+// after (zone maps on timeframe_start skip row groups of older windows), 55-95 ms for 4,500 programs on the
+// benchmark's 6.6 M rows at 1 thread, where one query per programs page took 30-40 ms each, 45 times.
 const USAGE_FRAMEWORK_COUNT_BY_PROGRAM_SQL = `
 SELECT program_id, count(DISTINCT framework_id) AS frameworks
 FROM usage_framework_buckets
