@@ -2,7 +2,7 @@
 // book-keeping objects are camelCase. Times are Date (UTC instants); int64 values are bigint.
 import type { CoverageStatus, RunStatus } from '../domain/status.js';
 import type { Granularity } from '../domain/granularity.js';
-import type { PageRows } from './pageRows.js';
+import type { PageRows } from '../page/pageRows.js';
 
 export type { Granularity };
 

@@ -12,8 +12,8 @@ import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
-import type { PageRows } from './pageRows.js';
-import { ITEM_COLUMNS, PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, writePage, type PageRead } from './wideRows.js';
+import type { PageRows } from '../page/pageRows.js';
+import { ITEM_COLUMNS, PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, writePage, type PageRead } from './wideChunkWriter.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
 // One program of the batch's answer (a staged row's, or one its pages returned without a row) that the

@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
-import { needsLossless } from '../../src/store/wideRows.js';
+import { needsLossless } from '../../src/store/wideChunkWriter.js';
 import { useTempStore } from '../support/store.js';
 import { rawSql } from '../../src/store/rawSql.js';
 

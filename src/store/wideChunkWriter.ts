@@ -14,9 +14,9 @@ import { endianness } from 'node:os';
 import { isLosslessNumber, parse as losslessParse, type LosslessNumber } from 'lossless-json';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { checkJsonText, realInstant } from '../contract/jsonText.js';
-import { counterProblem, firstOffence, isStoredText, type Offence } from './pageCheck.js';
-import { PageRows, type Int64 } from './pageRows.js';
-import { scanPage } from './pageScan.js';
+import { counterProblem, firstOffence, isStoredText, type Offence } from '../page/firstOffence.js';
+import { PageRows, type Int64 } from '../page/pageRows.js';
+import { scanPage } from '../page/scanPage.js';
 import type { PageSource } from './types.js';
 
 /** The metric columns of staging_usage_create.sql and usage_program_buckets, in order. */

@@ -3,10 +3,10 @@
 // rows the general way gives; a page it cannot read exactly is left to the general way.
 import { describe, expect, it } from 'vitest';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
-import type { PageRows } from '../../src/store/pageRows.js';
-import { scanPage } from '../../src/store/pageScan.js';
+import type { PageRows } from '../../src/page/pageRows.js';
+import { scanPage } from '../../src/page/scanPage.js';
 import type { PageSource } from '../../src/store/types.js';
-import { PageShapeError, parsePage, readPage } from '../../src/store/wideRows.js';
+import { PageShapeError, parsePage, readPage } from '../../src/store/wideChunkWriter.js';
 
 /** Everything a page's rows say, as plain data. */
 function contents(p: PageRows) {

@@ -12,7 +12,7 @@
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { utf8SequenceLength } from '../contract/jsonText.js';
 import { PageRows } from './pageRows.js';
-import type { PageSource } from './types.js';
+import type { PageSource } from '../store/types.js';
 
 /** Thrown inside the scan to give up; caught at its top. */
 const GIVE_UP = Symbol('give up');

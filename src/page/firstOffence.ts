@@ -4,7 +4,7 @@
 import { isLosslessNumber, parse } from 'lossless-json';
 import { V1_METRICS } from '../contract/api.js';
 import { realInstant } from '../contract/jsonText.js';
-import type { PageSource } from './types.js';
+import type { PageSource } from '../store/types.js';
 
 export interface Offence {
   /** A JSONPath-like location, e.g. $.programs[3].periods[0].consumption[5].metrics[1].value */
