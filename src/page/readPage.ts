@@ -80,88 +80,125 @@ export function parsePage(source: Source, page: Buffer | string): PageRows {
   } catch (err) {
     throw new PageShapeError({ path: '$', problem: `not JSON: ${(err as Error).message}` });
   }
-  const refuse = (): never => {
-    throw new PageShapeError(firstOffence(source, json) ?? { path: '$', problem: 'the page does not have the documented shape' });
-  };
-  if (!isObj(body)) return refuse();
-  const isFramework = source === 'v2_frameworks';
-  const out = new PageRows(isFramework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length);
-  const key = isFramework ? 'frameworks' : 'programs';
-  const pagination = body.pagination;
-  const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
-  if (rawCursor !== undefined && rawCursor !== null && typeof rawCursor !== 'string') {
-    throw new PageShapeError({ path: '$.pagination.cursor', problem: `expected a string or null, got ${isLosslessNumber(rawCursor) ? rawCursor.value : JSON.stringify(rawCursor)}` });
-  }
-  out.cursor = rawCursor ?? null;
-  const list = body[key];
-  if (list === undefined || list === null) return out;
-  if (!Array.isArray(list)) return refuse();
+  return new PageWalk(source, json).page(body);
+}
 
-  const allowed = isFramework ? FRAMEWORK_METRICS : PROGRAM_METRICS;
-  for (let i = 0; i < list.length; i++) {
-    const item: unknown = list[i];
-    if (!isObj(item) || !isId(item.program_id)) return refuse();
+/** The strict walk of a parsed page into its rows. */
+class PageWalk {
+  private readonly out: PageRows;
+  private readonly key: 'frameworks' | 'programs';
+  private readonly framework: boolean;
+  private readonly allowed: ReadonlySet<string>;
+
+  constructor(
+    private readonly source: Source,
+    private readonly json: string,
+  ) {
+    this.framework = source === 'v2_frameworks';
+    this.out = new PageRows(this.framework ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length);
+    this.key = this.framework ? 'frameworks' : 'programs';
+    this.allowed = this.framework ? FRAMEWORK_METRICS : PROGRAM_METRICS;
+  }
+
+  /** Refuses the page: the walk knows only that it departs from its shape; firstOffence names where. */
+  private refuse(): never {
+    throw new PageShapeError(firstOffence(this.source, this.json) ?? { path: '$', problem: 'the page does not have the documented shape' });
+  }
+
+  page(body: unknown): PageRows {
+    const out = this.out;
+    if (!isObj(body)) return this.refuse();
+    const pagination = body.pagination;
+    const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
+    if (rawCursor !== undefined && rawCursor !== null && typeof rawCursor !== 'string') {
+      throw new PageShapeError({ path: '$.pagination.cursor', problem: `expected a string or null, got ${isLosslessNumber(rawCursor) ? rawCursor.value : JSON.stringify(rawCursor)}` });
+    }
+    out.cursor = rawCursor ?? null;
+    const list = body[this.key];
+    if (list === undefined || list === null) return out;
+    if (!Array.isArray(list)) return this.refuse();
+    for (let i = 0; i < list.length; i++) this.item(i, list[i]);
+    out.items = list.length;
+    return out;
+  }
+
+  private item(i: number, item: unknown): void {
+    const out = this.out;
+    if (!isObj(item) || !isId(item.program_id)) return this.refuse();
     let frameworkId: string | null = null;
-    if (isFramework) {
-      if (!isId(item.framework_id)) return refuse();
+    if (this.framework) {
+      if (!isId(item.framework_id)) return this.refuse();
       frameworkId = item.framework_id;
     }
     out.programIds.push(item.program_id);
     out.frameworkIds.push(frameworkId);
     const periods = item.periods;
-    if (!Array.isArray(periods)) return refuse();
-    for (const p of periods as unknown[]) {
-      if (!isObj(p) || !isId(p.period_id) || !isId(p.period_plan)) return refuse();
-      const start = time(p.period_start);
-      const end = p.period_end === undefined || p.period_end === null ? null : time(p.period_end);
-      if (start === null || (end === null && p.period_end !== undefined && p.period_end !== null)) return refuse();
-      const consumption = p.consumption;
-      if (!Array.isArray(consumption)) return refuse();
-      const period = out.periodIds.length;
-      out.periodIds.push(p.period_id);
-      out.periodPlans.push(p.period_plan);
-      out.periodStarts.push(start);
-      out.periodEnds.push(end);
-      for (const b of consumption as unknown[]) {
-        if (!isObj(b)) return refuse();
-        const ts = time(b.timeframe_start);
-        const te = time(b.timeframe_end);
-        if (ts === null || te === null) return refuse();
-        const r = out.beginRow();
-        let reported = 0;
-        if (source === 'v1_programs') {
-          for (const [name, col] of V1_FIELDS) {
-            const raw = b[name];
-            if (raw === undefined || raw === null) continue;
-            const n = counter(raw);
-            if (n === undefined) return refuse();
-            if (n === 0) continue;
-            out.setMetric(r, col, n);
-            reported++;
-          }
-        } else {
-          const metrics = b.metrics;
-          if (!Array.isArray(metrics)) return refuse();
-          let named = 0; // the columns named in this bucket, as bits: a metric given twice is refused whatever its values
-          for (let l = 0; l < metrics.length; l++) {
-            const m: unknown = metrics[l];
-            if (!isObj(m) || !isId(m.metric_name)) return refuse();
-            const n = counter(m.value);
-            if (n === undefined) return refuse();
-            const col = allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
-            const path = () => `$.${key}[${i}].periods[${periods.indexOf(p)}].consumption[${consumption.indexOf(b)}].metrics[${l}]`;
-            if (col === undefined) throw new PageShapeError({ path: `${path()}.metric_name`, problem: `${m.metric_name} is not a metric this request asked for` });
-            if (named & (1 << col)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
-            named |= 1 << col;
-            if (n === 0) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
-            out.setMetric(r, col, n);
-            reported++;
-          }
-        }
-        if (reported > 0) out.finishRow(r, i, period, ts, te, reported); // nothing reported: no row, as before
-      }
-    }
+    if (!Array.isArray(periods)) return this.refuse();
+    for (let j = 0; j < periods.length; j++) this.period(i, j, periods[j]);
   }
-  out.items = list.length;
-  return out;
+
+  private period(i: number, j: number, p: unknown): void {
+    const out = this.out;
+    if (!isObj(p) || !isId(p.period_id) || !isId(p.period_plan)) return this.refuse();
+    const start = time(p.period_start);
+    const end = p.period_end === undefined || p.period_end === null ? null : time(p.period_end);
+    if (start === null || (end === null && p.period_end !== undefined && p.period_end !== null)) return this.refuse();
+    const consumption = p.consumption;
+    if (!Array.isArray(consumption)) return this.refuse();
+    const period = out.periodIds.length;
+    out.periodIds.push(p.period_id);
+    out.periodPlans.push(p.period_plan);
+    out.periodStarts.push(start);
+    out.periodEnds.push(end);
+    for (let k = 0; k < consumption.length; k++) this.bucket(i, j, k, period, consumption[k]);
+  }
+
+  /** Bucket k of period j (numbered `period` in the page) of item i. */
+  private bucket(i: number, j: number, k: number, period: number, b: unknown): void {
+    if (!isObj(b)) return this.refuse();
+    const ts = time(b.timeframe_start);
+    const te = time(b.timeframe_end);
+    if (ts === null || te === null) return this.refuse();
+    const r = this.out.beginRow();
+    const reported = this.source === 'v1_programs' ? this.v1Fields(r, b) : this.metrics(r, b, () => `$.${this.key}[${i}].periods[${j}].consumption[${k}]`);
+    if (reported > 0) this.out.finishRow(r, i, period, ts, te, reported); // nothing reported: no row
+  }
+
+  /** A v1 bucket's metric fields into row r; returns how many were non-zero. */
+  private v1Fields(r: number, b: Obj): number {
+    let reported = 0;
+    for (const [name, col] of V1_FIELDS) {
+      const raw = b[name];
+      if (raw === undefined || raw === null) continue;
+      const n = counter(raw);
+      if (n === undefined) return this.refuse();
+      if (n === 0) continue;
+      this.out.setMetric(r, col, n);
+      reported++;
+    }
+    return reported;
+  }
+
+  /** A v2 bucket's metrics (at `bucketPath`) into row r; returns how many were non-zero. */
+  private metrics(r: number, b: Obj, bucketPath: () => string): number {
+    const metrics = b.metrics;
+    if (!Array.isArray(metrics)) return this.refuse();
+    let reported = 0;
+    let named = 0; // the columns named in this bucket, as bits: a metric given twice is refused whatever its values
+    for (let l = 0; l < metrics.length; l++) {
+      const m: unknown = metrics[l];
+      if (!isObj(m) || !isId(m.metric_name)) return this.refuse();
+      const n = counter(m.value);
+      if (n === undefined) return this.refuse();
+      const col = this.allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
+      const path = () => `${bucketPath()}.metrics[${l}]`;
+      if (col === undefined) throw new PageShapeError({ path: `${path()}.metric_name`, problem: `${m.metric_name} is not a metric this request asked for` });
+      if (named & (1 << col)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+      named |= 1 << col;
+      if (n === 0) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
+      this.out.setMetric(r, col, n);
+      reported++;
+    }
+    return reported;
+  }
 }
