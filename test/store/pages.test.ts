@@ -114,7 +114,7 @@ describe('page-loaded usage batches', () => {
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
-  // The duplicate check groups only the ids whose rows could repeat a key (wideRows.ts BucketKeys): each
+  // The duplicate check groups only the ids whose rows could repeat a key (store/bucketKeys.ts): each
   // way a key can repeat within one page must still be found, and a bucket split by a plan change kept.
   describe('keys repeated within one page', () => {
     const bucket = (day: number, metrics: Record<string, number>) => ({
