@@ -1,14 +1,12 @@
-// The fast path of a consumption page: one pass over its bytes that reads the documented shape straight
-// into the page's rows, with no JavaScript object per bucket or metric. JSON.parse of a 16 MB page makes
-// about 250,000 objects, and parsing, walking and collecting them was most of the collector's CPU
-// (BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)"). The scan reads only what it can read exactly: a string with an escape or
-// a byte beyond ASCII where an id is expected, a number that is not a plain integer of at most 15 digits, a
-// time not written as YYYY-MM-DDTHH:MM:SSZ, a key given twice (known or not), bytes that are not UTF-8,
-// any departure from the documented shape or from JSON itself makes it give up (null), and the page goes
-// the general way (readPage.ts parsePage: the text checked, JSON.parse or lossless-json, the strict walk,
-// and the message naming the offending path). So a page the scan accepts gives exactly the rows the
-// general way gives; it is only faster. Bytes beyond ASCII are checked only where they occur, so an ASCII
-// page costs one comparison per byte more.
+// The fast way to read a consumption page: one pass over its bytes straight into the page's rows, with
+// no JavaScript object per bucket or metric (JSON.parse of a 16 MB page makes about 250,000 objects;
+// BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)"). The scan reads only what it can read
+// exactly and gives up (null) on anything else: an escape in a key or a value it reads, a byte beyond
+// ASCII in an id, a number that is not a plain integer of at most 15 digits, a time not written
+// YYYY-MM-DDTHH:MM:SSZ, a key given twice (known or not), bytes that are not UTF-8, any departure from
+// the documented shape or from JSON. The page then goes the general way (readPage.ts parsePage), which
+// gives the same rows or names the offence: the scan is only faster. Bytes beyond ASCII are checked only
+// where they occur, so an ASCII page costs one comparison per byte more.
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { utf8SequenceLength } from '../contract/jsonText.js';
 import type { Source } from '../domain/granularity.js';
