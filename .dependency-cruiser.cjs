@@ -27,9 +27,19 @@ module.exports = {
     {
       name: 'sandbox-not-client',
       severity: 'error',
-      comment: 'The sandbox serves the contract; it must not borrow the client it is testing.',
+      comment: 'The sandbox serves the contract; it must not borrow the client or the page reader it is testing.',
       from: { path: '^src/sandbox/' },
-      to: { path: '^src/(alerts|api|collect|store|report|billing|export|app|cli|schedule)/' },
+      to: { path: '^src/(alerts|api|collect|page|store|report|billing|export|app|cli|schedule)/' },
+    },
+    {
+      name: 'page-is-pure',
+      severity: 'error',
+      comment:
+        'Reading a page is pure: page/ imports only contract/ and domain/ of ours, and lossless-json of npm ' +
+        '(node builtins aside); never the store, DuckDB, the client or the collector. Whatever reads pages ' +
+        'may import it: api/ for the one lossless test, store/ for the rows it stages.',
+      from: { path: '^src/page/' },
+      to: { path: '^src/|(^|/)node_modules/', pathNot: '^src/(page|contract|domain)/|(^|/)node_modules/lossless-json/' },
     },
     {
       name: 'data-layers-not-api',

@@ -170,7 +170,7 @@ export class ApiClient {
 
   /**
    * Like getJson, but hands back the 2xx body's bytes, neither decoded nor parsed: a consumption page is
-   * scanned from its bytes (store/pageScan.ts), so its values never become JavaScript objects.
+   * scanned from its bytes (page/scanPage.ts), so its values never become JavaScript objects.
    */
   async getBody(path: string, query?: Query, opts?: CallOptions): Promise<BodyResponse> {
     return this.get(path, query, opts, (body, requestId, status, target) => ({ body, requestId, status, path: target }));

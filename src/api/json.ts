@@ -1,15 +1,11 @@
 // Lossless JSON: the API's counters are int64 and can exceed 2^53, where JSON.parse silently rounds.
-// Most pages hold no such value, so a single regex test decides whether the (much faster) JSON.parse
-// is safe; only texts with a long digit run go through lossless-json. Either way the bytes are checked
-// first (contract/jsonText.ts): UTF-8 only, a key at most once per object, as for consumption pages.
+// Most answers hold no such number, so the one lossless test (page/needsLossless.ts) decides whether
+// the (much faster) JSON.parse is safe; only texts that need it go through lossless-json. Either way the
+// bytes are checked first (contract/jsonText.ts): UTF-8 only, a key at most once per object, as for
+// consumption pages.
 import { isInteger, parse as losslessParse } from 'lossless-json';
 import { checkJsonText } from '../contract/jsonText.js';
-
-// Every integer of 15 digits or fewer is a safe integer (MAX_SAFE_INTEGER has 16 digits). A run of 16
-// digits anywhere (even inside a string) sends the text down the exact path: harmless when it was not a number.
-// The lookbehind makes the regex try each digit run once rather than from every digit in it (2.4x faster
-// on a page of 12-digit counters).
-const LONG_DIGIT_RUN = /(?<!\d)\d{16}/;
+import { needsLossless } from '../page/needsLossless.js';
 
 /** Integers outside the safe range as bigint; every other number exactly as JSON.parse reads it. */
 function parseNumber(literal: string): number | bigint {
@@ -30,11 +26,6 @@ export function parseJson(body: Uint8Array | string): unknown {
   const offence = checkJsonText(bytes);
   if (offence !== null) throw new SyntaxError(`${offence.path}: ${offence.problem}`);
   const text = typeof body === 'string' ? body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
-  if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
+  if (!needsLossless(text)) return JSON.parse(text);
   return losslessParse(text, null, { parseNumber });
-}
-
-/** Whether the fast path applies to `text` (exposed for the benchmark and tests). */
-export function needsLosslessParse(text: string): boolean {
-  return LONG_DIGIT_RUN.test(text);
 }

@@ -24,7 +24,7 @@ export interface ReadPage {
 }
 
 /**
- * Fetches one consumption page's bytes, reads it (store/wideRows.ts) and hands its rows to the batch to
+ * Fetches one consumption page's bytes, reads it (page/readPage.ts) and hands its rows to the batch to
  * stage. It returns once the page is read, before it is staged: its cursor can send the next request
  * while the batch's staging catches up (stagedInOrder). A body that is not the documented shape is the
  * API answering nonsense: reported with the request id, and the batch is not committed.

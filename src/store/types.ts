@@ -1,8 +1,8 @@
 // Row shapes the store takes and returns. Inventory and usage rows use the tables' column names;
 // book-keeping objects are camelCase. Times are Date (UTC instants); int64 values are bigint.
 import type { CoverageStatus, RunStatus } from '../domain/status.js';
-import type { Granularity } from '../domain/granularity.js';
-import type { PageRows } from './pageRows.js';
+import type { Granularity, Source } from '../domain/granularity.js';
+import type { PageRows } from '../page/pageRows.js';
 
 export type { Granularity };
 
@@ -28,7 +28,7 @@ export interface UsageBatchSpec {
 }
 
 /** Which consumption endpoint a raw page came from: it decides how the page is read. */
-export type PageSource = 'v1_programs' | 'v2_programs' | 'v2_frameworks';
+export type PageSource = Source;
 
 export interface PageLoaded {
   /** Items on the page (programs or frameworks); null when the body had no such array. */
@@ -44,7 +44,7 @@ export interface PageLoaded {
 export interface UsageBatch {
   /**
    * Stages one raw response body of a consumption endpoint (its bytes, or its text): read strictly into
-   * wide bucket rows, every value exact as int64 (wideRows.ts readPage). Pages of one batch are staged
+   * wide bucket rows, every value exact as int64 (page/readPage.ts). Pages of one batch are staged
    * one at a time, in call order.
    */
   appendPage(source: PageSource, page: Buffer | string): Promise<PageLoaded>;

@@ -1,6 +1,6 @@
 // A usage batch of one window and scope (a source, granularity and organization), on its own
 // connection. One way in for what the collector loads, one way out:
-// - appendPage(): a raw consumption page, parsed and checked strictly in JavaScript (wideRows.ts) and
+// - appendPage(): a raw consumption page, read and checked strictly in JavaScript (page/readPage.ts) and
 //   appended as wide bucket rows into the batch's TEMP staging table. It is appendRead() with readPage as
 //   the reader: the one loading path, which the test kit's long-row loader (test/support/rowLoader.ts) also
 //   takes, with its own reader of fixture rows in place of readPage.
@@ -12,8 +12,10 @@ import { execSql, queryRows } from './connection.js';
 import { readSql } from './sql.js';
 import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types.js';
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
-import type { PageRows } from './pageRows.js';
-import { ITEM_COLUMNS, PageShapeError, PeriodBook, STAGING_COLUMNS, WideChunkWriter, readPage, writePage, type PageRead } from './wideRows.js';
+import type { PageRows } from '../page/pageRows.js';
+import { PageShapeError, readPage } from '../page/readPage.js';
+import { PeriodBook } from './periodBook.js';
+import { ITEM_COLUMNS, STAGING_COLUMNS, WideChunkWriter, writePage, type PageRead } from './wideChunkWriter.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
 
 // One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
@@ -184,7 +186,7 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /**
-   * One page read strictly into its rows (wideRows.ts: a value that is not a non-negative int64 integer,
+   * One page read strictly into its rows (page/readPage.ts: a value that is not a non-negative int64 integer,
    * an id or time missing or malformed, refuses the page whole with a PageContentError naming the first
    * offending path, and spoils the batch). Nothing is staged yet: the caller learns the page's cursor
    * and items at once, and may ask for the next page while this one waits for stage().

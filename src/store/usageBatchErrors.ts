@@ -1,5 +1,5 @@
 // What a usage batch refuses with: each leaves the database unchanged and says what is wrong.
-import type { Offence } from './pageCheck.js';
+import type { Offence } from '../page/firstOffence.js';
 
 /** A batch was refused; the database is unchanged. */
 export class UsageBatchError extends Error {

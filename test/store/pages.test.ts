@@ -3,7 +3,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import type { UsageBatchSpec } from '../../src/store/types.js';
-import { needsLossless } from '../../src/store/wideRows.js';
 import { useTempStore } from '../support/store.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -115,7 +114,7 @@ describe('page-loaded usage batches', () => {
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
-  // The duplicate check groups only the ids whose rows could repeat a key (wideRows.ts BucketKeys): each
+  // The duplicate check groups only the ids whose rows could repeat a key (store/bucketKeys.ts): each
   // way a key can repeat within one page must still be found, and a bucket split by a plan change kept.
   describe('keys repeated within one page', () => {
     const bucket = (day: number, metrics: Record<string, number>) => ({
@@ -265,19 +264,5 @@ describe('page-loaded usage batches', () => {
     const b = store.beginUsageBatch(spec('r1'));
     expect(await b.appendPage('v2_programs', '{"error": "nope"}')).toMatchObject({ items: null, rows: 0 });
     await b.abort();
-  });
-});
-
-describe('needsLossless (which pages JSON.parse may read)', () => {
-  it('sends a page to the exact parser for a 16-digit, fractional, exponent or negative member value, whitespace or not', () => {
-    for (const text of ['{"v":9007199254740993}', '{"v": \n 1234567890123456}', '{"v":1.0}', '{"v":\t2e3}', '{"v":7E1}', '{"v":-0}', '{"a":1,"v":-5}']) {
-      expect(needsLossless(text), text).toBe(true);
-    }
-  });
-
-  it('lets JSON.parse read pages whose numbers are all integers of at most 15 digits', () => {
-    for (const text of ['{"v":123456789012345,"w":0}', '{"t":"2026-11-01T12:30:00Z","v": 42}', '{"id":"a-1.5e3","v":[1,2]}', '{}', '{"v":7']) {
-      expect(needsLossless(text), text).toBe(false);
-    }
   });
 });

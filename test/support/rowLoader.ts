@@ -6,7 +6,9 @@ import type { UsageBatch } from '../../src/store/types.js';
 import { StagedUsageBatch } from '../../src/store/usageBatch.js';
 import { UsageBatchError } from '../../src/store/usageBatchErrors.js';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
-import { METRIC_COLUMNS, type PageRead, type PeriodBook, type WideChunkWriter } from '../../src/store/wideRows.js';
+import { METRIC_COLUMNS } from '../../src/page/pageRows.js';
+import type { PeriodBook } from '../../src/store/periodBook.js';
+import type { PageRead, WideChunkWriter } from '../../src/store/wideChunkWriter.js';
 
 const INT64 = { max: 2n ** 63n - 1n, min: -(2n ** 63n) };
 const METRIC_INDEX = new Map(METRIC_COLUMNS.map((m, i) => [m, i]));

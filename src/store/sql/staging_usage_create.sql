@@ -6,8 +6,8 @@
 -- (BENCHMARKS.md, "Ids by batch-local item number (2026-11-23)"). staging_usage is the rows with their ids, as every check and insert
 -- reads them. TEMP: they live on the batch's own connection (DuckDB spills them to <db>.tmp/ beyond
 -- memory_limit, never to the JavaScript heap) and never in the database file, so a crash cannot leave
--- staged rows. Column order is the order src/store/wideRows.ts appends in; metrics in the order of
--- its METRIC_COLUMNS.
+-- staged rows. Column order is the order src/store/wideChunkWriter.ts appends in; metrics in the order of
+-- src/page/pageRows.ts METRIC_COLUMNS.
 CREATE OR REPLACE TEMP TABLE staging_items (
   item         INTEGER NOT NULL,
   org_id       VARCHAR,

@@ -1,5 +1,5 @@
 -- Query: staging_usage_duplicate_framework
--- Parameters: $ids VARCHAR[], the ids whose rows could repeat a key (wideRows.ts BucketKeys: no other
+-- Parameters: $ids VARCHAR[], the ids whose rows could repeat a key (bucketKeys.ts BucketKeys: no other
 -- id can, so only their rows are grouped).
 -- One bucket key of usage_framework (granularity is the batch's own) that a batch holds more than once: a framework on two
 -- pages, or a bucket given twice. metric names the first metric given twice (NULL: a bucket's metrics

@@ -1,5 +1,5 @@
 -- Query: staging_usage_duplicate_program
--- Parameters: $ids VARCHAR[], the ids whose rows could repeat a key (wideRows.ts BucketKeys: no other
+-- Parameters: $ids VARCHAR[], the ids whose rows could repeat a key (bucketKeys.ts BucketKeys: no other
 -- id can, so only their rows are grouped).
 -- One bucket key of usage_program (api_version and
 -- granularity are the batch's own, so the key within a batch is the rest) that a batch holds more than once: a program on two

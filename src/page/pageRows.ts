@@ -1,8 +1,21 @@
-// A consumption page read but not yet staged: what both ways of reading a page (pageScan.ts, and the
-// general way in wideRows.ts) hand to the staging writer. Rows live in typed arrays, not objects, so a
-// page waiting for its turn to be staged costs a few MB and no garbage collection.
+// A consumption page read but not yet staged: what both ways of reading a page (scanPage.ts, and the
+// general way in readPage.ts) hand to the store's staging writer. Rows live in typed arrays, not objects,
+// so a page waiting for its turn to be staged costs a few MB and no garbage collection.
+import { V1_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+
 /** An int64 as a page's rows hold it: a number when it is a safe integer, else a bigint. */
 export type Int64 = number | bigint;
+
+/** A safe integer as a number, anything larger as the bigint. */
+export function int64(v: bigint): Int64 {
+  return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
+}
+
+/**
+ * The metric cells of a row, in order: the v2 program metrics, then the v1 ones (a frameworks page's rows
+ * hold the first six). The store's staging tables (store/sql/staging_usage_create.sql) follow this order.
+ */
+export const METRIC_COLUMNS: readonly string[] = [...V2_PROGRAM_METRICS, ...V1_METRICS];
 
 /**
  * What a page holds, read but not yet staged: its items, plan periods and bucket rows, in the order the

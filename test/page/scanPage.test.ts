@@ -1,12 +1,12 @@
-// The fast reading of a consumption page (store/pageScan.ts) against the general way (wideRows.ts
+// The fast reading of a consumption page (page/scanPage.ts) against the general way (readPage.ts
 // parsePage: JSON.parse or lossless-json and the strict walk): a page the scan reads gives exactly the
 // rows the general way gives; a page it cannot read exactly is left to the general way.
 import { describe, expect, it } from 'vitest';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
-import type { PageRows } from '../../src/store/pageRows.js';
-import { scanPage } from '../../src/store/pageScan.js';
-import type { PageSource } from '../../src/store/types.js';
-import { PageShapeError, parsePage, readPage } from '../../src/store/wideRows.js';
+import type { Source as PageSource } from '../../src/domain/granularity.js';
+import type { PageRows } from '../../src/page/pageRows.js';
+import { scanPage } from '../../src/page/scanPage.js';
+import { PageShapeError, parsePage, readPage } from '../../src/page/readPage.js';
 
 /** Everything a page's rows say, as plain data. */
 function contents(p: PageRows) {

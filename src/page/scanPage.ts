@@ -1,18 +1,16 @@
-// The fast path of a consumption page: one pass over its bytes that reads the documented shape straight
-// into the page's rows, with no JavaScript object per bucket or metric. JSON.parse of a 16 MB page makes
-// about 250,000 objects, and parsing, walking and collecting them was most of the collector's CPU
-// (BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)"). The scan reads only what it can read exactly: a string with an escape or
-// a byte beyond ASCII where an id is expected, a number that is not a plain integer of at most 15 digits, a
-// time not written as YYYY-MM-DDTHH:MM:SSZ, a key given twice (known or not), bytes that are not UTF-8,
-// any departure from the documented shape or from JSON itself makes it give up (null), and the page goes
-// the general way (wideRows.ts readPage: the text checked, JSON.parse or lossless-json, the strict walk,
-// and the message naming the offending path). So a page the scan accepts gives exactly the rows the
-// general way gives; it is only faster. Bytes beyond ASCII are checked only where they occur, so an ASCII
-// page costs one comparison per byte more.
+// The fast way to read a consumption page: one pass over its bytes straight into the page's rows, with
+// no JavaScript object per bucket or metric (JSON.parse of a 16 MB page makes about 250,000 objects;
+// BENCHMARKS.md, "Pages scanned from their bytes (2026-11-23)"). The scan reads only what it can read
+// exactly and gives up (null) on anything else: an escape in a key or a value it reads, a byte beyond
+// ASCII in an id, a number that is not a plain integer of at most 15 digits, a time not written
+// YYYY-MM-DDTHH:MM:SSZ, a key given twice (known or not), bytes that are not UTF-8, any departure from
+// the documented shape or from JSON. The page then goes the general way (readPage.ts parsePage), which
+// gives the same rows or names the offence: the scan is only faster. Bytes beyond ASCII are checked only
+// where they occur, so an ASCII page costs one comparison per byte more.
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { utf8SequenceLength } from '../contract/jsonText.js';
+import type { Source } from '../domain/granularity.js';
 import { PageRows } from './pageRows.js';
-import type { PageSource } from './types.js';
 
 /** Thrown inside the scan to give up; caught at its top. */
 const GIVE_UP = Symbol('give up');
@@ -85,7 +83,7 @@ const MONTH_DAYS = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
  * Scans a consumption page of `source`. Returns its rows, or null when the page holds anything the scan
  * does not read exactly (see the top of this file): the caller then reads it the general way.
  */
-export function scanPage(source: PageSource, page: Buffer): PageRows | null {
+export function scanPage(source: Source, page: Buffer): PageRows | null {
   const scan = new PageScan(source, page);
   try {
     scan.page();
@@ -108,12 +106,12 @@ class PageScan {
   private readonly metricNames: Keys;
 
   constructor(
-    source: PageSource,
+    source: Source,
     private readonly b: Buffer,
   ) {
     this.framework = source === 'v2_frameworks';
     this.v1 = source === 'v1_programs';
-    // The columns (wideRows.ts METRIC_COLUMNS) are the v2 metrics, then the v1 ones: a name's index is its column.
+    // The columns (pageRows.ts METRIC_COLUMNS) are the v2 metrics, then the v1 ones: a name's index is its column.
     this.metricNames = new Keys(this.framework ? V2_FRAMEWORK_METRICS : [...V2_PROGRAM_METRICS, ...V1_METRICS]);
     // A bucket row takes 250-350 bytes of a page (two times, its metrics' names and values): sized so that
     // a page's rows rarely outgrow the first arrays.

@@ -10,10 +10,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
-import type { PageRows } from '../../src/store/pageRows.js';
-import { scanPage } from '../../src/store/pageScan.js';
-import type { PageSource } from '../../src/store/types.js';
-import { PageShapeError, needsLossless, parsePage, readPage } from '../../src/store/wideRows.js';
+import type { Source as PageSource } from '../../src/domain/granularity.js';
+import type { PageRows } from '../../src/page/pageRows.js';
+import { scanPage } from '../../src/page/scanPage.js';
+import { needsLossless } from '../../src/page/needsLossless.js';
+import { PageShapeError, parsePage, readPage } from '../../src/page/readPage.js';
 
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() % 2 ** 31;
 const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 2000;

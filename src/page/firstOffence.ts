@@ -1,10 +1,10 @@
-// Names the first offending place of a consumption page that DuckDB's check (src/store/sql/
-// page_*_check.sql) refused. Runs only on a refused page, so its cost does not matter; it reads the
+// Names the first offending place of a consumption page the general way (readPage.ts) refused, so that
+// the refusal says where and why. Runs only on a refused page, so its cost does not matter; it reads the
 // body losslessly so that 2^63 is seen as 2^63, not as a rounded double.
 import { isLosslessNumber, parse } from 'lossless-json';
 import { V1_METRICS } from '../contract/api.js';
 import { realInstant } from '../contract/jsonText.js';
-import type { PageSource } from './types.js';
+import type { Source } from '../domain/granularity.js';
 
 export interface Offence {
   /** A JSONPath-like location, e.g. $.programs[3].periods[0].consumption[5].metrics[1].value */
@@ -48,7 +48,7 @@ export function counterProblem(v: unknown): string | null {
 }
 
 /** The first place, in document order, where the page departs from its documented shape; null if none. */
-export function firstOffence(source: PageSource, json: string): Offence | null {
+export function firstOffence(source: Source, json: string): Offence | null {
   let body: unknown;
   try {
     body = parse(json);
