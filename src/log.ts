@@ -68,4 +68,9 @@ export function createLogger(opts: LoggerOptions = {}, bound: LogFields = {}): L
 }
 
 /** A logger that drops everything; the default for library code called without one. */
-export const silentLogger: Logger = createLogger({ write: () => {} , level: 'error' });
+export const silentLogger: Logger = createLogger({
+  write: () => {
+    // dropped: this logger is for callers that log nothing
+  },
+  level: 'error',
+});

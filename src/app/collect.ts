@@ -43,7 +43,9 @@ export interface CollectOnceOptions {
 async function holdPhase(phase: string, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<void> {
   const m = /^(\w+):(\d+)$/.exec(env.USAGE_HOLD_PHASE ?? '');
   if (!m || m[1] !== phase) return;
-  await delay(Number(m[2]), undefined, signal ? { signal } : undefined).catch(() => {});
+  await delay(Number(m[2]), undefined, signal ? { signal } : undefined).catch(() => {
+    // a stop during the test hold ends the hold; the caller sees the signal itself
+  });
 }
 
 export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null; alerts: AlertsRunSummary | null };
@@ -124,7 +126,9 @@ export async function collectOnce(
       }
       // Out of DuckDB memory outside a scope (recording the run, publishing): what was committed stays.
       if (isOutOfMemory(err)) {
-        throw new Error(outOfMemoryMessage(memory, err, 'Committed scopes are kept, the one in progress was rolled back'));
+        throw new Error(outOfMemoryMessage(memory, err, 'Committed scopes are kept, the one in progress was rolled back'), {
+          cause: err,
+        });
       }
       throw err;
     } finally {

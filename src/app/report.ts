@@ -88,6 +88,7 @@ export async function writeReport(
         `the report ran out of DuckDB memory (report.memory_limit = ${ctx.config.report.memory_limit}): ` +
           `${(err as Error).message.split('\n')[0]}. No report file was changed; raise report.memory_limit ` +
           `in the config and run the report again.`,
+        { cause: err },
       );
     }
     throw err;

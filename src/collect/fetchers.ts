@@ -7,7 +7,7 @@ import { CollectInterrupted } from './errors.js';
 import { nextBatchSize } from './frameworkBatches.js';
 import { cursorPages } from './pagers.js';
 import type { Window } from './planner.js';
-import { baseQuery, beginBatch, describe, pageBound, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
+import { abortFailed, baseQuery, beginBatch, describe, pageBound, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
 import { stagePage, stagedInOrder } from './stagePage.js';
 import type { ScopeResult } from './types.js';
 
@@ -42,7 +42,9 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   const queue = frameworks
     ? new FrameworkQueue(ctx, w, (ids, known) => {
         const f = fetchFrameworks(ctx, w, ids, known, frameworks);
-        f.catch(() => {}); // awaited below; keep an early rejection from being reported as unhandled
+        f.catch(() => {
+          // awaited below; keeps an early rejection from being reported as unhandled
+        });
         frameworkFetches.push(f);
       })
     : null;
@@ -67,8 +69,8 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
   const fwError = fw.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
   if (ctx.signal?.aborted) {
     // Stopped: both batches are rolled back (nothing of this scope changes), committed scopes stay.
-    await programs.abort().catch(() => {});
-    await frameworks?.abort().catch(() => {});
+    await programs.abort().catch(abortFailed);
+    await frameworks?.abort().catch(abortFailed);
     throw new CollectInterrupted();
   }
 
@@ -81,7 +83,7 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
     }
   }
   if (programsError) {
-    await programs.abort().catch(() => {});
+    await programs.abort().catch(abortFailed);
     out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
   }
   if (frameworks) {
@@ -96,7 +98,7 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
       }
     }
     if (err) {
-      await frameworks.abort().catch(() => {});
+      await frameworks.abort().catch(abortFailed);
       out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
     }
   }
@@ -122,7 +124,9 @@ class FrameworkQueue {
     private readonly send: (ids: string[], known: number) => void,
   ) {
     this.inUsage = ctx.store.frameworksInUsageByProgram(ctx.org, new Date(w.from));
-    this.inUsage.catch(() => {}); // awaited by add(); a failed programs listing may never call it
+    this.inUsage.catch(() => {
+      // awaited by add(); a failed programs listing may never call it
+    });
   }
 
   async add(programIds: string[], final: boolean): Promise<void> {

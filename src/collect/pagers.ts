@@ -104,7 +104,9 @@ function checkIds(page: PageInfo, n: number, ids: Map<string, number>, opts: Cur
  *  aborts it), or never be awaited (the caller stopped): marked handled so that neither is an unhandled
  *  rejection, which would end the process; awaiting it still throws. */
 function askedAhead<P>(page: Promise<P>): Promise<P> {
-  page.catch(() => {});
+  page.catch(() => {
+    // see above: the caller awaits the page itself
+  });
   return page;
 }
 

@@ -19,6 +19,12 @@ export interface ScopeContext extends CollectOptions {
   pagesInHand: Slots;
 }
 
+/** Where a batch's rollback fails, after the error that made the scope abort: its pages were never committed, so
+ *  nothing of the scope is visible, and the scope reports the first error, which is the one to act on. */
+export function abortFailed(): void {
+  // nothing to undo (see above)
+}
+
 export function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {
   return ctx.store.beginUsageBatch({
     table: source === 'v2_frameworks' ? 'usage_framework' : 'usage_program',
@@ -63,7 +69,7 @@ export async function runScope(ctx: ScopeContext, source: Source, w: Window | nu
     const { rows } = await batch.commit();
     out.push(scopeResult(source, ctx, w, w.partial ? 'partial' : 'complete', rows));
   } catch (err) {
-    await batch.abort().catch(() => {});
+    await batch.abort().catch(abortFailed);
     out.push(await scopeFailure(ctx, source, w, err));
   }
 }

@@ -9,6 +9,11 @@ import type { ScopeContext } from './scope.js';
 
 /** Frameworks pages a collection holds at once, from request to staged: enough to keep the rate limit busy
  *  while one is staged, few enough that waiting pages cost little memory (up to 16 MB each as bytes). */
+/** A chained source's pages take no slot of pagesInHand, so there is none to release. */
+function holdsNoSlot(): void {
+  // nothing held
+}
+
 export const PAGES_IN_HAND = 8;
 
 /** A page read and on its way into the batch: what paging needs at once, and its staging to wait for. */
@@ -40,7 +45,7 @@ export async function stagePage(
   // its programs wait on it, nothing waits on a frameworks page. So that frameworks pages do not then come
   // in faster than they are staged, at most PAGES_IN_HAND of them are held at once, from request to staged.
   const chained = source !== 'v2_frameworks';
-  const release = chained ? () => {} : await ctx.pagesInHand.acquire();
+  const release = chained ? holdsNoSlot : await ctx.pagesInHand.acquire();
   try {
     const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, { priority: chained ? 1 : 0, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     ctx.checkAbort();
@@ -64,7 +69,9 @@ export async function stagePage(
         },
       )
       .finally(release);
-    staged.catch(() => {}); // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
+    staged.catch(() => {
+      // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
+    });
     const ids = source === 'v2_frameworks' ? rows.frameworkIds.filter((id): id is string => id !== null) : rows.programIds;
     return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, ids, requestId: answered.requestId, staged };
   } catch (err) {

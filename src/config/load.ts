@@ -77,7 +77,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
   const file = path ?? candidates[0]!.file;
   if (text !== undefined) {
     try {
-      raw = parseToml(text) as Record<string, unknown>;
+      raw = parseToml(text);
     } catch (err) {
       const detail = err instanceof TomlError ? `line ${err.line}, column ${err.column}: ${err.message.split('\n')[0]}` : (err as Error).message;
       throw new UsageError(`config file ${file} is not valid TOML (${detail}).`);

@@ -13,12 +13,21 @@ export interface Offence {
 }
 
 const INT64_MAX = 2n ** 63n - 1n;
-/** A control character, or a surrogate without its pair (only a \u escape can write one). */
-const NOT_STORED = /[\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
-/** Whether text from a page may be stored: no control characters, no lone surrogate (it is not Unicode text). */
+/** Whether text from a page may be stored: no control character (below U+0020), no surrogate without its pair
+ *  (only a \u escape can write one, and it is not Unicode text). */
 export function isStoredText(s: string): boolean {
-  return !NOT_STORED.test(s);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || isLow(c)) return false;
+    if (isHigh(c)) {
+      if (!isLow(s.charCodeAt(i + 1))) return false;
+      i++;
+    }
+  }
+  return true;
 }
 
 type Obj = Record<string, unknown>;

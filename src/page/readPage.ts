@@ -4,7 +4,7 @@
 // here: its bytes checked first (contract/jsonText.ts: UTF-8, JSON, no key twice in an object), then
 // JSON.parse, or lossless-json when a number needs it (needsLossless.ts), and a strict walk of the
 // objects. Both ways keep one contract: the scan accepts a page only when this way gives the same rows.
-import { isLosslessNumber, parse as losslessParse, type LosslessNumber } from 'lossless-json';
+import { isLosslessNumber, parse as losslessParse } from 'lossless-json';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
 import { checkJsonText, realInstant } from '../contract/jsonText.js';
 import type { Source } from '../domain/granularity.js';
@@ -32,7 +32,7 @@ const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 
 /** A counter (a number when safe), or undefined when it is not a JSON integer in [0, 2^63-1]; -0 is negative. */
 function counter(v: unknown): Int64 | undefined {
   if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0) ? v : undefined;
-  if (isLosslessNumber(v)) return counterProblem(v) === null ? int64(BigInt((v as LosslessNumber).value)) : undefined;
+  if (isLosslessNumber(v)) return counterProblem(v) === null ? int64(BigInt(v.value)) : undefined;
   return undefined;
 }
 

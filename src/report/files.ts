@@ -106,7 +106,10 @@ export async function swapInSet(setDir: string, finalDir: string): Promise<void>
   try {
     await rename(link, finalDir);
   } catch (err) {
-    if (legacy) await rename(legacy, finalDir).catch(() => {});
+    if (legacy)
+      await rename(legacy, finalDir).catch(() => {
+        // best effort: the original error below is what the caller must see
+      });
     await rm(link, { force: true });
     throw err;
   }

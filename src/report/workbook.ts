@@ -142,7 +142,7 @@ function cellValue(v: unknown, kind: Kind): ExcelJS.CellValue {
     case 'money':
     case 'decimal':
     case 'rawint':
-      return Number(v as string);
+      return Number(v);
     case 'int':
       return typeof v === 'bigint' ? Number(v) : (v as number);
     case 'date':
@@ -229,7 +229,7 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
     lastRow++;
   }
   printArea(ws, lastRow, columns.length);
-  await ws.commit();
+  ws.commit();
   return written;
 }
 
@@ -326,18 +326,18 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
   add(['Organization', 'Program id', 'Program', 'Plans', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
   for (const r of c.summaryByProgram) {
     if (rows % PACE_ROWS === 0) await sheetCaughtUp(ws);
-    const unpriced = Number(r.unpriced_lines as bigint);
+    const unpriced = Number(r.unpriced_lines);
     add([cellValue(r.org_id, 'text'), cellValue(r.program_id, 'text'), cellValue(programLabel(r, c), 'text'), cellValue(r.plans, 'text'),
-      r.cost === null ? null : Number(r.cost as string), unpriced, unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [5] });
+      r.cost === null ? null : Number(r.cost), unpriced, unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [5] });
   }
   add(['Total', null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [5] });
   add([]);
   add(['Totals by metric'], { bold: true });
   add(['API', 'Metric', 'Billing unit', 'Quantity', 'Billable quantity', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
   for (const r of c.summaryByMetric) {
-    const unpriced = Number(r.unpriced_lines as bigint);
+    const unpriced = Number(r.unpriced_lines);
     add([cellValue(r.api_version, 'text'), cellValue(r.metric, 'text'), cellValue(r.billing_unit, 'text'),
-      Number(r.quantity as string), Number(r.billable_quantity as string), r.cost === null ? null : Number(r.cost as string), unpriced,
+      Number(r.quantity), Number(r.billable_quantity), r.cost === null ? null : Number(r.cost), unpriced,
       unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [6], decimalCols: [4, 5] });
   }
   add(['Total', null, null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [6] });
@@ -354,7 +354,7 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
   add(['Resting on assumed rates', null, null, null, null, Number(a.amount)], { bold: true, moneyCols: [6] });
   add([`Share of the total: ${a.share}%`]);
   printArea(ws, rows, 8);
-  await ws.commit();
+  ws.commit();
 }
 
 /** An exact decimal string as money for a sentence. */
@@ -398,7 +398,7 @@ async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workbook
   for (const i of [3, 4, 6]) total.getCell(i).numFmt = money;
   total.commit();
   printArea(ws, 8 + f.programs.length, 6);
-  await ws.commit();
+  ws.commit();
 }
 
 async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent): Promise<void> {
@@ -434,7 +434,7 @@ async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookCon
     rows++;
   }
   printArea(ws, rows, 8);
-  await ws.commit();
+  ws.commit();
 }
 
 /** The Alerts sheet: every alert of the month (budgets and anomalies), its numbers, rule and status. */
@@ -463,7 +463,7 @@ async function writeAlertsSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workb
     row.commit();
   }
   printArea(ws, 3 + alerts.length, 29);
-  await ws.commit();
+  ws.commit();
 }
 
 /** Writes the workbook to `path` (the caller renames it into place). Returns the data rows written and what was summarised. */

@@ -92,7 +92,7 @@ describe('cursorPages', () => {
             return { items: ids.length, cursor: `c${asked.length}`, requestId: `r${asked.length}`, ids };
           },
           { itemsKey, limit: 2, describe: 'GET /test', ...(maxPages ? { maxPages: { pages: maxPages, why: 'the test' } } : {}) },
-        )) out.push(...page.ids!);
+        )) out.push(...page.ids);
       };
       return { asked, out, done: iterate() };
     }

@@ -111,7 +111,7 @@ describe('the packed tarball, installed globally without dev dependencies', () =
 
   it('runs the daemon and stops it cleanly on SIGTERM', async () => {
     const daemon = spawn(bin, ['schedule'], { cwd: work, env: { ...env, USAGE_API_KEY: api.api_key, USAGE_BASE_URL: api.base_url }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines = createInterface({ input: daemon.stderr! });
+    const lines = createInterface({ input: daemon.stderr });
     await new Promise<void>((ok) => lines.on('line', (l) => /"job started"|job started/.test(l) && ok()));
     daemon.kill('SIGTERM');
     const code = await new Promise<number | null>((ok) => daemon.on('exit', ok));

@@ -170,8 +170,8 @@ function refTime(v: RV | undefined): Int64 {
   if (!m) throw new Refused('time format');
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((k) => Number(m[k]));
   const date = new Date(0);
-  date.setUTCFullYear(y!, mo! - 1, d!);
-  date.setUTCHours(h!, mi!, s!, 0);
+  date.setUTCFullYear(y!, mo! - 1, d);
+  date.setUTCHours(h!, mi, s, 0);
   const same = date.getUTCFullYear() === y && date.getUTCMonth() === mo! - 1 && date.getUTCDate() === d && date.getUTCHours() === h && date.getUTCMinutes() === mi && date.getUTCSeconds() === s;
   if (!same || mo! < 1 || mo! > 12) throw new Refused('not a real instant');
   let offsetMinutes = 0n;

@@ -100,7 +100,7 @@ describe('scanPage reads what the general way reads, row for row', () => {
   });
 
   it('a v2 programs page may report the v1 metrics too; a frameworks item without rows is still an item', () => {
-    expectSameRows('v2_programs', JSON.stringify({ programs: [{ program_id: 'p', periods: [{ period_id: 'x', period_plan: 'scale', period_start: '2026-01-01T00:00:00Z', consumption: [bucket(3, [[V1_METRICS[0]!, 5], [V2_PROGRAM_METRICS[6]!, 6]])] }] }] }));
+    expectSameRows('v2_programs', JSON.stringify({ programs: [{ program_id: 'p', periods: [{ period_id: 'x', period_plan: 'scale', period_start: '2026-01-01T00:00:00Z', consumption: [bucket(3, [[V1_METRICS[0], 5], [V2_PROGRAM_METRICS[6], 6]])] }] }] }));
     const got = expectSameRows('v2_frameworks', JSON.stringify({ frameworks: [{ program_id: 'p', framework_id: 'f', periods: [] }, { program_id: 'p', framework_id: 'g', periods: [{ period_id: 'x', period_plan: 'scale', period_start: '2026-01-01T00:00:00Z', consumption: [] }] }] }));
     expect(got).toMatchObject({ items: 2, programIds: ['p', 'p'], frameworkIds: ['f', 'g'], rows: [] });
   });

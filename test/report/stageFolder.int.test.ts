@@ -10,7 +10,7 @@ import { cleanReportLeftovers, freshStageDir } from '../../src/report/files.js';
 test('a stage folder of a dead run is removed, a live run\'s is kept', async () => {
   const out = mkdtempSync(join(tmpdir(), 'stage-folder-'));
   // A process that has exited: its pid is no longer alive.
-  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid;
   const left = join(out, `.report.stage-${dead}-0badc0de`);
   mkdirSync(left);
   writeFileSync(join(left, 'rpt_daily-00000.parquet'), 'x');

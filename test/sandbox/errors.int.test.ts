@@ -71,7 +71,7 @@ describe('400: invalid parameters', () => {
   it('accepts list parameters repeated or comma-separated, and the bounds themselves', async () => {
     const ids = sb.world.programs.filter((p) => p.org_id === currentOrg).slice(0, 2).map((p) => p.id);
     const comma = await call(sb, CONSUMPTION_PATHS.v2_programs, v2({ program_ids: ids.join(','), metrics: 'compute_unit_seconds,root_branch_bytes_month' }));
-    const repeated = await call(sb, CONSUMPTION_PATHS.v2_programs, { ...v2({ metrics: undefined }), program_ids: ids, metrics: ['compute_unit_seconds', 'root_branch_bytes_month'] } as never);
+    const repeated = await call(sb, CONSUMPTION_PATHS.v2_programs, { ...v2({ metrics: undefined }), program_ids: ids, metrics: ['compute_unit_seconds', 'root_branch_bytes_month'] });
     expect(comma.status).toBe(200);
     expect(repeated.text).toBe(comma.text);
     expect(comma.body.programs).toHaveLength(2);

@@ -26,7 +26,7 @@ function daemon(fx: Fixture): { child: ChildProcess; logs: Record<string, unknow
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   own(child);
-  const logs = jsonLines(child.stderr!);
+  const logs = jsonLines(child.stderr);
   return { child, logs };
 }
 

@@ -62,7 +62,7 @@ export class Browser {
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
       const timer = setTimeout(() => reject(new Error(`Chromium did not start within ${START_TIMEOUT_MS} ms: ${err.slice(-2000)}`)), START_TIMEOUT_MS);
-      proc.stderr!.on('data', (d: Buffer) => {
+      proc.stderr.on('data', (d: Buffer) => {
         err += d.toString();
         const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
         if (m) {

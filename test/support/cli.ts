@@ -30,8 +30,8 @@ export function startCli(args: string[], o: { env?: NodeJS.ProcessEnv; cwd?: str
   });
   let stdout = '';
   let stderr = '';
-  proc.stdout!.on('data', (d) => (stdout += d));
-  proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
   let killedAfterMs: number | undefined;
   const guardMs = o.guardMs ?? 60_000;
   const guard = setTimeout(() => {

@@ -93,7 +93,7 @@ export default function setup(): void {
     if (err instanceof SetupError) {
       // One line, and a failed run: a missing tool must never turn into skipped tests.
       process.stderr.write(`npm test: ${err.message}\n`);
-      throw new Error(err.message);
+      throw new Error(err.message, { cause: err });
     }
     throw err;
   }
