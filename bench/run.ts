@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
+import { monthRange } from '../src/domain/calendar.js';
 import { collectCommand } from '../src/cli/collect.js';
 import { createLogger } from '../src/log.js';
 import type { SandboxStats } from '../src/sandbox/stats.js';
@@ -365,9 +366,7 @@ async function reportLarge(): Promise<void> {
   const dbPath = join(dir, 'usage.duckdb');
   const plan = benchPlan(fixedNow, 1, 1);
   const monthStart = `${plan.month}-01T00:00:00Z`;
-  const next = new Date(Date.parse(monthStart));
-  next.setUTCMonth(next.getUTCMonth() + 1);
-  const monthEnd = next.toISOString().replace('.000Z', 'Z');
+  const monthEnd = new Date(monthRange(plan.month).end).toISOString().replace('.000Z', 'Z');
   say(`bench report-only: scenario large, month ${plan.month} (daily data), latency ${latencyMs} ms, now ${flags.now}`);
   const sandbox = await startSandboxProcess({ scenario: 'large', latencyMs, now: flags.now });
   try {
