@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { request } from 'undici';
 import { CONSUMPTION_PATHS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../src/contract/api.js';
 import type { BenchWindow } from './minimum.js';
@@ -69,77 +69,9 @@ export async function runBaseline(opts: BaselineOptions): Promise<BaselineResult
   await conn.run(sql.schema);
   const insertProgram = await conn.prepare(sql.named.insert_program as string);
   const insertFramework = await conn.prepare(sql.named.insert_framework as string);
-  const base = opts.baseUrl.replace(/\/+$/, '');
-  const runId = 'naive';
-  const collectedAt = new Date().toISOString();
-
-  async function get(path: string, query: Record<string, string>): Promise<Json | null> {
-    const url = `${base}${path}?${new URLSearchParams(query).toString()}`;
-    const t0 = performance.now();
-    try {
-      for (let attempt = 0; ; attempt++) {
-        out.requests++;
-        const res = await request(url, { headers: { authorization: `Bearer ${opts.apiKey}`, accept: 'application/json' } });
-        const text = await res.body.text();
-        if (res.statusCode === 429 && attempt < MAX_429_RETRIES) {
-          out.throttled++;
-          await sleep(Number(res.headers['retry-after'] ?? 1) * 1000);
-          continue;
-        }
-        if (res.statusCode === 403) return null; // the other API version
-        if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
-        return JSON.parse(text) as Json;
-      }
-    } finally {
-      out.httpS += (performance.now() - t0) / 1000;
-    }
-  }
-
-  async function insertPage(stmt: DuckDBPreparedStatement, rows: (string | number | bigint | null)[][]): Promise<void> {
-    const t0 = performance.now();
-    await conn.run('BEGIN TRANSACTION');
-    for (const row of rows) {
-      stmt.bind(row);
-      await stmt.run();
-    }
-    await conn.run('COMMIT');
-    out.rows += rows.length;
-    out.insertS += (performance.now() - t0) / 1000;
-  }
-
-  /** Rows of one item's periods: v1 buckets carry one field per metric, v2 a metrics array. */
-  function flatten(prefix: (string | null)[], periods: Period[], v1: boolean, granularityFirst: string | null): (string | number | bigint | null)[][] {
-    const rows: (string | number | bigint | null)[][] = [];
-    for (const p of periods) {
-      for (const b of p.consumption) {
-        const values: [string, number][] = v1 ? V1_METRICS.map((m) => [m, Number(b[m] ?? 0)]) : (b.metrics ?? []).map((m) => [m.metric_name, m.value]);
-        for (const [metric, value] of values) {
-          if (value === 0) continue;
-          rows.push([
-            ...(granularityFirst !== null ? [granularityFirst] : []),
-            ...prefix, p.period_id, p.period_plan, p.period_start, p.period_end ?? null,
-            b.timeframe_start, b.timeframe_end, metric, BigInt(value), runId, collectedAt,
-          ]);
-        }
-      }
-    }
-    return rows;
-  }
-
-  /** Every page of a query, following cursors until the API gives none or an empty page. */
-  async function* pages(path: string, query: Record<string, string>, key: string): AsyncGenerator<Json[] | null> {
-    let cursor: string | undefined;
-    for (;;) {
-      const body = await get(path, cursor ? { ...query, cursor } : query);
-      if (body === null) return yield null;
-      const items = (body[key] ?? []) as Json[];
-      if (items.length === 0) return;
-      out.pages++;
-      yield items;
-      cursor = (body.pagination as { cursor?: string } | undefined)?.cursor;
-      if (!cursor) return;
-    }
-  }
+  const { get, insertPage, pages } = naive(opts, out, conn);
+  const stamp = { runId: 'naive', collectedAt: new Date().toISOString() };
+  const flatten = (prefix: (string | null)[], periods: Period[], v1: boolean, granularityFirst: string | null) => rowsOf(stamp, prefix, periods, v1, granularityFirst);
 
   try {
     for (const w of opts.windows) {
@@ -182,4 +114,85 @@ export async function runBaseline(opts: BaselineOptions): Promise<BaselineResult
     instance.closeSync();
   }
   return out;
+}
+
+/** The naive client's three moves: one GET (waiting out a 429), one page inserted row by row, every page of a query. */
+function naive(opts: BaselineOptions, out: BaselineResult, conn: DuckDBConnection) {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+
+  async function get(path: string, query: Record<string, string>): Promise<Json | null> {
+    const url = `${base}${path}?${new URLSearchParams(query).toString()}`;
+    const t0 = performance.now();
+    try {
+      for (let attempt = 0; ; attempt++) {
+        out.requests++;
+        const res = await request(url, { headers: { authorization: `Bearer ${opts.apiKey}`, accept: 'application/json' } });
+        const text = await res.body.text();
+        if (res.statusCode === 429 && attempt < MAX_429_RETRIES) {
+          out.throttled++;
+          await sleep(Number(res.headers['retry-after'] ?? 1) * 1000);
+          continue;
+        }
+        if (res.statusCode === 403) return null; // the other API version
+        if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
+        return JSON.parse(text) as Json;
+      }
+    } finally {
+      out.httpS += (performance.now() - t0) / 1000;
+    }
+  }
+
+  async function insertPage(stmt: DuckDBPreparedStatement, rows: (string | number | bigint | null)[][]): Promise<void> {
+    const t0 = performance.now();
+    await conn.run('BEGIN TRANSACTION');
+    for (const row of rows) {
+      stmt.bind(row);
+      await stmt.run();
+    }
+    await conn.run('COMMIT');
+    out.rows += rows.length;
+    out.insertS += (performance.now() - t0) / 1000;
+  }
+
+  /** Every page of a query, following cursors until the API gives none or an empty page. */
+  async function* pages(path: string, query: Record<string, string>, key: string): AsyncGenerator<Json[] | null> {
+    let cursor: string | undefined;
+    for (;;) {
+      const body = await get(path, cursor ? { ...query, cursor } : query);
+      if (body === null) return yield null;
+      const items = (body[key] ?? []) as Json[];
+      if (items.length === 0) return;
+      out.pages++;
+      yield items;
+      cursor = (body.pagination as { cursor?: string } | undefined)?.cursor;
+      if (!cursor) return;
+    }
+  }
+
+  return { get, insertPage, pages };
+}
+
+/** Rows of one item's periods: v1 buckets carry one field per metric, v2 a metrics array. */
+function rowsOf(
+  { runId, collectedAt }: { runId: string; collectedAt: string },
+  prefix: (string | null)[],
+  periods: Period[],
+  v1: boolean,
+  granularityFirst: string | null,
+): (string | number | bigint | null)[][] {
+  const rows: (string | number | bigint | null)[][] = [];
+  for (const p of periods) {
+    for (const b of p.consumption) {
+      const values: [string, number][] = v1 ? V1_METRICS.map((m) => [m, Number(b[m] ?? 0)]) : (b.metrics ?? []).map((m) => [m.metric_name, m.value]);
+      for (const [metric, value] of values) {
+        if (value === 0) continue;
+        rows.push([
+          ...(granularityFirst !== null ? [granularityFirst] : []),
+          ...prefix, p.period_id, p.period_plan, p.period_start, p.period_end ?? null,
+          b.timeframe_start, b.timeframe_end, metric, BigInt(value), runId, collectedAt,
+        ]);
+      }
+    }
+  }
+  return rows;
 }

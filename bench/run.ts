@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../src/contract/api.js';
+import { monthRange } from '../src/domain/calendar.js';
 import { collectCommand } from '../src/cli/collect.js';
 import { createLogger } from '../src/log.js';
 import type { SandboxStats } from '../src/sandbox/stats.js';
@@ -19,7 +20,7 @@ import type { CollectOutcome, PhaseOutput, PhaseSpec, ReportOutcome } from './ph
 import type { BenchWindow, MinimumResult } from './minimum.js';
 import { startSandboxProcess } from './sandboxProcess.js';
 import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase, type SetUpCollection } from './table.js';
-import { benchPlan } from './windows.js';
+import { benchPlan, type BenchPlan } from './windows.js';
 import { measureStartup, startupLine } from './startup.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -91,191 +92,29 @@ async function main(): Promise<void> {
   const dbPath = join(dir, 'usage.duckdb');
   const started = new Date();
   say(`bench ${mode.name}: scenario ${mode.scenario}, latency ${latencyMs} ms, now ${flags.now}; daily ${plan.daily.from}..${plan.daily.to}, hourly ${plan.hourly.from}..${plan.hourly.to}`);
-
-  // The minimum is computed from the world in its own process: the large world is big, and it is not the collector's memory.
-  const minimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows, programsPerOrg: mode.baselinePrograms });
-  const monthMinimum = plan.monthWindow && !mode.quickReport ? await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows: [plan.monthWindow] }) : null;
-  // The set-up: the same collections a day earlier (the store a daily cron has filled by the measured run).
-  const setUpNow = fixedNow - DAY_MS;
-  const setUpPlan = benchPlan(setUpNow, mode.days, mode.hours);
-  const setUpWindows = [
-    { name: `daily ${mode.days} d`, window: setUpPlan.daily },
-    { name: `hourly ${mode.hours} h`, window: setUpPlan.hourly },
-    ...(setUpPlan.monthWindow && !mode.quickReport ? [{ name: `month ${setUpPlan.month} (monthly)`, window: setUpPlan.monthWindow }] : []),
-  ];
-  const setUpMinimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, clock: new Date(setUpNow).toISOString(), windows: setUpWindows.map((x) => x.window) });
-  say(`minimum requests: ${minimum.ours.total} (${minimum.ours.pages} pages, ${minimum.ours.forbidden} 403s, ${minimum.ours.orgListing} org listings)`);
+  const { minimum, monthMinimum, setUpNow, setUpWindows, setUpMinimum } = await minimums(plan, windows);
 
   const sandbox = await startSandboxProcess({ scenario: mode.scenario, latencyMs, now: flags.now });
   const sandboxRss = childRssSampler(sandbox.pid);
+  const b: Bench = { sandbox, dir, dbPath };
   try {
-    const collectPhase = async (name: string, w: BenchWindow, minimumRequests: number | null, profile = false): Promise<CollectPhase> => {
-      await sandbox.resetStats();
-      const cpu0 = procCpuSeconds(sandbox.pid);
-      const profilePath = profile ? join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`) : undefined;
-      const { result, m } = await phaseChild<CollectOutcome>({
-        kind: 'collect', root: ROOT, db: dbPath, apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl, now: fixedNow,
-        granularity: w.granularity, from: w.from, to: w.to, ...(profilePath ? { profile: profilePath } : {}),
-      });
-      if (profilePath) {
-        say(`CPU profile of the phase: ${profilePath}`);
-        say(profileTable(summariseProfile(JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile, 15)));
-      }
-      const stats = await sandbox.stats();
-      const cpu1 = procCpuSeconds(sandbox.pid);
-      const phase: CollectPhase = {
-        name,
-        window: w,
-        requests: result.requests,
-        retries: result.retries,
-        throttled: result.throttled,
-        rows: result.rows,
-        exitCode: result.exitCode,
-        sandbox: stats,
-        sandboxCpuS: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null,
-        minimum: minimumRequests,
-        ...m,
-      };
-      say(`${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`);
-      return phase;
-    };
-
-    // The first run: an empty database, the inventory included. Consumption is committed first; once the
-    // inventory's plan is known (its programs listing read) the run is stopped: the rest is projected from
-    // the request counts at 50 requests/min rather than waited for.
-    const firstDb = join(dir, 'first.duckdb');
-    const stop = new AbortController();
-    let requestsDone: () => number = () => 0;
-    let consumptionAt = 0;
-    let planned = 0;
-    let consumptionRequests = 0;
-    const t0 = performance.now();
-    const first = await collectCommand({
-      db: firstDb,
-      cwd: ROOT,
-      env: { USAGE_API_KEY: sandbox.apiKey },
-      baseUrl: sandbox.baseUrl,
-      now: () => fixedNow,
-      granularity: plan.daily.granularity,
-      from: plan.daily.from,
-      to: plan.daily.to,
-      inventory: 'auto',
-      log,
-      signal: stop.signal,
-      progress: {
-        onPage: () => {},
-        attach: (done) => {
-          requestsDone = done;
-        },
-        onPlanned: (n) => {
-          planned = n;
-          if (consumptionAt > 0 && n > consumptionRequests + 1) stop.abort();
-        },
-        onPhase: (phase) => {
-          if (phase === 'inventory') {
-            consumptionAt = performance.now();
-            consumptionRequests = requestsDone();
-          }
-        },
-      },
-    });
-    const firstPrograms = first.scopes.length; // keeps the result referenced for the log line below
-    const inventoryPlanned = planned - consumptionRequests;
-    // The steady state, measured rather than projected: the first run's inventory is finished with the sandbox
-    // unthrottled (set-up, not measured: ~20,000 listings would take half an hour at 700/min), then a real
-    // incremental daily run a day later on that database, paced like a real account, inventory 'auto'.
-    const fillConfig = join(dir, 'fill.toml');
-    writeFileSync(fillConfig, `${UNTHROTTLED_TOML}\n[inventory]\nmax_request_share = 1\n`);
-    await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
-    const fillT0 = performance.now();
-    const fill = await collectCommand({
-      db: firstDb, config: fillConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-      now: () => fixedNow, granularity: plan.daily.granularity, from: plan.daily.from, to: plan.daily.to, inventory: 'auto', log,
-    });
-    const fillS = (performance.now() - fillT0) / 1000;
-    await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
-    const steadyNow = fixedNow + DAY_MS;
-    await sandbox.setClock(new Date(steadyNow).toISOString());
-    await sandbox.resetStats();
-    const steady = await collectCommand({
-      db: firstDb, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-      now: () => steadyNow, granularity: 'daily', inventory: 'auto', log,
-    });
-    await sandbox.setClock(new Date(fixedNow).toISOString());
-    say(`steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`);
-    const firstRun = {
-      consumptionRequests,
-      consumptionCommittedS: (consumptionAt - t0) / 1000,
-      consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
-      inventoryRequestsPlanned: inventoryPlanned,
-      inventoryRequestsSent: first.inventoryRequests,
-      steadyInventoryRequests: steady.inventoryRequests,
-      steadyRequests: steady.requests,
-      steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
-      projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
-    };
-    say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);
-
-    // The measured collections run on a file that already holds the same collections made a day earlier,
-    // as a store filled by a daily cron does: the collector then knows each program's frameworks from the
-    // usage it stored (inventory off, as in the measured phases), which sizes its frameworks requests. On an
-    // empty file it knows nothing, so that first collection's requests are reported apart (`setUp`). Set-up,
-    // not measured: the sandbox unthrottled, its clock a day back.
-    const setUpConfig = join(dir, 'set-up.toml');
-    writeFileSync(setUpConfig, UNTHROTTLED_TOML);
-    await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
-    await sandbox.setClock(new Date(setUpNow).toISOString());
-    const setUp: SetUpCollection[] = [];
-    for (const [i, { name, window: w }] of setUpWindows.entries()) {
-      const r = await collectCommand({
-        db: dbPath, config: setUpConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-        now: () => setUpNow, granularity: w.granularity, from: w.from, to: w.to, inventory: 'never', log,
-      });
-      if (r.exitCode !== 0) throw new Error(`the set-up collection ${name} (${w.from}..${w.to}) exited with ${r.exitCode}`);
-      setUp.push({ name, window: w, requests: r.requests, minimum: setUpMinimum.perWindow[i]?.total ?? null });
-    }
-    await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
-    await sandbox.setClock(new Date(fixedNow).toISOString());
-    say(`set-up, the same collections a day earlier into the empty file (not measured): ${setUp.map((x) => `${x.name} ${x.requests} requests (minimum ${x.minimum ?? 'n/a'})`).join(', ')}`);
-
+    const firstRun = await firstAndSteady(b, plan);
+    const setUp = await setUpCollections(b, setUpNow, setUpWindows, setUpMinimum);
     // No pause between phases: each paces evenly below the per-minute limit from its first request, so
     // the requests of two phases back to back never exceed the limit in any rolling minute.
-    const daily = await collectPhase(`daily ${mode.days} d`, plan.daily, minimum.perWindow[0]?.total ?? null);
-    const hourly = await collectPhase(`hourly ${mode.hours} h`, plan.hourly, minimum.perWindow[1]?.total ?? null, flags.profile);
+    const daily = await collectPhase(b, `daily ${mode.days} d`, plan.daily, minimum.perWindow[0]?.total ?? null);
+    const hourly = await collectPhase(b, `hourly ${mode.hours} h`, plan.hourly, minimum.perWindow[1]?.total ?? null, flags.profile);
     let month: CollectPhase | null = null;
     if (plan.monthWindow && !mode.quickReport) {
-      month = await collectPhase(`month ${plan.month} (monthly)`, plan.monthWindow, monthMinimum?.ours.total ?? null);
+      month = await collectPhase(b, `month ${plan.month} (monthly)`, plan.monthWindow, monthMinimum?.ours.total ?? null);
     }
 
-    // The report of one billing month (quick: of the daily window), from the database the collections filled.
-    const outDir = join(dir, 'reports');
-    const period = mode.quickReport ? { from: plan.daily.from.slice(0, 10), to: plan.daily.to.slice(0, 10) } : { month: plan.month };
-    const formats: ('parquet' | 'xlsx')[] = mode.quickReport ? ['parquet'] : ['parquet', 'xlsx'];
-    const { result: report, m: reportM } = await phaseChild<ReportOutcome>({
-      kind: 'report', root: ROOT, db: dbPath, outDir, now: fixedNow, formats, ...period,
-    });
-    const reportFiles = report.files.map((f) => {
-      const path = resolve(report.dir, f.path);
-      return { path: f.path, rows: f.rows, bytes: existsSync(path) ? statSync(path).size : existsSync(f.path) ? statSync(f.path).size : 0 };
-    });
-    const reportLabel = mode.quickReport ? `${period.from}..${period.to} (Parquet only)` : plan.month;
-    say(`report ${reportLabel}: ${reportM.wallS.toFixed(1)} s, ${Object.values(report.rows).reduce((a, b) => a + b, 0)} rows`);
-
+    const report = await reportPhase(b, plan);
     // The DuckDB load path alone (bench/store-load.ts), in its own process.
     const storeLoad = await storeLoadChild(mode.storeLoadRows);
     say(`store load: ${storeLoad.append_values_per_s} values/s appended, ${storeLoad.end_to_end_values_per_s} values/s to commit`);
 
-    // The naive baseline on a subset of each organization's programs, extrapolated per request and per value.
-    let baseline: (BaselineResult & PhaseMeasure & { sandbox: SandboxStats }) | null = null;
-    if (!flags['skip-baseline']) {
-      await sandbox.resetStats();
-      const { result, m } = await measure(() =>
-        runBaseline({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, dbPath: join(dir, 'naive.duckdb'), windows, programsPerOrg: mode.baselinePrograms }),
-      );
-      baseline = { ...result, ...m, sandbox: await sandbox.stats() };
-      say(`baseline (first ${mode.baselinePrograms} programs per organization): ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU`);
-    }
-
+    const baseline = await baselinePhase(b, windows);
     const sandboxPeak = sandboxRss.stop() ?? procMemoryMb(sandbox.pid)?.peak ?? null;
     const bench: BenchReport = {
       firstRun,
@@ -291,7 +130,7 @@ async function main(): Promise<void> {
       minimum,
       collections: [daily, hourly],
       month,
-      report: { month: reportLabel, wallS: reportM.wallS, cpuS: reportM.cpuS, peakRssMb: reportM.peakRssMb, rows: report.rows, files: reportFiles, partial: report.partial },
+      report,
       storeLoad,
       baseline,
       baselinePrograms: mode.baselinePrograms,
@@ -307,6 +146,215 @@ async function main(): Promise<void> {
     sandboxRss.stop();
     await sandbox.stop();
   }
+}
+
+/** What the phases share: the sandbox process, the bench folder and the measured database. */
+interface Bench {
+  sandbox: Awaited<ReturnType<typeof startSandboxProcess>>;
+  dir: string;
+  dbPath: string;
+}
+
+/** The fewest requests each window needs, computed from the world in child processes. */
+async function minimums(plan: BenchPlan, windows: BenchWindow[]) {
+  // The minimum is computed from the world in its own process: the large world is big, and it is not the collector's memory.
+  const minimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows, programsPerOrg: mode.baselinePrograms });
+  const monthMinimum = plan.monthWindow && !mode.quickReport ? await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows: [plan.monthWindow] }) : null;
+  // The set-up: the same collections a day earlier (the store a daily cron has filled by the measured run).
+  const setUpNow = fixedNow - DAY_MS;
+  const setUpPlan = benchPlan(setUpNow, mode.days, mode.hours);
+  const setUpWindows = [
+    { name: `daily ${mode.days} d`, window: setUpPlan.daily },
+    { name: `hourly ${mode.hours} h`, window: setUpPlan.hourly },
+    ...(setUpPlan.monthWindow && !mode.quickReport ? [{ name: `month ${setUpPlan.month} (monthly)`, window: setUpPlan.monthWindow }] : []),
+  ];
+  const setUpMinimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, clock: new Date(setUpNow).toISOString(), windows: setUpWindows.map((x) => x.window) });
+  say(`minimum requests: ${minimum.ours.total} (${minimum.ours.pages} pages, ${minimum.ours.forbidden} 403s, ${minimum.ours.orgListing} org listings)`);
+  return { minimum, monthMinimum, setUpNow, setUpWindows, setUpMinimum };
+}
+
+/** One measured collection in its own process, with the sandbox's counters and CPU for it. */
+async function collectPhase(
+  { sandbox, dir, dbPath }: Bench,
+  name: string,
+  w: BenchWindow,
+  minimumRequests: number | null,
+  profile = false,
+): Promise<CollectPhase> {
+  await sandbox.resetStats();
+  const cpu0 = procCpuSeconds(sandbox.pid);
+  const profilePath = profile ? join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`) : undefined;
+  const { result, m } = await phaseChild<CollectOutcome>({
+    kind: 'collect', root: ROOT, db: dbPath, apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl, now: fixedNow,
+    granularity: w.granularity, from: w.from, to: w.to, ...(profilePath ? { profile: profilePath } : {}),
+  });
+  if (profilePath) {
+    say(`CPU profile of the phase: ${profilePath}`);
+    say(profileTable(summariseProfile(JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile, 15)));
+  }
+  const stats = await sandbox.stats();
+  const cpu1 = procCpuSeconds(sandbox.pid);
+  const phase: CollectPhase = {
+    name,
+    window: w,
+    requests: result.requests,
+    retries: result.retries,
+    throttled: result.throttled,
+    rows: result.rows,
+    exitCode: result.exitCode,
+    sandbox: stats,
+    sandboxCpuS: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null,
+    minimum: minimumRequests,
+    ...m,
+  };
+  say(`${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`);
+  return phase;
+}
+
+/**
+ * The first run (an empty database, the inventory included) and the steady state a day later.
+ */
+async function firstAndSteady({ sandbox, dir }: Bench, plan: BenchPlan): Promise<BenchReport['firstRun']> {
+  // The first run: an empty database, the inventory included. Consumption is committed first; once the
+  // inventory's plan is known (its programs listing read) the run is stopped: the rest is projected from
+  // the request counts at 50 requests/min rather than waited for.
+  const firstDb = join(dir, 'first.duckdb');
+  const stop = new AbortController();
+  let requestsDone: () => number = () => 0;
+  let consumptionAt = 0;
+  let planned = 0;
+  let consumptionRequests = 0;
+  const t0 = performance.now();
+  const first = await collectCommand({
+    db: firstDb,
+    cwd: ROOT,
+    env: { USAGE_API_KEY: sandbox.apiKey },
+    baseUrl: sandbox.baseUrl,
+    now: () => fixedNow,
+    granularity: plan.daily.granularity,
+    from: plan.daily.from,
+    to: plan.daily.to,
+    inventory: 'auto',
+    log,
+    signal: stop.signal,
+    progress: {
+      onPage: () => {},
+      attach: (done) => {
+        requestsDone = done;
+      },
+      onPlanned: (n) => {
+        planned = n;
+        if (consumptionAt > 0 && n > consumptionRequests + 1) stop.abort();
+      },
+      onPhase: (phase) => {
+        if (phase === 'inventory') {
+          consumptionAt = performance.now();
+          consumptionRequests = requestsDone();
+        }
+      },
+    },
+  });
+  const firstPrograms = first.scopes.length; // keeps the result referenced for the log line below
+  const inventoryPlanned = planned - consumptionRequests;
+  // The steady state, measured rather than projected: the first run's inventory is finished with the sandbox
+  // unthrottled (set-up, not measured: ~20,000 listings would take half an hour at 700/min), then a real
+  // incremental daily run a day later on that database, paced like a real account, inventory 'auto'.
+  const fillConfig = join(dir, 'fill.toml');
+  writeFileSync(fillConfig, `${UNTHROTTLED_TOML}\n[inventory]\nmax_request_share = 1\n`);
+  await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
+  const fillT0 = performance.now();
+  const fill = await collectCommand({
+    db: firstDb, config: fillConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+    now: () => fixedNow, granularity: plan.daily.granularity, from: plan.daily.from, to: plan.daily.to, inventory: 'auto', log,
+  });
+  const fillS = (performance.now() - fillT0) / 1000;
+  await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+  const steadyNow = fixedNow + DAY_MS;
+  await sandbox.setClock(new Date(steadyNow).toISOString());
+  await sandbox.resetStats();
+  const steady = await collectCommand({
+    db: firstDb, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+    now: () => steadyNow, granularity: 'daily', inventory: 'auto', log,
+  });
+  await sandbox.setClock(new Date(fixedNow).toISOString());
+  say(`steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`);
+  const firstRun = {
+    consumptionRequests,
+    consumptionCommittedS: (consumptionAt - t0) / 1000,
+    consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
+    inventoryRequestsPlanned: inventoryPlanned,
+    inventoryRequestsSent: first.inventoryRequests,
+    steadyInventoryRequests: steady.inventoryRequests,
+    steadyRequests: steady.requests,
+    steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
+    projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
+  };
+  say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);
+  return firstRun;
+}
+
+/** The same collections a day earlier into the measured file (set-up, not measured); their requests. */
+async function setUpCollections(
+  { sandbox, dir, dbPath }: Bench,
+  setUpNow: number,
+  setUpWindows: { name: string; window: BenchWindow }[],
+  setUpMinimum: MinimumResult,
+): Promise<SetUpCollection[]> {
+  // The measured collections run on a file that already holds the same collections made a day earlier,
+  // as a store filled by a daily cron does: the collector then knows each program's frameworks from the
+  // usage it stored (inventory off, as in the measured phases), which sizes its frameworks requests. On an
+  // empty file it knows nothing, so that first collection's requests are reported apart (`setUp`). Set-up,
+  // not measured: the sandbox unthrottled, its clock a day back.
+  const setUpConfig = join(dir, 'set-up.toml');
+  writeFileSync(setUpConfig, UNTHROTTLED_TOML);
+  await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
+  await sandbox.setClock(new Date(setUpNow).toISOString());
+  const setUp: SetUpCollection[] = [];
+  for (const [i, { name, window: w }] of setUpWindows.entries()) {
+    const r = await collectCommand({
+      db: dbPath, config: setUpConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
+      now: () => setUpNow, granularity: w.granularity, from: w.from, to: w.to, inventory: 'never', log,
+    });
+    if (r.exitCode !== 0) throw new Error(`the set-up collection ${name} (${w.from}..${w.to}) exited with ${r.exitCode}`);
+    setUp.push({ name, window: w, requests: r.requests, minimum: setUpMinimum.perWindow[i]?.total ?? null });
+  }
+  await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+  await sandbox.setClock(new Date(fixedNow).toISOString());
+  say(`set-up, the same collections a day earlier into the empty file (not measured): ${setUp.map((x) => `${x.name} ${x.requests} requests (minimum ${x.minimum ?? 'n/a'})`).join(', ')}`);
+  return setUp;
+}
+
+/** The report of one billing month (quick: of the daily window), in its own process. */
+async function reportPhase({ dir, dbPath }: Bench, plan: BenchPlan): Promise<BenchReport['report']> {
+  // The report of one billing month (quick: of the daily window), from the database the collections filled.
+  const outDir = join(dir, 'reports');
+  const period = mode.quickReport ? { from: plan.daily.from.slice(0, 10), to: plan.daily.to.slice(0, 10) } : { month: plan.month };
+  const formats: ('parquet' | 'xlsx')[] = mode.quickReport ? ['parquet'] : ['parquet', 'xlsx'];
+  const { result: report, m: reportM } = await phaseChild<ReportOutcome>({
+    kind: 'report', root: ROOT, db: dbPath, outDir, now: fixedNow, formats, ...period,
+  });
+  const reportFiles = report.files.map((f) => {
+    const path = resolve(report.dir, f.path);
+    return { path: f.path, rows: f.rows, bytes: existsSync(path) ? statSync(path).size : existsSync(f.path) ? statSync(f.path).size : 0 };
+  });
+  const reportLabel = mode.quickReport ? `${period.from}..${period.to} (Parquet only)` : plan.month;
+  say(`report ${reportLabel}: ${reportM.wallS.toFixed(1)} s, ${Object.values(report.rows).reduce((a, b) => a + b, 0)} rows`);
+  return { month: reportLabel, wallS: reportM.wallS, cpuS: reportM.cpuS, peakRssMb: reportM.peakRssMb, rows: report.rows, files: reportFiles, partial: report.partial };
+}
+
+/** The naive baseline, unless skipped. */
+async function baselinePhase({ sandbox, dir }: Bench, windows: BenchWindow[]): Promise<BenchReport['baseline']> {
+  // The naive baseline on a subset of each organization's programs, extrapolated per request and per value.
+  let baseline: (BaselineResult & PhaseMeasure & { sandbox: SandboxStats }) | null = null;
+  if (!flags['skip-baseline']) {
+    await sandbox.resetStats();
+    const { result, m } = await measure(() =>
+      runBaseline({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, dbPath: join(dir, 'naive.duckdb'), windows, programsPerOrg: mode.baselinePrograms }),
+    );
+    baseline = { ...result, ...m, sandbox: await sandbox.stats() };
+    say(`baseline (first ${mode.baselinePrograms} programs per organization): ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU`);
+  }
+  return baseline;
 }
 
 async function computeMinimumChild(args: { scenario: string; now: string; clock?: string; windows: BenchWindow[]; programsPerOrg?: number }): Promise<MinimumResult> {
@@ -365,9 +413,7 @@ async function reportLarge(): Promise<void> {
   const dbPath = join(dir, 'usage.duckdb');
   const plan = benchPlan(fixedNow, 1, 1);
   const monthStart = `${plan.month}-01T00:00:00Z`;
-  const next = new Date(Date.parse(monthStart));
-  next.setUTCMonth(next.getUTCMonth() + 1);
-  const monthEnd = next.toISOString().replace('.000Z', 'Z');
+  const monthEnd = new Date(monthRange(plan.month).end).toISOString().replace('.000Z', 'Z');
   say(`bench report-only: scenario large, month ${plan.month} (daily data), latency ${latencyMs} ms, now ${flags.now}`);
   const sandbox = await startSandboxProcess({ scenario: 'large', latencyMs, now: flags.now });
   try {

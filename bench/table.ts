@@ -252,6 +252,18 @@ export function benchTable(b: BenchReport): string {
   const f = figures(b);
   const rowsOut: string[][] = [];
   const add = (figure: string, value: string, goal: string, met: string, limit: string) => rowsOut.push([figure, value, goal, met, limit]);
+  requestRows(b, f, add);
+  costRows(b, f, add);
+  comparisonRows(b, f, add);
+  return markdownTable(['figure', 'value', 'goal', 'verdict', 'limited by'], rowsOut);
+}
+
+
+/** Adds one row of the table: the figure, its value, the goal, the verdict and what limits it. */
+type AddRow = (figure: string, value: string, goal: string, met: string, limit: string) => void;
+
+/** The requests against the minimum, the wall time against the rate-limit bound, the 429s. */
+function requestRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): void {
   const rpm = `${b.perMinute}/min`;
   add(
     'requests / minimum pages',
@@ -279,6 +291,10 @@ export function benchTable(b: BenchReport): string {
     f.cpuOverBound > 1 ? `collector CPU: it needs ${n2(f.cpuOverBound)}× the bound in CPU seconds` : `the API's rate (${rpm}, less the limiter's headroom)`,
   );
   add('429s received / sandbox violations', `${f.throttled} (sandbox 429s ${f.sandbox429}) / ${f.violations}`, '0 / 0', verdict(f.throttled === 0 && f.violations === 0, `${f.throttled} 429s, ${f.violations} violations`), 'the limiter (sliding windows, even pacing)');
+}
+
+/** What the run cost: values, CPU, the DuckDB load alone, the report, the memory. */
+function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): void {
   add('values loaded', n0(f.rows), '', '', 'the data (non-zero values)');
   add(
     'collector CPU',
@@ -308,6 +324,10 @@ export function benchTable(b: BenchReport): string {
     `sandbox ${mb(b.sandboxPeakRssMb)}`,
   ].join('; ');
   add('peak RSS per phase', rss, `< ${GOALS.peakRssMb} MB`, verdict(f.peakRssMb < GOALS.peakRssMb, `peak ${mb(f.peakRssMb)}, ${n1(f.peakRssMb / GOALS.peakRssMb)}× the goal`), 'memory held by staging (see notes)');
+}
+
+/** The naive baseline and the CLI's start-up. */
+function comparisonRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): void {
   if (f.baseline) {
     const bl = f.baseline;
     add(
@@ -343,7 +363,6 @@ export function benchTable(b: BenchReport): string {
       'Node.js itself (about 40 MB, 40 ms)',
     );
   }
-  return markdownTable(['figure', 'value', 'goal', 'verdict', 'limited by'], rowsOut);
 }
 
 /** Per phase: what each collection cost and what the sandbox saw. */

@@ -1,5 +1,6 @@
 // The benchmark's windows, derived from the pinned clock: complete buckets only, aligned to their
 // granularity, and the billing month the report covers.
+import { monthRange, previousMonth } from '../src/domain/calendar.js';
 import { floorToGranularity } from '../src/domain/granularity.js';
 import type { BenchWindow } from './minimum.js';
 
@@ -22,11 +23,9 @@ export function benchPlan(now: number, days: number, hours: number): BenchPlan {
   const daily: BenchWindow = { granularity: 'daily', from: iso(dayEnd - days * DAY), to: iso(dayEnd) };
   const hourly: BenchWindow = { granularity: 'hourly', from: iso(hourEnd - hours * HOUR), to: iso(hourEnd) };
   // The last month that is complete at `now`: the daily window may already cover it whole.
-  const d = new Date(dayEnd);
-  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1);
-  const monthEnd = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const month = previousMonth(dayEnd);
+  const { start: monthStart, end: monthEnd } = monthRange(month);
   const covered = Date.parse(daily.from) <= monthStart && monthEnd <= dayEnd;
-  const month = iso(monthStart).slice(0, 7);
   const monthWindow: BenchWindow | null = covered ? null : { granularity: 'monthly', from: iso(monthStart), to: iso(monthEnd) };
   return { daily, hourly, month, monthWindow };
 }

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../domain/errors.js';
+import { startOfDayAt } from '../domain/calendar.js';
 import { DATASET_LAYOUT, type HourlyDay, type Removal, type Store } from '../store/store.js';
 import { openCommandStore, type CommandContext } from './context.js';
 
@@ -33,8 +34,7 @@ export interface PruneResult {
 
 /** The first UTC midnight at least `days` days before `now`. */
 export function retentionCutoff(now: Date, days: number): Date {
-  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return new Date(midnight - days * 86_400_000);
+  return new Date(startOfDayAt(now.getTime()) - days * 86_400_000);
 }
 
 /** Checked before anything is opened: the settings prune runs with. */

@@ -155,7 +155,26 @@ function bookFromRaw(raw: unknown, origin: string, sha256: string): PriceBook {
   const problems: string[] = [];
   const metrics = buildCatalogue(b.metrics);
 
-  const rates: Rate[] = b.rates.map((r, i) => {
+  const rates = checkedRates(b.rates, metrics, problems);
+  const allowances = checkedAllowances(b.allowances, metrics, problems);
+
+  if (problems.length) throw new PriceBookError(origin, problems);
+  return {
+    revision: b.revision,
+    currency: b.currency,
+    path: origin,
+    sha256,
+    metrics,
+    rates,
+    allowances,
+  };
+}
+
+type RawBook = z.infer<typeof bookSchema>;
+
+/** The book's rates, each checked against the catalogue and the others (ids, overlapping periods); problems appended. */
+function checkedRates(raw: RawBook['rates'], metrics: ReturnType<typeof buildCatalogue>, problems: string[]): Rate[] {
+  const rates: Rate[] = raw.map((r, i) => {
     if (!metrics.has(r.metric)) problems.push(`rates[${i}].metric: "${r.metric}" is not in [metrics]`);
     if (r.effective_to !== undefined && r.effective_to <= r.effective_from)
       problems.push(`rates[${i}].effective_to: must be after effective_from (${r.effective_from})`);
@@ -185,8 +204,12 @@ function bookFromRaw(raw: unknown, origin: string, sha256: string): PriceBook {
     if (j !== undefined) problems.push(`rates[${i}].id: "${r.id}" is also used by rates[${j}]`);
     ids.set(r.id, i);
   });
+  return rates;
+}
 
-  const allowances: Allowance[] = b.allowances.map((a, i) => {
+/** The book's allowances, each checked against the catalogue (summed metrics, whole raw units) and the others; problems appended. */
+function checkedAllowances(raw: RawBook['allowances'], metrics: ReturnType<typeof buildCatalogue>, problems: string[]): Allowance[] {
+  const allowances: Allowance[] = raw.map((a, i) => {
     const def = metrics.get(a.metric);
     let includedRaw = 0n;
     if (!def) problems.push(`allowances[${i}].metric: "${a.metric}" is not in [metrics]`);
@@ -221,17 +244,7 @@ function bookFromRaw(raw: unknown, origin: string, sha256: string): PriceBook {
         problems.push(`allowances[${i}]: overlaps allowances[${j}] for metric "${a.metric}" on a shared plan`);
     });
   });
-
-  if (problems.length) throw new PriceBookError(origin, problems);
-  return {
-    revision: b.revision,
-    currency: b.currency,
-    path: origin,
-    sha256,
-    metrics,
-    rates,
-    allowances,
-  };
+  return allowances;
 }
 
 function readBook(path: string): string {

@@ -8,6 +8,7 @@ import { commandContext, type CommonOptions } from '../app/context.js';
 import { queryAnalystCopy } from '../app/query.js';
 import { writeReport } from '../app/report.js';
 import { GRANULARITIES } from '../domain/granularity.js';
+import { previousMonth } from '../domain/calendar.js';
 import type { CollectProgress } from '../collect/collect.js';
 import { cliInvocation, shellArg } from './invocation.js';
 
@@ -22,13 +23,6 @@ export interface DemoResult {
   queryResult: Record<string, unknown>[];
   /** Commands to try next, each runnable as printed from the working directory. */
   hints: { query: string; status: string; report: string };
-}
-
-/** The month before the one containing `now`, as YYYY-MM. */
-export function previousMonth(now: number): string {
-  const d = new Date(now);
-  const p = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
-  return p.toISOString().slice(0, 7);
 }
 
 /** The query the demo runs and shows: the first of the analysts' examples (`query --example NAME`). */

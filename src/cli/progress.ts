@@ -25,38 +25,14 @@ export function collectProgress(opts: { json: boolean; stream?: NodeJS.WriteStre
   let dbPath: string | null = null;
   let lastFile = 0;
 
-  let multi: cliProgress.MultiBar | null = null;
-  let bar: cliProgress.SingleBar | null = null;
-  if (tty) {
-    multi = new cliProgress.MultiBar(
-      {
-        stream,
-        format: '{phase} {bar} {value}/{total} requests | {values} values | ETA {eta_text}',
-        hideCursor: true,
-        fps: 5,
-        clearOnComplete: false,
-      },
-      cliProgress.Presets.shades_classic,
-    );
-    bar = multi.create(1, 0, { phase, values: '0', eta_text: '…' });
-    const m = multi;
-    setStderrSink((line) => m.log(line + '\n'));
-  }
-
-  const eta = (done: number): string => {
-    const left = Math.max(0, planned - done);
-    const elapsed = (Date.now() - started) / 1000;
-    if (done === 0 || elapsed <= 0) return '…';
-    const s = Math.round(left / (done / elapsed));
-    return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
-  };
+  const { multi, bar } = tty ? terminalBar(stream, phase) : { multi: null, bar: null };
 
   const refresh = (force = false) => {
     const done = requestsDone();
     if (done > planned) planned = done;
     if (bar) {
       bar.setTotal(Math.max(planned, 1));
-      bar.update(done, { phase, values: values.toLocaleString('en-US'), eta_text: eta(done) });
+      bar.update(done, { phase, values: values.toLocaleString('en-US'), eta_text: eta(planned, done, started) });
     }
     const now = Date.now();
     if (dbPath && (force || now - lastFile >= FILE_EVERY_MS)) {
@@ -106,6 +82,32 @@ export function collectProgress(opts: { json: boolean; stream?: NodeJS.WriteStre
       }
     },
   };
+}
+
+/** The bar on a terminal; log lines print above it while it is shown. */
+function terminalBar(stream: NodeJS.WriteStream, phase: CollectPhase): { multi: cliProgress.MultiBar; bar: cliProgress.SingleBar } {
+  const multi = new cliProgress.MultiBar(
+    {
+      stream,
+      format: '{phase} {bar} {value}/{total} requests | {values} values | ETA {eta_text}',
+      hideCursor: true,
+      fps: 5,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bar = multi.create(1, 0, { phase, values: '0', eta_text: '…' });
+  setStderrSink((line) => multi.log(line + '\n'));
+  return { multi, bar };
+}
+
+/** The time left at the pace so far, e.g. 1h05m, 3m07s, 12s; an ellipsis before the first request. */
+function eta(planned: number, done: number, started: number): string {
+  const left = Math.max(0, planned - done);
+  const elapsed = (Date.now() - started) / 1000;
+  if (done === 0 || elapsed <= 0) return '…';
+  const s = Math.round(left / (done / elapsed));
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }
 
 /** The run's summary as one JSON object: the fields `status --json` shows for the last run. */

@@ -1,5 +1,6 @@
 // `usage-pipeline report`: the spend reports for a billing month (or a --from/--to range).
 import { UsageError } from '../domain/errors.js';
+import { previousMonth } from '../domain/calendar.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../domain/formats.js';
 import type { ReportResult } from '../report/run.js';
 import { prepareReport, writeReport, type PreparedReport, type WriteReportOptions } from '../app/report.js';
@@ -35,7 +36,7 @@ export function prepareReportCommand(opts: ReportCommandOptions): PreparedReport
   }
   if (opts.month && (opts.from || opts.to)) throw new UsageError('give either --month or --from/--to, not both.');
   // `--month last`: the previous calendar month (UTC), for timers and cron lines that cannot compute it.
-  if (opts.month === 'last') opts = { ...opts, month: lastMonth((opts.now ?? Date.now)()) };
+  if (opts.month === 'last') opts = { ...opts, month: previousMonth((opts.now ?? Date.now)()) };
   if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) {
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM (e.g. 2026-10) or last.`);
   }
@@ -60,10 +61,4 @@ export async function reportCommand(
 ): Promise<ReportResult & { exitCode: 0 | 2 }> {
   const result = await writeReport(prep.ctx, { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) }, prep.prepared);
   return { ...result, exitCode: result.partial || result.warnings.length > 0 ? 2 : 0 };
-}
-
-/** The calendar month (UTC) before the one `ms` falls in, as YYYY-MM. */
-export function lastMonth(ms: number): string {
-  const d = new Date(ms);
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
 }

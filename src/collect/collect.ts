@@ -4,7 +4,7 @@
 // its coverage row in one transaction. A scope that fails (a malformed page, a cursor that never ends,
 // an answer that would delete much of the window) changes nothing but records the failure.
 import { randomUUID } from 'node:crypto';
-import type { Source } from '../domain/granularity.js';
+import type { Granularity, Source } from '../domain/granularity.js';
 import { StoreCorruptError, type Store } from '../store/store.js';
 import { Slots } from '../store/slots.js';
 import { CollectInterrupted } from './errors.js';
@@ -30,8 +30,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   const includePartial = opts.includePartial ?? config.collect.include_partial;
   const startStats = { ...client.stats };
   const scopes: ScopeResult[] = [];
-  let pages = 0;
-  let rows = 0;
+  const counts = { pages: 0, rows: 0 };
 
   await store.startRun({
     runId,
@@ -62,47 +61,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     opts.progress?.onPlanned(plannedConsumption);
     opts.progress?.onPhase?.('consumption', { orgs: orgs.length, granularities, planned_requests: plannedConsumption });
 
-    const tasks: Promise<void>[] = [];
-    const pagesInHand = new Slots(PAGES_IN_HAND);
-    for (const g of granularities) {
-      for (const org of orgs) {
-        const plan = async (source: Source): Promise<Window | null> =>
-          planWindow({
-            now: now(),
-            granularity: g,
-            heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.latestCompleteEnd(source, g, org)),
-            settle: config.collect.settle,
-            ...(opts.from !== undefined ? { from: opts.from } : {}),
-            ...(opts.to !== undefined ? { to: opts.to } : {}),
-            includePartial,
-          });
-        const ctx: ScopeContext = {
-          ...opts,
-          runId,
-          org,
-          granularity: g,
-          checkAbort,
-          pagesInHand,
-          count: (source, n) => {
-            pages += 1;
-            rows += n;
-            opts.progress?.onPage(source, n);
-          },
-        };
-        if (sources.has('v1_programs')) {
-          tasks.push(plan('v1_programs').then((w) => runScope(ctx, 'v1_programs', w, scopes, fetchV1)));
-        }
-        if (sources.has('v2_programs')) {
-          tasks.push(
-            Promise.all([plan('v2_programs'), sources.has('v2_frameworks') ? plan('v2_frameworks') : null]).then(([wp, wf]) =>
-              runV2(ctx, widest(wp, wf), sources.has('v2_frameworks'), scopes),
-            ),
-          );
-        }
-      }
-    }
-    const settled = await Promise.allSettled(tasks);
-    for (const s of settled) if (s.status === 'rejected') throw s.reason;
+    await collectScopes({ opts, runId, now, granularities, sources, includePartial, scopes, counts, checkAbort }, orgs);
     checkAbort();
     // The consumption of every scope is committed: only now may the inventory spend requests.
     const before = client.stats.requests;
@@ -123,6 +82,82 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     }
   }
 
+  return endRun({ opts, runId, startStats, scopes, counts, inventory, startedMono, interrupted, error });
+}
+
+/** What the consumption scopes of one run share. */
+interface ScopesRun {
+  opts: CollectOptions;
+  runId: string;
+  now: () => number;
+  granularities: readonly Granularity[];
+  sources: Set<Source>;
+  includePartial: boolean;
+  scopes: ScopeResult[];
+  counts: { pages: number; rows: number };
+  checkAbort: () => void;
+}
+
+/** Every (source, granularity, organization) scope, planned and run; throws the first that failed to run. */
+async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
+  const { opts, runId, now, granularities, sources, includePartial, scopes, counts, checkAbort } = run;
+  const { config, store } = opts;
+  const tasks: Promise<void>[] = [];
+  const pagesInHand = new Slots(PAGES_IN_HAND);
+  for (const g of granularities) {
+    for (const org of orgs) {
+      const plan = async (source: Source): Promise<Window | null> =>
+        planWindow({
+          now: now(),
+          granularity: g,
+          heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.latestCompleteEnd(source, g, org)),
+          settle: config.collect.settle,
+          ...(opts.from !== undefined ? { from: opts.from } : {}),
+          ...(opts.to !== undefined ? { to: opts.to } : {}),
+          includePartial,
+        });
+      const ctx: ScopeContext = {
+        ...opts,
+        runId,
+        org,
+        granularity: g,
+        checkAbort,
+        pagesInHand,
+        count: (source, n) => {
+          counts.pages += 1;
+          counts.rows += n;
+          opts.progress?.onPage(source, n);
+        },
+      };
+      if (sources.has('v1_programs')) {
+        tasks.push(plan('v1_programs').then((w) => runScope(ctx, 'v1_programs', w, scopes, fetchV1)));
+      }
+      if (sources.has('v2_programs')) {
+        tasks.push(
+          Promise.all([plan('v2_programs'), sources.has('v2_frameworks') ? plan('v2_frameworks') : null]).then(([wp, wf]) =>
+            runV2(ctx, widest(wp, wf), sources.has('v2_frameworks'), scopes),
+          ),
+        );
+      }
+    }
+  }
+  const settled = await Promise.allSettled(tasks);
+  for (const s of settled) if (s.status === 'rejected') throw s.reason;
+}
+
+/** The run's record in the store and its result. */
+async function endRun(r: {
+  opts: CollectOptions;
+  runId: string;
+  startStats: CollectOptions['client']['stats'];
+  scopes: ScopeResult[];
+  counts: { pages: number; rows: number };
+  inventory: { requests: number; remaining: number };
+  startedMono: number;
+  interrupted: boolean;
+  error: string | undefined;
+}): Promise<CollectResult> {
+  const { opts: { client, store }, runId, startStats, scopes, counts: { pages, rows }, inventory, startedMono, interrupted, error } = r;
   const st = client.stats;
   const delta = {
     requests: st.requests - startStats.requests,

@@ -64,6 +64,31 @@ export interface InventoryOptions {
 const asDate = (v: unknown): Date | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
 const asStr = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
+/** One refresh's shared state: what it has spent and found so far, and how it calls the API. */
+interface Refresh {
+  opts: InventoryOptions;
+  client: ApiClient;
+  store: Store;
+  out: InventoryResult;
+  call: { signal?: AbortSignal; inflight?: AbortSignal };
+  spend: () => void;
+  runStart: Date;
+  /** The organizations collected (empty: all). */
+  wanted: Set<string>;
+  /** The refresh's requests so far (it shares the refresh budget with the listings whose updated_at moved). */
+  refreshSpent: number;
+}
+
+/** What phase 1 does: ask for unknown programs by id, or (re)read the programs listing, or both, or neither. */
+interface ListingPlan {
+  cursor: string | null;
+  startedText: string | null;
+  unknown: string[];
+  byId: boolean;
+  listingDue: boolean;
+  isRefresh: boolean;
+}
+
 export async function refreshInventory(opts: InventoryOptions): Promise<InventoryResult> {
   const { client, store } = opts;
   const out: InventoryResult = { requests: 0, programs: 0, frameworks: 0, snapshots: 0, remaining: 0 };
@@ -73,11 +98,34 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
     opts.onRequest?.();
   };
   const runStart = new Date(opts.now());
+  const r: Refresh = { opts, client, store, out, call, spend, runStart, wanted: new Set(opts.orgs), refreshSpent: 0 };
 
   // 1. The programs listing, when due; resumed from its cursor when an earlier run stopped in it. The first
   //    (never completed) listing names everything and may spend the whole budget; a re-read of an old one
   //    is a refresh, trickled within the refresh budget. Unknown programs are asked for by id unless a
   //    listing is cheaper.
+  const plan = await planListing(r);
+  if (plan.byId) await programsById(r, plan.unknown);
+  if (plan.listingDue && !(await programsListing(r, plan))) return out;
+
+  // 2. The listings due, within what is left of the budget, committed batch by batch.
+  const todo = await listingsToDo(r);
+  opts.onPlanned?.(out.requests + todo.length);
+  for (let i = 0; i < todo.length; i += LISTING_BATCH) {
+    const batch = todo.slice(i, i + LISTING_BATCH);
+    const failed = await listingBatch(r, batch);
+    if (failed) {
+      out.remaining += todo.length - i - batch.length + failed.count;
+      throw failed.reason;
+    }
+  }
+  opts.log.info('inventory refreshed', { programs: out.programs, frameworks: out.frameworks, snapshots: out.snapshots, requests: out.requests, remaining: out.remaining });
+  return out;
+}
+
+/** Phase 1's decision, from the listing's state in the store and the programs consumption named. */
+async function planListing(r: Refresh): Promise<ListingPlan> {
+  const { opts, store } = r;
   const cursor = await store.inventoryState(STATE.cursor);
   const startedText = await store.inventoryState(STATE.started);
   const listedText = await store.inventoryState(STATE.listed);
@@ -89,86 +137,99 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
   // Many unknown programs (an account that grew a lot): one listing names them for fewer requests.
   const byId = !firstListing && !opts.force && unknown.length > 0 && unknown.length <= Math.max(1, listingPages);
   const listingDue = opts.force || firstListing || startedText !== null || old || (unknown.length > 0 && !byId);
-  // The refresh's requests so far (it shares the refresh budget with the listings whose updated_at moved).
-  let refreshSpent = 0;
   const isRefresh = listingDue && !opts.force && !firstListing && !(unknown.length > 0 && !byId);
-  const wanted = new Set(opts.orgs);
-  const programRow = (p: Obj) => ({
+  return { cursor, startedText, unknown, byId, listingDue, isRefresh };
+}
+
+function programRow(p: Obj) {
+  return {
     program_id: String(p.id),
     org_id: asStr(p.org_id),
     name: asStr(p.name),
     region_id: asStr(p.region_id),
     created_at: asDate(p.created_at),
     updated_at: asDate(p.updated_at),
-  });
+  };
+}
 
-  if (byId) {
-    const found: ReturnType<typeof programRow>[] = [];
-    const todo = unknown.slice(0, Math.max(0, opts.budget - out.requests));
-    const settled = await Promise.allSettled(
-      todo.map(async (id) => {
-        opts.stop?.throwIfAborted();
-        spend();
-        try {
-          const { body } = await client.getJson<{ program?: Obj }>(`/programs/${encodeURIComponent(id)}`, {}, { route: '/programs/{id}', ...call });
-          const p = body.program;
-          if (p && typeof p === 'object' && (wanted.size === 0 || wanted.has(String(p.org_id)))) found.push(programRow(p));
-        } catch (err) {
-          // Deleted before the inventory ever saw it: looked for once (below), not on every run.
-          if (!(err instanceof ApiError && err.status === 404)) throw err;
-        }
-      }),
-    );
-    // What arrived is committed even when the run is stopping.
-    if (found.length > 0) await store.recordProgramsPage(found, { seenAt: runStart });
-    out.programs += found.length;
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    const done = todo.filter((_, i) => settled[i]?.status === 'fulfilled');
-    await store.markSought('program', done, runStart);
-    if (failed) throw failed.reason;
-  }
-
-  if (listingDue) {
-    const started = startedText ? new Date(startedText) : runStart;
-    if (!startedText) await store.setInventoryState(STATE.started, started.toISOString());
-    let finished = true;
-    const pages = cursorPages(
-      async (c) => {
-        if (out.requests >= opts.budget || (isRefresh && refreshSpent >= opts.refreshBudget)) throw new BudgetSpent();
-        opts.stop?.throwIfAborted();
-        spend();
-        if (isRefresh) refreshSpent++;
-        const { body, requestId } = await client.getJson('/programs', { limit: PROGRAMS_LIST_LIMIT, cursor: c }, call);
-        return jsonPage<Obj>(body, 'programs', requestId);
-      },
-      { itemsKey: 'programs', limit: PROGRAMS_LIST_LIMIT, describe: 'GET /programs', ...(cursor ? { start: cursor } : {}) },
-    );
-    try {
-      for await (const page of pages) {
-        const rows = page.list.filter((p) => wanted.size === 0 || wanted.has(String(p.org_id))).map(programRow);
-        const last = !page.cursor || page.items === null || page.items < PROGRAMS_LIST_LIMIT;
-        await store.recordProgramsPage(rows, { seenAt: started, cursorKey: STATE.cursor, cursor: last ? null : page.cursor });
-        out.programs += rows.length;
+/** Phase 1a: the few programs consumption named and the inventory does not know, one request each. */
+async function programsById(r: Refresh, unknown: string[]): Promise<void> {
+  const { opts, client, store, out, call, spend, runStart, wanted } = r;
+  const found: ReturnType<typeof programRow>[] = [];
+  const todo = unknown.slice(0, Math.max(0, opts.budget - out.requests));
+  const settled = await Promise.allSettled(
+    todo.map(async (id) => {
+      opts.stop?.throwIfAborted();
+      spend();
+      try {
+        const { body } = await client.getJson<{ program?: Obj }>(`/programs/${encodeURIComponent(id)}`, {}, { route: '/programs/{id}', ...call });
+        const p = body.program;
+        if (p && typeof p === 'object' && (wanted.size === 0 || wanted.has(String(p.org_id)))) found.push(programRow(p));
+      } catch (err) {
+        // Deleted before the inventory ever saw it: looked for once (below), not on every run.
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
       }
-    } catch (err) {
-      if (!(err instanceof BudgetSpent)) throw err;
-      finished = false;
-    }
-    if (finished) {
-      await store.markProgramsUnseen([...new Set(opts.orgs)], started);
-      if (!byId) await store.markSought('program', unknown, runStart);
-      await store.setInventoryState(STATE.cursor, null);
-      await store.setInventoryState(STATE.started, null);
-      await store.setInventoryState(STATE.listed, started.toISOString());
-    } else if (!isRefresh) {
-      opts.log.info('inventory budget spent in the programs listing; the next run resumes it', { requests: out.requests });
-      return out;
-    } else {
-      opts.log.info('programs listing refresh trickled: the next run goes on from its cursor', { requests: refreshSpent, refresh_budget: opts.refreshBudget });
-    }
-  }
+    }),
+  );
+  // What arrived is committed even when the run is stopping.
+  if (found.length > 0) await store.recordProgramsPage(found, { seenAt: runStart });
+  out.programs += found.length;
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const done = todo.filter((_, i) => settled[i]?.status === 'fulfilled');
+  await store.markSought('program', done, runStart);
+  if (failed) throw failed.reason;
+}
 
-  // 2. The listings due, within what is left of the budget, committed batch by batch.
+/**
+ * Phase 1b: the programs listing, page by page from its cursor. False when the budget ran out in a first
+ * listing (the run stops there; the next one resumes it), true when it finished or a refresh was trickled.
+ */
+async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> {
+  const { opts, client, store, out, call, spend, runStart, wanted } = r;
+  const { cursor, startedText, unknown, byId, isRefresh } = plan;
+  const started = startedText ? new Date(startedText) : runStart;
+  if (!startedText) await store.setInventoryState(STATE.started, started.toISOString());
+  let finished = true;
+  const pages = cursorPages(
+    async (c) => {
+      if (out.requests >= opts.budget || (isRefresh && r.refreshSpent >= opts.refreshBudget)) throw new BudgetSpent();
+      opts.stop?.throwIfAborted();
+      spend();
+      if (isRefresh) r.refreshSpent++;
+      const { body, requestId } = await client.getJson('/programs', { limit: PROGRAMS_LIST_LIMIT, cursor: c }, call);
+      return jsonPage<Obj>(body, 'programs', requestId);
+    },
+    { itemsKey: 'programs', limit: PROGRAMS_LIST_LIMIT, describe: 'GET /programs', ...(cursor ? { start: cursor } : {}) },
+  );
+  try {
+    for await (const page of pages) {
+      const rows = page.list.filter((p) => wanted.size === 0 || wanted.has(String(p.org_id))).map(programRow);
+      const last = !page.cursor || page.items === null || page.items < PROGRAMS_LIST_LIMIT;
+      await store.recordProgramsPage(rows, { seenAt: started, cursorKey: STATE.cursor, cursor: last ? null : page.cursor });
+      out.programs += rows.length;
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err;
+    finished = false;
+  }
+  if (finished) {
+    await store.markProgramsUnseen([...new Set(opts.orgs)], started);
+    if (!byId) await store.markSought('program', unknown, runStart);
+    await store.setInventoryState(STATE.cursor, null);
+    await store.setInventoryState(STATE.started, null);
+    await store.setInventoryState(STATE.listed, started.toISOString());
+  } else if (!isRefresh) {
+    opts.log.info('inventory budget spent in the programs listing; the next run resumes it', { requests: out.requests });
+    return false;
+  } else {
+    opts.log.info('programs listing refresh trickled: the next run goes on from its cursor', { requests: r.refreshSpent, refresh_budget: opts.refreshBudget });
+  }
+  return true;
+}
+
+/** Phase 2's plan: the listings due that fit the budget; the others are counted as remaining. */
+async function listingsToDo(r: Refresh) {
+  const { opts, store, out, runStart } = r;
   const listings = await store.inventoryListingsDue({
     staleBefore: opts.force ? runStart : new Date(opts.now() - opts.maxAgeHours * 3_600_000),
     orgIds: [...opts.orgs],
@@ -178,7 +239,7 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
   // Naming what is unknown (reasons 0, 1) first, within the budget; refreshing what is known (2, 3) within
   // what is left of the refresh budget too.
   const todo: typeof listings = [];
-  let refreshLeft = opts.force ? Infinity : Math.max(0, opts.refreshBudget - refreshSpent);
+  let refreshLeft = opts.force ? Infinity : Math.max(0, opts.refreshBudget - r.refreshSpent);
   for (const l of listings) {
     if (out.requests + todo.length >= opts.budget) break;
     if (l.reason >= 2) {
@@ -188,65 +249,69 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
     todo.push(l);
   }
   out.remaining = listings.length - todo.length;
-  opts.onPlanned?.(out.requests + todo.length);
-  for (let i = 0; i < todo.length; i += LISTING_BATCH) {
-    const batch = todo.slice(i, i + LISTING_BATCH);
-    const frameworksOf: string[] = [];
-    const snapshotsOf: string[] = [];
-    const frameworks: FrameworkRow[] = [];
-    const snapshots: SnapshotRow[] = [];
-    const settled = await Promise.allSettled(
-      batch.map(async ({ programId, kind }) => {
-        opts.stop?.throwIfAborted();
-        spend();
-        const path = `/programs/${encodeURIComponent(programId)}/${kind}`;
-        let body: { frameworks?: Obj[]; snapshots?: Obj[] };
-        try {
-          body = (await client.getJson<{ frameworks?: Obj[]; snapshots?: Obj[] }>(path, {}, { route: `/programs/{id}/${kind}`, ...call })).body;
-        } catch (err) {
-          // Deleted since the programs listing: it has no live frameworks or snapshots any more.
-          if (err instanceof ApiError && err.status === 404) body = {};
-          else throw err;
-        }
-        if (kind === 'frameworks') {
-          frameworksOf.push(programId);
-          for (const f of body.frameworks ?? []) {
-            frameworks.push({
-              framework_id: String(f.id),
-              program_id: asStr(f.program_id) ?? programId,
-              name: asStr(f.name),
-              current_state: asStr(f.current_state),
-              created_at: asDate(f.created_at),
-            });
-          }
-        } else {
-          snapshotsOf.push(programId);
-          for (const s of body.snapshots ?? []) {
-            snapshots.push({
-              snapshot_id: String(s.id),
-              program_id: programId,
-              name: asStr(s.name),
-              source_framework_id: asStr(s.source_branch_id),
-              created_at: asDate(s.created_at),
-              manual: typeof s.manual === 'boolean' ? s.manual : null,
-              expires_at: asDate(s.expires_at),
-            });
-          }
-        }
-      }),
-    );
-    // What arrived is committed even when the run is stopping: it is never asked for again.
-    await store.recordListings({ frameworksOf, frameworks, snapshotsOf, snapshots, listedAt: new Date(opts.now()) });
-    out.frameworks += frameworks.length;
-    out.snapshots += snapshots.length;
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) {
-      out.remaining += todo.length - i - batch.length + settled.filter((r) => r.status === 'rejected').length;
-      throw failed.reason;
-    }
-  }
-  opts.log.info('inventory refreshed', { programs: out.programs, frameworks: out.frameworks, snapshots: out.snapshots, requests: out.requests, remaining: out.remaining });
-  return out;
+  return todo;
+}
+
+/** Phase 2, one batch: its listings fetched together and committed; the first failure and how many failed. */
+async function listingBatch(
+  r: Refresh,
+  batch: { programId: string; kind: 'frameworks' | 'snapshots' }[],
+): Promise<{ reason: unknown; count: number } | undefined> {
+  const { opts, client, store, out, call, spend } = r;
+  const frameworksOf: string[] = [];
+  const snapshotsOf: string[] = [];
+  const frameworks: FrameworkRow[] = [];
+  const snapshots: SnapshotRow[] = [];
+  const settled = await Promise.allSettled(
+    batch.map(async ({ programId, kind }) => {
+      opts.stop?.throwIfAborted();
+      spend();
+      const path = `/programs/${encodeURIComponent(programId)}/${kind}`;
+      let body: { frameworks?: Obj[]; snapshots?: Obj[] };
+      try {
+        body = (await client.getJson<{ frameworks?: Obj[]; snapshots?: Obj[] }>(path, {}, { route: `/programs/{id}/${kind}`, ...call })).body;
+      } catch (err) {
+        // Deleted since the programs listing: it has no live frameworks or snapshots any more.
+        if (err instanceof ApiError && err.status === 404) body = {};
+        else throw err;
+      }
+      if (kind === 'frameworks') {
+        frameworksOf.push(programId);
+        for (const f of body.frameworks ?? []) frameworks.push(frameworkRow(f, programId));
+      } else {
+        snapshotsOf.push(programId);
+        for (const s of body.snapshots ?? []) snapshots.push(snapshotRow(s, programId));
+      }
+    }),
+  );
+  // What arrived is committed even when the run is stopping: it is never asked for again.
+  await store.recordListings({ frameworksOf, frameworks, snapshotsOf, snapshots, listedAt: new Date(opts.now()) });
+  out.frameworks += frameworks.length;
+  out.snapshots += snapshots.length;
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  return failed ? { reason: failed.reason, count: settled.filter((r) => r.status === 'rejected').length } : undefined;
+}
+
+function frameworkRow(f: Obj, programId: string): FrameworkRow {
+  return {
+    framework_id: String(f.id),
+    program_id: asStr(f.program_id) ?? programId,
+    name: asStr(f.name),
+    current_state: asStr(f.current_state),
+    created_at: asDate(f.created_at),
+  };
+}
+
+function snapshotRow(s: Obj, programId: string): SnapshotRow {
+  return {
+    snapshot_id: String(s.id),
+    program_id: programId,
+    name: asStr(s.name),
+    source_framework_id: asStr(s.source_branch_id),
+    created_at: asDate(s.created_at),
+    manual: typeof s.manual === 'boolean' ? s.manual : null,
+    expires_at: asDate(s.expires_at),
+  };
 }
 
 class BudgetSpent extends Error {}

@@ -230,15 +230,54 @@ const SCRIPT = `(function () {
   window.__charts = out;
 })();`;
 
+/** The days of the period, and each day's index by its key. */
+type Days = { days: Date[]; dayIndex: Map<string, number> };
+
+const countPoints = (ss: { values: (number | null)[] }[]) => ss.reduce((a, s) => a + s.values.filter((v) => v !== null).length, 0);
+
 /** Renders the charts report. */
 export function renderReportHtml(r: HtmlReportInput): string {
   const cur = r.currency;
   const moneyAxis = (v: number) => (cur === 'USD' ? `$${fmtNum(v)}` : `${fmtNum(v)} ${cur}`);
   const days = daysOf(r.rangeStart, r.rangeEnd);
   const dayIndex = new Map(days.map((d, i) => [dayKey(d), i]));
+  const { programCount, shown, others, series, dailyPoints, topBars, topShare } = spendSeries(r, { days, dayIndex });
+  const { storageSeries, snapSeries, snapCaption, transferSeries, transferCost, transferPoints } = trendSeries(r, { days, dayIndex });
+  const f = r.forecast && r.forecast.current ? r.forecast : null;
+  const forecastHtml = f ? forecastFigure(r, f, { days, dayIndex }, moneyAxis) : '';
 
-  // Daily spend, stacked by program: the same top programs as the top-programs chart (ranked in SQL by
-  // the period's cost), the rest as one "Other programs" series, so the columns add up to the total.
+  const kpis = [
+    [`Total ${r.partial ? '(partial)' : ''}`, formatMoney(r.total, cur)],
+    ['Programs', programCount.toLocaleString('en-US')],
+    ['Transfer cost', formatMoney(transferCost.toFixed(2), cur)],
+    ...(f ? [['Projected month end', f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)]] : []),
+  ];
+
+  const body = [
+    figure('daily-spend', 'Daily spend per program', `Stacked by program: the ${shown.length} largest of the period (${topShare}% of the total, as in the next chart)` +
+      `${others > 0 ? `, the other ${others.toLocaleString('en-US')} together (grey)` : ''}. Each line's rounded cost is spread over its days by billable usage, so the days add up to the total.`,
+      stackedColumns(days, series, moneyAxis, ''), dailyPoints, legend(series.map((s) => s.name), series.map((s) => s.color))),
+    figure('top-programs', 'Top programs by cost', `All metrics, the period's total per program: the ${shown.length} largest${others > 0 ? ' and the rest together' : ''}; the bars add up to the total.`,
+      bars(topBars), topBars.length),
+    figure('top-frameworks', 'Top frameworks by cost', 'The six framework metrics; usage no current framework accounts for is left out.',
+      bars(r.topFrameworks.map((p) => ({ label: `${p.name} (${p.program_name})`, value: Number(p.cost), text: formatMoney(p.cost, cur) }))), r.topFrameworks.length),
+    figure('storage', 'Storage trend', 'GB-month accrued per day, per storage metric, over all programs.',
+      lines(days, storageSeries, (v) => fmtNum(v, 3), ' GB-month'), countPoints(storageSeries), legend(storageSeries.map((s) => s.name))),
+    figure('snapshots', 'Snapshot trend', snapCaption,
+      lines(days, snapSeries, (v) => fmtNum(v, 0), '', { integer: true }), countPoints(snapSeries), legend(['snapshots'])),
+    figure('transfer', 'Transfer per day', 'Public and private network transfer, GB (10^9 bytes) per day, over all programs.',
+      stackedColumns(days, transferSeries, (v) => fmtNum(v, 3), ' GB'), transferPoints, legend(transferSeries.map((s) => s.name))),
+  ];
+
+  return page(r, f, kpis, forecastHtml, body);
+}
+
+/**
+ * Daily spend, stacked by program, and the top programs: the same programs in both (ranked in SQL by the
+ * period's cost), the rest as one "Other programs" series, so the columns and the bars add up to the total.
+ */
+function spendSeries(r: HtmlReportInput, { days, dayIndex }: Days) {
+  const cur = r.currency;
   const programCount = r.programCount ?? new Set(r.dailySpend.map((d) => d.program_id)).size;
   const shown = r.topPrograms.slice(0, TOP_PROGRAMS);
   const others = Math.max(0, programCount - shown.length);
@@ -264,7 +303,11 @@ export function renderReportHtml(r: HtmlReportInput): string {
   ];
   const topShare = Number(r.total) > 0 ? ((100 * Number(shownCents)) / Number(BigInt(r.total.replace('.', '')))).toFixed(1) : '0.0';
 
-  // Storage per metric and snapshot count.
+  return { programCount, shown, others, series, dailyPoints, topBars, topShare };
+}
+
+/** Storage per metric, snapshot count and transfer per day. */
+function trendSeries(r: HtmlReportInput, { days, dayIndex }: Days) {
   const storageMetrics = [...new Set(r.storage.map((s) => s.metric))].sort();
   const storageSeries = storageMetrics.map((m) => ({ name: m, values: days.map((): number | null => null) }));
   for (const s of r.storage) {
@@ -282,7 +325,6 @@ export function renderReportHtml(r: HtmlReportInput): string {
     ? 'Snapshots existing each day, from the inventory: the inventory has not listed snapshots yet, so none are drawn.'
     : `Snapshots existing each day (manual and scheduled), from the inventory. Snapshots are known from ${knownFrom.toISOString().slice(0, 16).replace('T', ' ')} UTC ` +
       '(when the inventory first listed them); days before that are not drawn.';
-  const countPoints = (ss: { values: (number | null)[] }[]) => ss.reduce((a, s) => a + s.values.filter((v) => v !== null).length, 0);
 
   // Transfer per day, public and private stacked.
   const transferMetrics = [...new Set(r.transfer.map((t) => t.metric))].sort().reverse();
@@ -295,71 +337,53 @@ export function renderReportHtml(r: HtmlReportInput): string {
   }
   const transferPoints = transferSeries.reduce((a, s) => a + s.values.filter((v) => v > 0).length, 0);
 
-  const f = r.forecast && r.forecast.current ? r.forecast : null;
-  let forecastHtml = '';
-  if (f) {
-    // Cumulative actual spend per complete day, then the projection from the last complete day on.
-    const byDay = days.map(() => 0);
-    for (const d of r.dailySpend) {
-      const i = dayIndex.get(dayKey(d.day));
-      if (i !== undefined && i < f.completeDays) byDay[i]! += Number(d.cost);
-    }
-    const actual: (number | null)[] = [];
-    let acc = 0;
-    days.forEach((_, i) => {
-      acc += byDay[i]!;
-      actual.push(i < f.completeDays ? acc : null);
-    });
-    const projected: (number | null)[] = days.map(() => null);
-    if (f.totals.projection !== null && f.completeDays > 0) {
-      const base = Number(f.totals.completeDaysSpend);
-      const perDay = f.remainingDays > 0 ? (Number(f.totals.projection) - base) / f.remainingDays : 0;
-      for (let i = f.completeDays - 1; i < days.length; i++) projected[i] = base + perDay * (i - (f.completeDays - 1));
-    }
-    const fpoints = countPoints([{ values: actual }, { values: projected }]);
-    const rows = [...f.programs]
-      .sort((a, b) => Number(b.projection ?? b.monthToDate) - Number(a.projection ?? a.monthToDate))
-      .map((p) => `<tr><td>${escapeHtml(p.programName)}</td><td>${escapeHtml(p.programId)}</td><td class="num">${formatMoney(p.monthToDate, cur)}</td>` +
-        `<td class="num">${formatMoney(p.dailyTrend, cur)}</td><td class="num">${p.projection === null ? 'n/a' : formatMoney(p.projection, cur)}</td></tr>`)
-      .join('');
-    forecastHtml = figure(
-      'forecast',
-      'Month-end forecast (PROJECTION)',
-      `Cumulative spend over complete days (solid) and the projection to the end of the period (dashed). ${f.method}`,
-      lines(days, [
-        { name: 'actual, cumulative', values: actual, color: PALETTE[0] },
-        { name: 'projection', values: projected, dashed: true, color: PALETTE[5] },
-      ], moneyAxis, ''),
-      fpoints,
-      legend(['actual, cumulative (complete days)', 'projection (dashed)']) +
-        `<table><thead><tr><th>program</th><th>id</th><th class="num">month to date</th><th class="num">daily trend</th><th class="num">projected total</th></tr></thead><tbody>${rows}</tbody>` +
-        `<tfoot><tr><th colspan="2">Total</th><th class="num">${formatMoney(f.totals.monthToDate, cur)}</th><th></th><th class="num">${f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)}</th></tr></tfoot></table>`,
-    );
+  return { storageSeries, snapSeries, snapCaption, transferSeries, transferCost, transferPoints };
+}
+
+/** The month-end forecast: cumulative actual spend per complete day, then the projection from the last complete day on. */
+function forecastFigure(r: HtmlReportInput, f: NonNullable<HtmlReportInput['forecast']>, { days, dayIndex }: Days, moneyAxis: (v: number) => string): string {
+  const cur = r.currency;
+  const byDay = days.map(() => 0);
+  for (const d of r.dailySpend) {
+    const i = dayIndex.get(dayKey(d.day));
+    if (i !== undefined && i < f.completeDays) byDay[i]! += Number(d.cost);
   }
+  const actual: (number | null)[] = [];
+  let acc = 0;
+  days.forEach((_, i) => {
+    acc += byDay[i]!;
+    actual.push(i < f.completeDays ? acc : null);
+  });
+  const projected: (number | null)[] = days.map(() => null);
+  if (f.totals.projection !== null && f.completeDays > 0) {
+    const base = Number(f.totals.completeDaysSpend);
+    const perDay = f.remainingDays > 0 ? (Number(f.totals.projection) - base) / f.remainingDays : 0;
+    for (let i = f.completeDays - 1; i < days.length; i++) projected[i] = base + perDay * (i - (f.completeDays - 1));
+  }
+  const fpoints = countPoints([{ values: actual }, { values: projected }]);
+  const rows = [...f.programs]
+    .sort((a, b) => Number(b.projection ?? b.monthToDate) - Number(a.projection ?? a.monthToDate))
+    .map((p) => `<tr><td>${escapeHtml(p.programName)}</td><td>${escapeHtml(p.programId)}</td><td class="num">${formatMoney(p.monthToDate, cur)}</td>` +
+      `<td class="num">${formatMoney(p.dailyTrend, cur)}</td><td class="num">${p.projection === null ? 'n/a' : formatMoney(p.projection, cur)}</td></tr>`)
+    .join('');
+  return figure(
+    'forecast',
+    'Month-end forecast (PROJECTION)',
+    `Cumulative spend over complete days (solid) and the projection to the end of the period (dashed). ${f.method}`,
+    lines(days, [
+      { name: 'actual, cumulative', values: actual, color: PALETTE[0] },
+      { name: 'projection', values: projected, dashed: true, color: PALETTE[5] },
+    ], moneyAxis, ''),
+    fpoints,
+    legend(['actual, cumulative (complete days)', 'projection (dashed)']) +
+      `<table><thead><tr><th>program</th><th>id</th><th class="num">month to date</th><th class="num">daily trend</th><th class="num">projected total</th></tr></thead><tbody>${rows}</tbody>` +
+      `<tfoot><tr><th colspan="2">Total</th><th class="num">${formatMoney(f.totals.monthToDate, cur)}</th><th></th><th class="num">${f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)}</th></tr></tfoot></table>`,
+  );
+}
 
-  const kpis = [
-    [`Total ${r.partial ? '(partial)' : ''}`, formatMoney(r.total, cur)],
-    ['Programs', programCount.toLocaleString('en-US')],
-    ['Transfer cost', formatMoney(transferCost.toFixed(2), cur)],
-    ...(f ? [['Projected month end', f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)]] : []),
-  ];
-
-  const body = [
-    figure('daily-spend', 'Daily spend per program', `Stacked by program: the ${shown.length} largest of the period (${topShare}% of the total, as in the next chart)` +
-      `${others > 0 ? `, the other ${others.toLocaleString('en-US')} together (grey)` : ''}. Each line's rounded cost is spread over its days by billable usage, so the days add up to the total.`,
-      stackedColumns(days, series, moneyAxis, ''), dailyPoints, legend(series.map((s) => s.name), series.map((s) => s.color))),
-    figure('top-programs', 'Top programs by cost', `All metrics, the period's total per program: the ${shown.length} largest${others > 0 ? ' and the rest together' : ''}; the bars add up to the total.`,
-      bars(topBars), topBars.length),
-    figure('top-frameworks', 'Top frameworks by cost', 'The six framework metrics; usage no current framework accounts for is left out.',
-      bars(r.topFrameworks.map((p) => ({ label: `${p.name} (${p.program_name})`, value: Number(p.cost), text: formatMoney(p.cost, cur) }))), r.topFrameworks.length),
-    figure('storage', 'Storage trend', 'GB-month accrued per day, per storage metric, over all programs.',
-      lines(days, storageSeries, (v) => fmtNum(v, 3), ' GB-month'), countPoints(storageSeries), legend(storageSeries.map((s) => s.name))),
-    figure('snapshots', 'Snapshot trend', snapCaption,
-      lines(days, snapSeries, (v) => fmtNum(v, 0), '', { integer: true }), countPoints(snapSeries), legend(['snapshots'])),
-    figure('transfer', 'Transfer per day', 'Public and private network transfer, GB (10^9 bytes) per day, over all programs.',
-      stackedColumns(days, transferSeries, (v) => fmtNum(v, 3), ' GB'), transferPoints, legend(transferSeries.map((s) => s.name))),
-  ];
-
+/** The page around the figures. */
+function page(r: HtmlReportInput, f: HtmlReportInput['forecast'] | null, kpis: string[][], forecastHtml: string, body: string[]): string {
+  const cur = r.currency;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -1,4 +1,5 @@
 // The billing period a report covers: a calendar month (UTC) or an explicit [from, to) range.
+import { isMonth, monthRange } from '../domain/calendar.js';
 
 export class ReportInputError extends Error {
   constructor(message: string) {
@@ -16,8 +17,6 @@ export interface ReportPeriod {
   rangeEnd: Date;
 }
 
-const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
-
 function parseInstant(s: string, what: string): Date {
   // A bare date means its UTC midnight; anything else must carry its offset (ISO 8601).
   const iso = /^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s;
@@ -30,11 +29,9 @@ function parseInstant(s: string, what: string): Date {
 export function resolvePeriod(o: { month?: string; from?: string; to?: string }): ReportPeriod {
   if (o.month !== undefined) {
     if (o.from !== undefined || o.to !== undefined) throw new ReportInputError('give either a month or from/to, not both');
-    const m = MONTH.exec(o.month);
-    if (!m) throw new ReportInputError(`month "${o.month}" is not YYYY-MM (for example 2025-10)`);
-    const y = Number(m[1]);
-    const mo = Number(m[2]) - 1;
-    return { label: o.month, month: o.month, rangeStart: new Date(Date.UTC(y, mo, 1)), rangeEnd: new Date(Date.UTC(y, mo + 1, 1)) };
+    if (!isMonth(o.month)) throw new ReportInputError(`month "${o.month}" is not YYYY-MM (for example 2025-10)`);
+    const { start, end } = monthRange(o.month);
+    return { label: o.month, month: o.month, rangeStart: new Date(start), rangeEnd: new Date(end) };
   }
   if (o.from === undefined || o.to === undefined) throw new ReportInputError('give a month (YYYY-MM) or both from and to');
   const rangeStart = parseInstant(o.from, 'from');

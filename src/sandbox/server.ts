@@ -52,6 +52,17 @@ export interface Sandbox {
 }
 
 const API_PREFIX = '/v1';
+
+/** What a request is served from: the world, its keys, the controls' state and the injected faults. */
+interface Served {
+  world: World;
+  keys: ReturnType<typeof keyTable>;
+  clock: SandboxClock;
+  faults: FaultInjector;
+  state: ControlState;
+  pool: BufferPool;
+}
+
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const seed = opts.seed ?? 1;
   const start = opts.now ?? Date.now();
@@ -66,92 +77,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     limits: new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE),
     latencyMs: opts.latencyMs ?? 0,
   };
-  const pool = new BufferPool();
-
-  function send(res: ServerResponse, status: number, requestId: string, body: unknown, headers: Record<string, string> = {}, counted = true): void {
-    const text = serialise(body);
-    if (counted) state.stats.byStatus[String(status)] = (state.stats.byStatus[String(status)] ?? 0) + 1;
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': text.length,
-      'x-request-id': requestId,
-      ...headers,
-    });
-    if (body instanceof RawJson) {
-      // The buffer goes back to the pool only once the response is flushed or abandoned.
-      res.once('finish', body.release);
-      res.once('close', body.release);
-    }
-    res.end(text);
-  }
-
-  function sendError(res: ServerResponse, requestId: string, err: ApiError, counted: boolean): void {
-    send(res, err.status, requestId, { request_id: requestId, code: err.code, message: err.message }, err.headers, counted);
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const given = req.headers['x-request-id'];
-    const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname.startsWith(CONTROL_PREFIX)) return void send(res, 200, requestId, await control(req, url.pathname.slice(CONTROL_PREFIX.length), state), {}, false);
-
-    const path = url.pathname.startsWith(API_PREFIX + '/') ? url.pathname.slice(API_PREFIX.length) : undefined;
-    const matched = path === undefined ? undefined : matchRoute(path);
-    const template = matched?.route.template ?? 'unmatched';
-    state.stats.total++;
-    state.stats.byRoute[template] = (state.stats.byRoute[template] ?? 0) + 1;
-    state.stats.firstSeq[template] ??= state.stats.total;
-    state.stats.lastSeq[template] = state.stats.total;
-    if (path === undefined) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
-
-    const key = authenticate(keys, req.headers.authorization);
-    if (!key) throw new ApiError(401, 'unauthorized', 'a valid API key is required: Authorization: Bearer <key>');
-
-    const verdict = state.limits.check(key.token, template, performance.now());
-    if (!verdict.ok) {
-      state.stats.violations.total++;
-      if (verdict.perMinute) state.stats.violations.perMinute++;
-      if (verdict.perSecond) state.stats.violations.perSecond++;
-      state.stats.throttledByLimit++;
-      throw new ApiError(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(verdict.retryAfterSeconds) });
-    }
-
-    if (state.latencyMs > 0) {
-      state.stats.faults.latency++;
-      await new Promise((r) => setTimeout(r, state.latencyMs));
-    }
-    const fault = faults.draw();
-    if (fault === 'drop') {
-      state.stats.faults.drop++;
-      req.socket.destroy();
-      return;
-    }
-    if (fault === '503') {
-      state.stats.faults['503']++;
-      throw new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry');
-    }
-    if (fault === '423') {
-      state.stats.faults['423']++;
-      throw new ApiError(423, 'locked', 'another operation on the program is in progress; retry later');
-    }
-    if (fault === '429') {
-      state.stats.faults['429']++;
-      throw new ApiError(429, 'rate_limited', 'too many requests', { 'retry-after': '1' });
-    }
-
-    if (!matched) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}`);
-    if (req.method !== 'GET') throw new ApiError(405, 'method_not_allowed', `${req.method} is not served on ${template}`);
-    const body = matched.route.handle({ world, key, now: clock.now(), query: url.searchParams, params: matched.params, template, pool });
-    send(res, 200, requestId, body);
-  }
+  const served: Served = { world, keys, clock, faults, state, pool: new BufferPool() };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(served, req, res).catch((err: unknown) => {
       if (res.headersSent || res.destroyed) return;
       const given = req.headers['x-request-id'];
       const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
       const apiErr = err instanceof ApiError ? err : err instanceof URIError ? new ApiError(400, 'bad_request', 'malformed URL') : new ApiError(500, 'internal', String(err));
-      sendError(res, requestId, apiErr, !(req.url ?? '').startsWith(CONTROL_PREFIX));
+      sendError(state, res, requestId, apiErr, !(req.url ?? '').startsWith(CONTROL_PREFIX));
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -177,4 +111,88 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         server.closeAllConnections();
       }),
   };
+}
+
+function send(state: ControlState, res: ServerResponse, status: number, requestId: string, body: unknown, headers: Record<string, string> = {}, counted = true): void {
+  const text = serialise(body);
+  if (counted) state.stats.byStatus[String(status)] = (state.stats.byStatus[String(status)] ?? 0) + 1;
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': text.length,
+    'x-request-id': requestId,
+    ...headers,
+  });
+  if (body instanceof RawJson) {
+    // The buffer goes back to the pool only once the response is flushed or abandoned.
+    res.once('finish', body.release);
+    res.once('close', body.release);
+  }
+  res.end(text);
+}
+
+function sendError(state: ControlState, res: ServerResponse, requestId: string, err: ApiError, counted: boolean): void {
+  send(state, res, err.status, requestId, { request_id: requestId, code: err.code, message: err.message }, err.headers, counted);
+}
+
+/** One request, in the API's order: route, key, rate limits, latency and faults, then the route's answer. */
+async function handle(served: Served, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { world, keys, clock, state, pool } = served;
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  if (url.pathname.startsWith(CONTROL_PREFIX)) return void send(state, res, 200, requestId, await control(req, url.pathname.slice(CONTROL_PREFIX.length), state), {}, false);
+
+  const path = url.pathname.startsWith(API_PREFIX + '/') ? url.pathname.slice(API_PREFIX.length) : undefined;
+  const matched = path === undefined ? undefined : matchRoute(path);
+  const template = matched?.route.template ?? 'unmatched';
+  state.stats.total++;
+  state.stats.byRoute[template] = (state.stats.byRoute[template] ?? 0) + 1;
+  state.stats.firstSeq[template] ??= state.stats.total;
+  state.stats.lastSeq[template] = state.stats.total;
+  if (path === undefined) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
+
+  const key = authenticate(keys, req.headers.authorization);
+  if (!key) throw new ApiError(401, 'unauthorized', 'a valid API key is required: Authorization: Bearer <key>');
+
+  const verdict = state.limits.check(key.token, template, performance.now());
+  if (!verdict.ok) {
+    state.stats.violations.total++;
+    if (verdict.perMinute) state.stats.violations.perMinute++;
+    if (verdict.perSecond) state.stats.violations.perSecond++;
+    state.stats.throttledByLimit++;
+    throw new ApiError(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(verdict.retryAfterSeconds) });
+  }
+  if (await injectFault(served, req)) return;
+
+  if (!matched) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}`);
+  if (req.method !== 'GET') throw new ApiError(405, 'method_not_allowed', `${req.method} is not served on ${template}`);
+  const body = matched.route.handle({ world, key, now: clock.now(), query: url.searchParams, params: matched.params, template, pool });
+  send(state, res, 200, requestId, body);
+}
+
+/** The configured latency, then a fault drawn: true when the connection was dropped; an error thrown for the others. */
+async function injectFault({ state, faults }: Served, req: IncomingMessage): Promise<boolean> {
+  if (state.latencyMs > 0) {
+    state.stats.faults.latency++;
+    await new Promise((r) => setTimeout(r, state.latencyMs));
+  }
+  const fault = faults.draw();
+  if (fault === 'drop') {
+    state.stats.faults.drop++;
+    req.socket.destroy();
+    return true;
+  }
+  if (fault === '503') {
+    state.stats.faults['503']++;
+    throw new ApiError(503, 'service_unavailable', 'the service is temporarily unavailable; retry');
+  }
+  if (fault === '423') {
+    state.stats.faults['423']++;
+    throw new ApiError(423, 'locked', 'another operation on the program is in progress; retry later');
+  }
+  if (fault === '429') {
+    state.stats.faults['429']++;
+    throw new ApiError(429, 'rate_limited', 'too many requests', { 'retry-after': '1' });
+  }
+  return false;
 }

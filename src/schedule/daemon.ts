@@ -6,10 +6,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Granularity } from '../domain/granularity.js';
-import { clientSettings, commandContext, type CommonOptions } from '../app/context.js';
+import { clientSettings, commandContext, type CommandContext, type CommonOptions } from '../app/context.js';
 import { UsageError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
-import { dueExport, JOB_GRANULARITIES, previousMonth, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
+import { previousMonth } from '../domain/calendar.js';
+import { dueExport, JOB_GRANULARITIES, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
 import { reportOutDir } from '../app/report.js';
 import { acquireRunLock, describeHolder, RunLockBusyError, type RunLock } from '../app/lock.js';
 import { writeRunMetrics } from '../app/metrics.js';
@@ -77,21 +78,17 @@ export interface Scheduler {
 }
 
 export async function startScheduler(opts: SchedulerOptions = {}): Promise<Scheduler> {
-  const ctx = commandContext(opts);
-  const log = ctx.log.child({ component: 'schedule' });
-  const now = opts.now ?? Date.now;
-  const tz = ctx.config.schedule.timezone;
-  const baseUrl = opts.baseUrl ?? ctx.env.USAGE_BASE_URL;
-  checkTimeZone(tz);
-  // Refuse a missing key or a bad base URL now, not an hour from now in the first job's log.
-  clientSettings(ctx, baseUrl, opts.insecureHttp);
+  const scheduler = new JobScheduler(opts);
+  scheduler.start();
+  return scheduler;
+}
 
-  const configured = new Set<Granularity>(ctx.config.collect.granularities);
-  const granularities = (job: 'hourly' | 'daily') => JOB_GRANULARITIES[job].filter((g) => configured.has(g));
+/** The cron expression of each job, the options' over the config's; refused at start-up when malformed. */
+function cronExpressions(opts: SchedulerOptions, schedule: CommandContext['config']['schedule']): Record<JobName, string> {
   const expressions: Record<JobName, string> = {
-    hourly: opts.cron?.hourly ?? ctx.config.schedule.hourly_collect,
-    daily: opts.cron?.daily ?? ctx.config.schedule.daily_collect,
-    monthly: opts.cron?.monthly ?? ctx.config.schedule.monthly_export,
+    hourly: opts.cron?.hourly ?? schedule.hourly_collect,
+    daily: opts.cron?.daily ?? schedule.daily_collect,
+    monthly: opts.cron?.monthly ?? schedule.monthly_export,
   };
   const key: Record<JobName, string> = { hourly: 'schedule.hourly_collect', daily: 'schedule.daily_collect', monthly: 'schedule.monthly_export' };
   for (const job of ['hourly', 'daily', 'monthly'] as const) {
@@ -99,95 +96,128 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
       throw new UsageError(`${key[job]} "${expressions[job]}" is not a cron expression: use five fields (minute hour day month weekday), e.g. "7 * * * *".`);
     }
   }
-  const enabled: JobName[] = [
-    ...(granularities('hourly').length ? (['hourly'] as const) : []),
-    ...(granularities('daily').length ? (['daily'] as const) : []),
-    'monthly',
-  ];
+  return expressions;
+}
 
-  const runs: JobRun[] = [];
-  const stopController = new AbortController();
-  const queued = new Set<JobName>();
-  let chain: Promise<void> = Promise.resolve();
-  let stopping: Promise<void> | null = null;
-  let markDone!: () => void;
-  const done = new Promise<void>((r) => (markDone = r));
+/**
+ * The daemon: the constructor checks the settings, start() schedules the jobs (and the start-up catch-up),
+ * run() runs one job under the run lock, stop() winds down. Runs are queued one behind the other on `chain`.
+ */
+class JobScheduler implements Scheduler {
+  readonly log: Logger;
+  readonly jobs: ScheduledJob[] = [];
+  readonly runs: JobRun[] = [];
+  readonly done: Promise<void>;
+  private readonly ctx: CommandContext;
+  private readonly now: () => number;
+  private readonly tz: string;
+  private readonly baseUrl: string | undefined;
+  private readonly expressions: Record<JobName, string>;
+  private readonly enabled: JobName[];
+  private readonly stopController = new AbortController();
+  private readonly queued = new Set<JobName>();
+  private readonly tasks: ScheduledTask[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private stopping: Promise<void> | null = null;
+  private monthlyTask: ScheduledTask | undefined;
+  private markDone!: () => void;
 
-  const record = (run: JobRun): JobRun => {
-    runs.push(run);
-    if (runs.length > RUNS_KEPT) runs.splice(0, runs.length - RUNS_KEPT);
-    return run;
-  };
+  constructor(private readonly opts: SchedulerOptions) {
+    const ctx = commandContext(opts);
+    this.ctx = ctx;
+    this.log = ctx.log.child({ component: 'schedule' });
+    this.now = opts.now ?? Date.now;
+    this.tz = ctx.config.schedule.timezone;
+    this.baseUrl = opts.baseUrl ?? ctx.env.USAGE_BASE_URL;
+    checkTimeZone(this.tz);
+    // Refuse a missing key or a bad base URL now, not an hour from now in the first job's log.
+    clientSettings(ctx, this.baseUrl, opts.insecureHttp);
+    this.expressions = cronExpressions(opts, ctx.config.schedule);
+    this.enabled = [
+      ...(this.granularities('hourly').length ? (['hourly'] as const) : []),
+      ...(this.granularities('daily').length ? (['daily'] as const) : []),
+      'monthly',
+    ];
+    this.done = new Promise<void>((r) => (this.markDone = r));
+  }
 
-  let monthlyTask: ScheduledTask | undefined;
-  const exportCheck = () => {
-    const month = dueExport({
-      now: now(),
-      timeZone: tz,
-      exportDay: ctx.config.schedule.monthly_export_day,
-      outDir: reportOutDir(ctx),
-      nextSlot: monthlyTask?.getNextRun()?.getTime() ?? null,
-    });
-    if (month) {
-      log.info('monthly export is due and its manifest is missing: catching up', { month });
-      void enqueue('monthly', 'catch-up');
+  /** Schedules the enabled jobs and, unless told not to, queues the start-up catch-up. */
+  start(): void {
+    const log = this.log;
+    const cronLogger = {
+      info: (m: string) => log.debug(m),
+      warn: (m: string) => log.warn(m),
+      error: (m: string | Error, e?: Error) => log.error(String(m instanceof Error ? m.message : m), e ? { error: e.message } : {}),
+      debug: (m: string | Error) => log.debug(String(m instanceof Error ? m.message : m)),
+    };
+    for (const job of this.enabled) {
+      const task = cron.schedule(
+        this.expressions[job],
+        () => {
+          void this.enqueue(job, 'schedule');
+        },
+        { name: `usage-pipeline ${job}`, timezone: this.tz, logger: cronLogger },
+      );
+      // The machine slept or the event loop stalled through a slot: run once on waking.
+      task.on('execution:missed', () => void this.enqueue(job, 'missed'));
+      this.tasks.push(task);
+      if (job === 'monthly') this.monthlyTask = task;
+      this.jobs.push({ name: job, expression: this.expressions[job], description: describeJob(job, (j) => this.granularities(j)), nextRun: () => task.getNextRun() });
     }
-  };
 
-  async function execute(job: JobName, trigger: JobTrigger): Promise<JobRun> {
-    const jlog = log.child({ job });
-    const run = record({ job, trigger, started_at: new Date(now()).toISOString(), finished_at: null, outcome: 'running' });
+    if (this.opts.catchUp ?? true) {
+      // Whatever was missed while the daemon was down: collection picks up from what the database holds,
+      // and the export check looks for the previous month's manifest.
+      for (const job of this.enabled) if (job !== 'monthly') void this.enqueue(job, 'startup');
+      if (!this.enabled.includes('daily')) void this.chain.then(() => (this.stopping ? undefined : this.exportCheck()));
+    }
+  }
+
+  trigger(job: JobName, reason: JobTrigger = 'manual'): Promise<JobRun | null> {
+    return this.enqueue(job, reason);
+  }
+
+  async idle(): Promise<void> {
+    // Jobs queued by a finishing job (the export catch-up) extend the chain: wait until it stays put.
+    for (;;) {
+      const c = this.chain;
+      await c;
+      if (c === this.chain) return;
+    }
+  }
+
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    this.stopping = (async () => {
+      const log = this.log;
+      log.info('stopping: no new jobs; abandoning the batch in progress');
+      for (const t of this.tasks) await t.destroy();
+      this.stopController.abort(new Error('the scheduler is stopping'));
+      const grace = this.opts.stopGraceMs ?? STOP_GRACE_MS;
+      const finished = await Promise.race([this.chain.then(() => true), delay(grace, false, { ref: false })]);
+      if (!finished) log.warn(`the job in progress did not end within ${grace} ms; exiting anyway (its uncommitted batch is discarded)`);
+      else log.info('stopped');
+      this.markDone();
+    })();
+    return this.stopping;
+  }
+
+  /** Runs one job now, under the run lock; never throws (a failure is the run's outcome). */
+  async run(job: JobName, trigger: JobTrigger): Promise<JobRun> {
+    const { ctx, now } = this;
+    const jlog = this.log.child({ job });
+    const run = this.record({ job, trigger, started_at: new Date(now()).toISOString(), finished_at: null, outcome: 'running' });
     const finish = (outcome: JobOutcome, fields: Partial<JobRun> = {}) => {
       Object.assign(run, fields, { outcome, finished_at: new Date(now()).toISOString() });
       return run;
     };
-    if (stopController.signal.aborted) return finish('skipped', { detail: 'the scheduler is stopping' });
+    if (this.stopController.signal.aborted) return finish('skipped', { detail: 'the scheduler is stopping' });
 
-    let lock: RunLock;
-    try {
-      lock = await acquireRunLock(ctx.dbPath, {
-        waitMs: opts.lockWaitMs ?? JOB_LOCK_WAIT_MS,
-        command: `schedule ${job}`,
-        log: jlog,
-        signal: stopController.signal,
-        cwd: ctx.cwd,
-        ...(opts.lockStaleMs !== undefined ? { staleMs: opts.lockStaleMs } : {}),
-      });
-    } catch (err) {
-      if (err instanceof RunLockBusyError) {
-        const detail = `${describeHolder(err.holder)} holds the lock`;
-        jlog.warn(`skipped: ${detail}; next attempt at the next slot`);
-        return finish('skipped', { detail });
-      }
-      if (stopController.signal.aborted) return finish('skipped', { detail: 'the scheduler is stopping' });
-      jlog.error('job failed: cannot take the run lock', { error: (err as Error).message });
-      const t = Date.now();
-      await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: 'failed', startedMs: t, finishedMs: t });
-      return finish('failed', { detail: (err as Error).message });
-    }
+    const lock = await this.takeLock(job, jlog);
+    if ('outcome' in lock) return finish(lock.outcome, { detail: lock.detail });
 
     const started = Date.now();
-    let result: JobResult;
-    try {
-      jlog.info('job started', { trigger });
-      const env = {
-        ctx,
-        ...(baseUrl !== undefined ? { baseUrl } : {}),
-        ...(opts.insecureHttp ? { insecureHttp: true } : {}),
-        now,
-        log: jlog,
-        signal: AbortSignal.any([stopController.signal, lock.signal]),
-      };
-      if (job === 'monthly') result = await runExportJob(env, previousMonth(now(), tz));
-      else result = await runCollectJob(env, granularities(job));
-    } catch (err) {
-      // A failing job never takes the daemon down: it is logged and runs again at its next slot.
-      const message = (err as Error).message ?? String(err);
-      result = { outcome: stopController.signal.aborted ? 'interrupted' : 'failed', detail: message };
-    } finally {
-      await lock.release();
-    }
-
+    const result = await this.runHolding(job, lock, jlog, trigger);
     const fields = {
       ...(result.detail !== undefined ? { detail: result.detail } : {}),
       ...(result.runId !== undefined ? { run_id: result.runId } : {}),
@@ -202,90 +232,105 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
     // Written after the lock is released: the textfile is this job's own, and a failure to write it is only logged.
     await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: result.outcome, startedMs: started, finishedMs: Date.now(), ...(result.requests !== undefined ? { requests: result.requests, throttled: result.throttled ?? 0 } : {}) });
 
-    if (job === 'daily' && !stopController.signal.aborted) exportCheck();
+    if (job === 'daily' && !this.stopController.signal.aborted) this.exportCheck();
     return run;
   }
 
-  function enqueue(job: JobName, trigger: JobTrigger): Promise<JobRun | null> {
-    if (stopping) return Promise.resolve(null);
-    if (queued.has(job)) {
+  /** The run lock for `job`, or why the run ends without it (skipped or failed, already logged). */
+  private async takeLock(job: JobName, jlog: Logger): Promise<RunLock | { outcome: 'skipped' | 'failed'; detail: string }> {
+    const { ctx, opts, stopController } = this;
+    try {
+      return await acquireRunLock(ctx.dbPath, {
+        waitMs: opts.lockWaitMs ?? JOB_LOCK_WAIT_MS,
+        command: `schedule ${job}`,
+        log: jlog,
+        signal: stopController.signal,
+        cwd: ctx.cwd,
+        ...(opts.lockStaleMs !== undefined ? { staleMs: opts.lockStaleMs } : {}),
+      });
+    } catch (err) {
+      if (err instanceof RunLockBusyError) {
+        const detail = `${describeHolder(err.holder)} holds the lock`;
+        jlog.warn(`skipped: ${detail}; next attempt at the next slot`);
+        return { outcome: 'skipped', detail };
+      }
+      if (stopController.signal.aborted) return { outcome: 'skipped', detail: 'the scheduler is stopping' };
+      jlog.error('job failed: cannot take the run lock', { error: (err as Error).message });
+      const t = Date.now();
+      await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: 'failed', startedMs: t, finishedMs: t });
+      return { outcome: 'failed', detail: (err as Error).message };
+    }
+  }
+
+  /** The job's own work, with the lock held; the lock is released before this returns. */
+  private async runHolding(job: JobName, lock: RunLock, jlog: Logger, trigger: JobTrigger): Promise<JobResult> {
+    const { ctx, now, baseUrl, opts, stopController } = this;
+    try {
+      jlog.info('job started', { trigger });
+      const env = {
+        ctx,
+        ...(baseUrl !== undefined ? { baseUrl } : {}),
+        ...(opts.insecureHttp ? { insecureHttp: true } : {}),
+        now,
+        log: jlog,
+        signal: AbortSignal.any([stopController.signal, lock.signal]),
+      };
+      if (job === 'monthly') return await runExportJob(env, previousMonth(now(), this.tz));
+      return await runCollectJob(env, this.granularities(job));
+    } catch (err) {
+      // A failing job never takes the daemon down: it is logged and runs again at its next slot.
+      const message = (err as Error).message ?? String(err);
+      return { outcome: stopController.signal.aborted ? 'interrupted' : 'failed', detail: message };
+    } finally {
+      await lock.release();
+    }
+  }
+
+  private enqueue(job: JobName, trigger: JobTrigger): Promise<JobRun | null> {
+    const { log, now } = this;
+    if (this.stopping) return Promise.resolve(null);
+    if (this.queued.has(job)) {
       // A job never overlaps itself: the run in progress (or already queued) covers this slot too, since
       // collection is incremental from the database.
       const detail = `the previous ${job} run is still in progress`;
       if (trigger === 'missed') log.debug(`${job}: missed slot already covered by a queued run`);
       else log.warn(`${job}: skipped: ${detail}`);
-      record({ job, trigger, started_at: new Date(now()).toISOString(), finished_at: new Date(now()).toISOString(), outcome: 'skipped', detail });
+      this.record({ job, trigger, started_at: new Date(now()).toISOString(), finished_at: new Date(now()).toISOString(), outcome: 'skipped', detail });
       return Promise.resolve(null);
     }
-    queued.add(job);
-    const p = chain.then(() => execute(job, trigger)).finally(() => queued.delete(job));
-    chain = p.then(
+    this.queued.add(job);
+    const p = this.chain.then(() => this.run(job, trigger)).finally(() => this.queued.delete(job));
+    this.chain = p.then(
       () => undefined,
       () => undefined,
     );
     return p;
   }
 
-  const tasks: ScheduledTask[] = [];
-  const cronLogger = {
-    info: (m: string) => log.debug(m),
-    warn: (m: string) => log.warn(m),
-    error: (m: string | Error, e?: Error) => log.error(String(m instanceof Error ? m.message : m), e ? { error: e.message } : {}),
-    debug: (m: string | Error) => log.debug(String(m instanceof Error ? m.message : m)),
-  };
-  const jobs: ScheduledJob[] = [];
-  for (const job of enabled) {
-    const task = cron.schedule(
-      expressions[job],
-      () => {
-        void enqueue(job, 'schedule');
-      },
-      { name: `usage-pipeline ${job}`, timezone: tz, logger: cronLogger },
-    );
-    // The machine slept or the event loop stalled through a slot: run once on waking.
-    task.on('execution:missed', () => void enqueue(job, 'missed'));
-    tasks.push(task);
-    if (job === 'monthly') monthlyTask = task;
-    jobs.push({ name: job, expression: expressions[job], description: describeJob(job, granularities), nextRun: () => task.getNextRun() });
+  private exportCheck(): void {
+    const month = dueExport({
+      now: this.now(),
+      timeZone: this.tz,
+      exportDay: this.ctx.config.schedule.monthly_export_day,
+      outDir: reportOutDir(this.ctx),
+      nextSlot: this.monthlyTask?.getNextRun()?.getTime() ?? null,
+    });
+    if (month) {
+      this.log.info('monthly export is due and its manifest is missing: catching up', { month });
+      void this.enqueue('monthly', 'catch-up');
+    }
   }
 
-  if (opts.catchUp ?? true) {
-    // Whatever was missed while the daemon was down: collection picks up from what the database holds,
-    // and the export check looks for the previous month's manifest.
-    for (const job of enabled) if (job !== 'monthly') void enqueue(job, 'startup');
-    if (!enabled.includes('daily')) void chain.then(() => (stopping ? undefined : exportCheck()));
+  private record(run: JobRun): JobRun {
+    this.runs.push(run);
+    if (this.runs.length > RUNS_KEPT) this.runs.splice(0, this.runs.length - RUNS_KEPT);
+    return run;
   }
 
-  const scheduler: Scheduler = {
-    log,
-    jobs,
-    runs,
-    done,
-    trigger: (job, reason = 'manual') => enqueue(job, reason),
-    idle: async () => {
-      // Jobs queued by a finishing job (the export catch-up) extend the chain: wait until it stays put.
-      for (;;) {
-        const c = chain;
-        await c;
-        if (c === chain) return;
-      }
-    },
-    stop: () => {
-      if (stopping) return stopping;
-      stopping = (async () => {
-        log.info('stopping: no new jobs; abandoning the batch in progress');
-        for (const t of tasks) await t.destroy();
-        stopController.abort(new Error('the scheduler is stopping'));
-        const grace = opts.stopGraceMs ?? STOP_GRACE_MS;
-        const finished = await Promise.race([chain.then(() => true), delay(grace, false, { ref: false })]);
-        if (!finished) log.warn(`the job in progress did not end within ${grace} ms; exiting anyway (its uncommitted batch is discarded)`);
-        else log.info('stopped');
-        markDone();
-      })();
-      return stopping;
-    },
-  };
-  return scheduler;
+  private granularities(job: 'hourly' | 'daily'): Granularity[] {
+    const configured = new Set<Granularity>(this.ctx.config.collect.granularities);
+    return JOB_GRANULARITIES[job].filter((g) => configured.has(g));
+  }
 }
 
 function describeJob(job: JobName, granularities: (job: 'hourly' | 'daily') => Granularity[]): string {

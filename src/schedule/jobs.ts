@@ -1,8 +1,9 @@
-// The daemon's jobs: what each one does once it holds the run lock, and the calendar arithmetic that
-// decides which month the export covers and whether it is due. Scheduling lives in daemon.ts.
+// The daemon's jobs: what each one does once it holds the run lock, and whether the export of the
+// previous month (in the configured time zone) is due. Scheduling lives in daemon.ts.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Granularity } from '../domain/granularity.js';
+import { localDate, previousMonth, sameDay } from '../domain/calendar.js';
 import { collectOnce } from '../app/collect.js';
 import type { CommandContext } from '../app/context.js';
 import { writeReport } from '../app/report.js';
@@ -69,21 +70,6 @@ export function manifestPath(outDir: string, month: string): string {
   return join(outDir, month, 'manifest.json');
 }
 
-/** The calendar date at `ms` in `timeZone`. */
-export function localDate(ms: number, timeZone: string): { year: number; month: number; day: number } {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(new Date(ms));
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
-  return { year: get('year'), month: get('month'), day: get('day') };
-}
-
-/** The billing month before the one `ms` falls in (in `timeZone`), as YYYY-MM. */
-export function previousMonth(ms: number, timeZone: string): string {
-  const d = localDate(ms, timeZone);
-  const year = d.month === 1 ? d.year - 1 : d.year;
-  const month = d.month === 1 ? 12 : d.month - 1;
-  return `${year}-${String(month).padStart(2, '0')}`;
-}
-
 /**
  * The month whose export is due and missing, or null. Due from `exportDay` of the following month on
  * (late data settles first), unless the export's own slot (`nextSlot`) is still to come today; missing
@@ -91,12 +77,8 @@ export function previousMonth(ms: number, timeZone: string): string {
  * looks at the output, not at cron's memory.
  */
 export function dueExport(opts: { now: number; timeZone: string; exportDay: number; outDir: string; nextSlot?: number | null }): string | null {
-  const today = localDate(opts.now, opts.timeZone);
-  if (today.day < opts.exportDay) return null;
-  if (opts.nextSlot != null) {
-    const slot = localDate(opts.nextSlot, opts.timeZone);
-    if (slot.year === today.year && slot.month === today.month && slot.day === today.day) return null;
-  }
+  if (localDate(opts.now, opts.timeZone).day < opts.exportDay) return null;
+  if (opts.nextSlot != null && sameDay(opts.nextSlot, opts.now, opts.timeZone)) return null;
   const month = previousMonth(opts.now, opts.timeZone);
   return existsSync(manifestPath(opts.outDir, month)) ? null : month;
 }
