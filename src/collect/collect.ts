@@ -33,7 +33,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   let pages = 0;
   let rows = 0;
 
-  await store.startRun({
+  await store.runs.start({
     runId,
     command: 'collect',
     options: {
@@ -70,7 +70,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
           planWindow({
             now: now(),
             granularity: g,
-            heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.latestCompleteEnd(source, g, org)),
+            heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.coverage.latestCompleteEnd(source, g, org)),
             settle: config.collect.settle,
             ...(opts.from !== undefined ? { from: opts.from } : {}),
             ...(opts.to !== undefined ? { to: opts.to } : {}),
@@ -130,7 +130,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     throttled: st.throttled - startStats.throttled,
   };
   const { status, exitCode } = interrupted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
-  await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, inventoryRequests: inventory.requests, ...(error ? { error } : {}) });
+  await store.runs.finish({ runId, status, ...delta, pages, rowsLoaded: rows, inventoryRequests: inventory.requests, ...(error ? { error } : {}) });
   return {
     runId,
     status,
@@ -161,7 +161,7 @@ function outcome(scopes: ScopeResult[], error: string | undefined): { status: Co
  *  many programs there are, so the last complete run's, scaled by the granularities asked for, is a good
  *  guess; without one, at least a request per scope. */
 async function expectedRequests(store: Store, granularities: number, scopes: number): Promise<number> {
-  const last = (await store.lastRuns(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests);
+  const last = (await store.runs.last(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests);
   if (!last?.options) return scopes;
   const before = (JSON.parse(last.options) as { granularities?: unknown[] }).granularities?.length ?? 3;
   return Math.max(scopes, Math.round(((last.requests - last.inventoryRequests) * granularities) / Math.max(1, before)));

@@ -9,7 +9,6 @@ import type { AlertRecord } from '../store/alerts.js';
 import ExcelJS from 'exceljs';
 import type { Store } from '../store/store.js';
 import { collectPageGarbage } from '../heap.js';
-import { reportPage, summariseTable } from '../store/report/tables.js';
 import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
 import { columnLabel } from './labels.js';
@@ -206,7 +205,7 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
   header.commit();
   let written = 0;
   for (let after = 0; after < o.rows; after += PAGE_ROWS) {
-    const rows = await reportPage(store, o.table, after, Math.min(o.rows, after + PAGE_ROWS));
+    const rows = await store.report.tables.reportPage(o.table, after, Math.min(o.rows, after + PAGE_ROWS));
     collectPageGarbage();
     for (const r of rows) {
       ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
@@ -256,7 +255,7 @@ async function summarise(store: Store, src: SheetSource): Promise<{ suffix: stri
   const out = [];
   for (const g of groupings) {
     const table = `${src.table}__${g.suffix.replace(/\W+/g, '_')}`;
-    const t = await summariseTable(store, { table, source: src.table, columns: src.columns, costColumn: costCol, keys: g.keys });
+    const t = await store.report.tables.summariseTable({ table, source: src.table, columns: src.columns, costColumn: costCol, keys: g.keys });
     const columns = t.columns.map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     out.push({ suffix: g.suffix, table, columns, rows: t.rows });
   }

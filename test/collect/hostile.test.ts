@@ -112,7 +112,7 @@ describe('collect against a hostile API', () => {
       const store = await openStore({ path: db });
       try {
         const programs = Array.from({ length: inventory }, (_, i) => ({ program_id: `inv-${i}`, org_id: HOSTILE_ORG, name: null, region_id: null, created_at: null }));
-        await store.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
+        await store.inventory.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
       } finally {
         await store.close();
       }
