@@ -112,7 +112,7 @@ export function focusLeftOutLine(b: Pick<FocusBuild, 'leftOut'>): string {
 }
 
 export interface FocusBuild {
-  table: string;
+  table: typeof FOCUS_TABLE;
   rows: number;
   /** Unpriced usage left out of the file (FOCUS_LEFT_OUT_WHY). */
   leftOut: FocusLeftOut;

@@ -15,7 +15,7 @@ import type { ReportRange } from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, reportTable, type ReportName } from './definitions.js';
 import { cleanReportLeftovers, freshSetDir, freshStageDir, swapInSet } from './files.js';
-import { computeForecast, forecastDays, type DailyProgramSpend, type Forecast } from './forecast.js';
+import { computeForecast, forecastDays, type Forecast } from './forecast.js';
 import { memoryFields } from './memoryLog.js';
 import { assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { resolvePeriod } from './period.js';

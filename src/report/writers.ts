@@ -19,7 +19,7 @@ import { notEligibleLine } from './coverage.js';
 import { FOCUS_LEFT_OUT_WHY, FOCUS_VERSION, focusLeftOutLine, type FocusBuild } from './focus.js';
 import type { Forecast } from './forecast.js';
 import { memoryFields } from './memoryLog.js';
-import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
+import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import type { ReportPeriod } from './period.js';
 import type { OutputFormat } from '../domain/formats.js';
 import { alertsSection } from './alertsHtml.js';

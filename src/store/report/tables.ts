@@ -9,8 +9,12 @@ import { STAGED_PARTITION } from '../dataset.js';
 import type { StoreContext } from '../facade/context.js';
 import { quoteIdent, quoteLiteral, readSql } from '../sql.js';
 
+/** The tables the workbook writes as sheets: the reports and the corrections. */
+export type SheetTable = `rpt_${ReportName}` | 'rpt_corrections';
+/** The groupings of a sheet's summary. */
+export type SummaryPart = 'by_program' | 'by_metric' | 'by_day';
 /** The workbook's summaries of a report too large for a sheet: one TEMP table per grouping beside it. */
-export type SummaryTable = `${`rpt_${ReportName}` | 'rpt_corrections'}__${'by_program' | 'by_metric' | 'by_day'}`;
+export type SummaryTable = `${SheetTable}__${SummaryPart}`;
 
 /**
  * The TEMP relations of a report run that callers read, write out or summarise: the reports, the detail
