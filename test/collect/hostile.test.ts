@@ -189,7 +189,7 @@ describe('collect against a hostile API', () => {
     await expectUnchanged();
     const store = await openStore({ path: db, readOnly: true });
     try {
-      const [run] = await rawSql(store).query<{ status: string }>('SELECT status FROM collection_runs ORDER BY started_at DESC LIMIT 1');
+      const [run] = await store.runs.last(1);
       expect(run?.status).toBe('interrupted');
     } finally {
       await store.close();

@@ -98,7 +98,7 @@ describe('collection runs', () => {
       options: JSON.stringify({ orgs: ['o1'], apiKey: '[redacted]', big: String(2n ** 60n) }),
     });
     expect(await store.runs.last(1)).toHaveLength(1);
-    await expect(store.runs.finish({ runId: 'nope', status: 'failed', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0 })).rejects.toThrow(/startRun/);
+    await expect(store.runs.finish({ runId: 'nope', status: 'failed', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0 })).rejects.toThrow(/runs\.start was not called/);
   });
 });
 
