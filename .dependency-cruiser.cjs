@@ -101,7 +101,7 @@ module.exports = {
       comment:
         'Only src/store/ speaks SQL: nothing else in src/ imports DuckDB, the SQL helpers (store/sql.ts, ' +
         'store/connection.ts) or the raw SQL access (store/rawSql.ts); the report reads and writes through ' +
-        'the typed functions of store/report/. The analysts\' query command (app/query.ts, the user\'s own SQL) ' +
+        'the typed topic objects of the Store (store.report). The analysts\' query command (app/query.ts, the user\'s own SQL) ' +
         'and the demo\'s example query (cli/demo.ts reads its file) are the exceptions.',
       from: { path: '^src/', pathNot: '^src/(store/|app/query\\.ts$|cli/demo\\.ts$)' },
       to: { path: '^src/store/(sql|connection|rawSql)\\.ts$|(^|/)node_modules/@duckdb/' },

@@ -53,7 +53,7 @@ export async function loadDailyWorld(store: Store, world: World, o: { now: numbe
   for (const org of world.orgs) {
     if (org.billing !== 'current' || !world.personal_org_ids.includes(org.id)) continue;
     const ids = world.programs.filter((p) => p.org_id === org.id).map((p) => p.id);
-    const batch = store.beginUsageBatch({
+    const batch = store.usage.beginBatch({
       table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart: new Date(from), windowEnd: new Date(to),
       scope: { orgId: org.id }, coverage: { source: 'v2_programs', scope: org.id, status: 'complete' }, runId: 'bench-alerts', collectedAt: new Date(o.now),
     });

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     let commitMs = 0;
     let values = 0;
     for (let b = 0; b < BATCHES; b++) {
-      const batch = store.beginUsageBatch({
+      const batch = store.usage.beginBatch({
         table: 'usage_framework', granularity: 'hourly', windowStart: new Date(T0), windowEnd: new Date(T0 + HOURS * HOUR), scope: {},
         runId: 'page-load', collectedAt: new Date(), coverage: { source: 'v2_frameworks', scope: `batch-${b}`, status: 'complete' },
       });

@@ -53,7 +53,7 @@ try {
   const store = await openStore({ path: join(dir, 'usage.duckdb') });
   const built = pages(ROWS);
   const windowEnd = new Date(built.windowEnd);
-  const batch = store.beginUsageBatch({
+  const batch = store.usage.beginBatch({
     table: 'usage_program', granularity: 'hourly', windowStart: new Date(START), windowEnd,
     scope: { orgId: 'org-bench' }, coverage: { source: 'v2_programs', scope: 'org-bench', status: 'complete' },
     runId: 'bench', collectedAt: new Date(),

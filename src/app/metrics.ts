@@ -93,7 +93,7 @@ async function storeSeries(ctx: CommandContext, s: Series): Promise<void> {
   const store = await openStore({ path: copy, readOnly: true, log: ctx.log });
   try {
     const asOf = new Map<string, number>();
-    for (const c of await store.coverageSummary()) {
+    for (const c of await store.coverage.summary()) {
       if (!c.lastCompleteEnd) continue;
       const k = key(`${M}data_as_of_timestamp_seconds`, { source: c.source, granularity: c.granularity });
       asOf.set(k, Math.min(asOf.get(k) ?? Infinity, c.lastCompleteEnd.getTime() / 1000));

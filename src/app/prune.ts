@@ -52,13 +52,13 @@ const UNIT_STREAM: Record<HourlyDay['table'], string> = { usage_program_buckets:
 
 /** The first day the dataset does not hold exactly, with the reason; undefined when it holds them all. */
 async function notInDataset(store: Store, dataset: string, days: HourlyDay[]): Promise<string | undefined> {
-  const state = await store.datasetState(dataset);
+  const state = await store.dataset.state(dataset);
   if (state?.layout !== DATASET_LAYOUT) return `the dataset ${dataset} has not been exported by this release yet`;
-  const recorded = await store.exportedPartitions(dataset);
+  const recorded = await store.dataset.exportedPartitions(dataset);
   for (const d of days) {
     const stream = UNIT_STREAM[d.table];
     const id = `${stream}/granularity=hourly/month=${d.day.slice(0, 7)}/part-${d.day}`;
-    const f = await store.datasetFingerprint({ stream: stream as 'usage_program', granularity: 'hourly', month: d.day.slice(0, 7), day: d.day });
+    const f = await store.dataset.fingerprint({ stream: stream as 'usage_program', granularity: 'hourly', month: d.day.slice(0, 7), day: d.day });
     if (recorded.get(id) !== `v2:${f.rows}:${f.digest}`) return `the dataset does not hold ${stream} hourly ${d.day} as stored (run export --dataset ${dataset} first)`;
     if (!existsSync(join(dataset, `${id}.parquet`))) return `the dataset's file ${id}.parquet is missing (run export --dataset ${dataset} first)`;
   }
@@ -75,7 +75,7 @@ export async function prune(ctx: CommandContext, o: PruneOptions = {}): Promise<
   const cutoff = retentionCutoff(o.now ?? new Date(), settings.hourlyDays);
   const store = await openCommandStore(ctx, ctx.log, o.signal ? { signal: o.signal } : {});
   try {
-    const days = await store.hourlyDaysBefore(cutoff);
+    const days = await store.usage.hourlyDaysBefore(cutoff);
     const base: PruneResult = { cutoff: cutoff.toISOString(), dryRun, removed: [], ...(settings.dataset ? { dataset: settings.dataset } : {}) };
     if (days.length === 0) {
       ctx.log.info('nothing to prune', { granularity: 'hourly', before: base.cutoff });
@@ -88,12 +88,12 @@ export async function prune(ctx: CommandContext, o: PruneOptions = {}): Promise<
     o.signal?.throwIfAborted();
     if (dryRun) return { ...base, removed: summarize(days, cutoff) };
     const runId = `${(o.now ?? new Date()).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
-    await store.startRun({ runId, command: 'prune', options: { hourly_days: settings.hourlyDays, dataset: settings.dataset ?? null } });
-    const removed = await store.removeHourlyBefore(runId, cutoff, days).catch(async (err: unknown) => {
-      await store.finishRun({ runId, status: 'failed', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0, error: (err as Error).message });
+    await store.runs.start({ runId, command: 'prune', options: { hourly_days: settings.hourlyDays, dataset: settings.dataset ?? null } });
+    const removed = await store.usage.removeHourlyBefore(runId, cutoff, days).catch(async (err: unknown) => {
+      await store.runs.finish({ runId, status: 'failed', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0, error: (err as Error).message });
       throw err;
     });
-    await store.finishRun({ runId, status: 'complete', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0 });
+    await store.runs.finish({ runId, status: 'complete', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0 });
     const out = removed.map(describe);
     for (const r of out) ctx.log.info('pruned', { ...r, run_id: runId });
     await store.checkpoint();

@@ -13,8 +13,8 @@ export interface StatusResult {
   readFrom: string;
   note?: string;
   schemaVersion: number;
-  coverage: Awaited<ReturnType<Store['coverageSummary']>>;
-  runs: Awaited<ReturnType<Store['lastRuns']>>;
+  coverage: Awaited<ReturnType<Store['coverage']['summary']>>;
+  runs: Awaited<ReturnType<Store['runs']['last']>>;
   rows: { usage_program: number; usage_framework: number; programs: number; frameworks: number; snapshots: number };
   /** What `status --check` judges: every configured scope fresh, the last run successful. */
   check: StatusCheck;
@@ -85,10 +85,10 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
   }
   try {
     // Stored rows, from row group sizes: status reads metadata, never the usage itself.
-    const usage = await store.usageRowCounts();
-    const dims = await store.dimensionCounts();
-    const coverage = await store.coverageSummary();
-    const runs = await store.lastRuns(opts.runs ?? 5);
+    const usage = await store.usage.rowCounts();
+    const dims = await store.inventory.counts();
+    const coverage = await store.coverage.summary();
+    const runs = await store.runs.last(opts.runs ?? 5);
     const holder = readLockHolder(ctx.dbPath);
     const check = checkStatus({ coverage, runs }, ctx.config, (opts.now ?? Date.now)(), () => holder !== null && pidAlive(holder.pid));
     return {

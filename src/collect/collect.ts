@@ -32,7 +32,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
   const scopes: ScopeResult[] = [];
   const counts = { pages: 0, rows: 0 };
 
-  await store.startRun({
+  await store.runs.start({
     runId,
     command: 'collect',
     options: {
@@ -110,7 +110,7 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
         planWindow({
           now: now(),
           granularity: g,
-          heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.latestCompleteEnd(source, g, org)),
+          heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.coverage.latestCompleteEnd(source, g, org)),
           settle: config.collect.settle,
           ...(opts.from !== undefined ? { from: opts.from } : {}),
           ...(opts.to !== undefined ? { to: opts.to } : {}),
@@ -165,7 +165,7 @@ async function endRun(r: {
     throttled: st.throttled - startStats.throttled,
   };
   const { status, exitCode } = interrupted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
-  await store.finishRun({ runId, status, ...delta, pages, rowsLoaded: rows, inventoryRequests: inventory.requests, ...(error ? { error } : {}) });
+  await store.runs.finish({ runId, status, ...delta, pages, rowsLoaded: rows, inventoryRequests: inventory.requests, ...(error ? { error } : {}) });
   return {
     runId,
     status,
@@ -196,7 +196,7 @@ function outcome(scopes: ScopeResult[], error: string | undefined): { status: Co
  *  many programs there are, so the last complete run's, scaled by the granularities asked for, is a good
  *  guess; without one, at least a request per scope. */
 async function expectedRequests(store: Store, granularities: number, scopes: number): Promise<number> {
-  const last = (await store.lastRuns(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests);
+  const last = (await store.runs.last(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests);
   if (!last?.options) return scopes;
   const before = (JSON.parse(last.options) as { granularities?: unknown[] }).granularities?.length ?? 3;
   return Math.max(scopes, Math.round(((last.requests - last.inventoryRequests) * granularities) / Math.max(1, before)));

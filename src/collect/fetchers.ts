@@ -14,7 +14,7 @@ import type { ScopeResult } from './types.js';
 export const fetchV1: Fetcher = async (ctx, w, batch) => {
   const limit = PAGE_SIZE.v1_programs.max;
   const what = describe('v1_programs', ctx);
-  const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
+  const maxPages = pageBound(ctx, await ctx.store.inventory.programCount(ctx.org), limit, 'programs');
   const pages = stagedInOrder(
     cursorPages(
       (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
@@ -50,7 +50,7 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
     : null;
   let programsError: unknown;
   try {
-    const maxPages = pageBound(ctx, await ctx.store.inventoryProgramCount(ctx.org), limit, 'programs');
+    const maxPages = pageBound(ctx, await ctx.store.inventory.programCount(ctx.org), limit, 'programs');
     for await (const page of stagedInOrder(
       cursorPages(
         (cursor) =>
@@ -123,7 +123,7 @@ class FrameworkQueue {
     private readonly w: Window,
     private readonly send: (ids: string[], known: number) => void,
   ) {
-    this.inUsage = ctx.store.frameworksInUsageByProgram(ctx.org, new Date(w.from));
+    this.inUsage = ctx.store.usage.frameworksByProgram(ctx.org, new Date(w.from));
     this.inUsage.catch(() => {
       // awaited by add(); a failed programs listing may never call it
     });
@@ -131,7 +131,7 @@ class FrameworkQueue {
 
   async add(programIds: string[], final: boolean): Promise<void> {
     if (programIds.length > 0) {
-      const [inventory, inUsage] = await Promise.all([this.ctx.store.frameworkCountsByProgram(programIds, new Date(this.w.from)), this.inUsage]);
+      const [inventory, inUsage] = await Promise.all([this.ctx.store.inventory.frameworkCountsByProgram(programIds, new Date(this.w.from)), this.inUsage]);
       for (const id of programIds) {
         const c = inventory.get(id);
         this.ids.push(id);

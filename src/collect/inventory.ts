@@ -126,14 +126,14 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
 /** Phase 1's decision, from the listing's state in the store and the programs consumption named. */
 async function planListing(r: Refresh): Promise<ListingPlan> {
   const { opts, store } = r;
-  const cursor = await store.inventoryState(STATE.cursor);
-  const startedText = await store.inventoryState(STATE.started);
-  const listedText = await store.inventoryState(STATE.listed);
-  const unknown = await store.unknownProgramsInRun(opts.runId);
+  const cursor = await store.inventory.state(STATE.cursor);
+  const startedText = await store.inventory.state(STATE.started);
+  const listedText = await store.inventory.state(STATE.listed);
+  const unknown = await store.inventory.unknownProgramsInRun(opts.runId);
   const listedAt = listedText ? Date.parse(listedText) : null;
   const firstListing = listedAt === null;
   const old = listedAt !== null && opts.now() - listedAt >= opts.maxAgeHours * 3_600_000;
-  const listingPages = Math.ceil(((await store.inventoryProgramTotal()) + unknown.length) / PROGRAMS_LIST_LIMIT);
+  const listingPages = Math.ceil(((await store.inventory.programTotal()) + unknown.length) / PROGRAMS_LIST_LIMIT);
   // Many unknown programs (an account that grew a lot): one listing names them for fewer requests.
   const byId = !firstListing && !opts.force && unknown.length > 0 && unknown.length <= Math.max(1, listingPages);
   const listingDue = opts.force || firstListing || startedText !== null || old || (unknown.length > 0 && !byId);
@@ -172,11 +172,11 @@ async function programsById(r: Refresh, unknown: string[]): Promise<void> {
     }),
   );
   // What arrived is committed even when the run is stopping.
-  if (found.length > 0) await store.recordProgramsPage(found, { seenAt: runStart });
+  if (found.length > 0) await store.inventory.recordProgramsPage(found, { seenAt: runStart });
   out.programs += found.length;
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   const done = todo.filter((_, i) => settled[i]?.status === 'fulfilled');
-  await store.markSought('program', done, runStart);
+  await store.inventory.markSought('program', done, runStart);
   if (failed) throw failed.reason;
 }
 
@@ -188,7 +188,7 @@ async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> 
   const { opts, client, store, out, call, spend, runStart, wanted } = r;
   const { cursor, startedText, unknown, byId, isRefresh } = plan;
   const started = startedText ? new Date(startedText) : runStart;
-  if (!startedText) await store.setInventoryState(STATE.started, started.toISOString());
+  if (!startedText) await store.inventory.setState(STATE.started, started.toISOString());
   let finished = true;
   const pages = cursorPages(
     async (c) => {
@@ -205,7 +205,7 @@ async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> 
     for await (const page of pages) {
       const rows = page.list.filter((p) => wanted.size === 0 || wanted.has(String(p.org_id))).map(programRow);
       const last = !page.cursor || page.items === null || page.items < PROGRAMS_LIST_LIMIT;
-      await store.recordProgramsPage(rows, { seenAt: started, cursorKey: STATE.cursor, cursor: last ? null : page.cursor });
+      await store.inventory.recordProgramsPage(rows, { seenAt: started, cursorKey: STATE.cursor, cursor: last ? null : page.cursor });
       out.programs += rows.length;
     }
   } catch (err) {
@@ -213,11 +213,11 @@ async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> 
     finished = false;
   }
   if (finished) {
-    await store.markProgramsUnseen([...new Set(opts.orgs)], started);
-    if (!byId) await store.markSought('program', unknown, runStart);
-    await store.setInventoryState(STATE.cursor, null);
-    await store.setInventoryState(STATE.started, null);
-    await store.setInventoryState(STATE.listed, started.toISOString());
+    await store.inventory.markProgramsUnseen([...new Set(opts.orgs)], started);
+    if (!byId) await store.inventory.markSought('program', unknown, runStart);
+    await store.inventory.setState(STATE.cursor, null);
+    await store.inventory.setState(STATE.started, null);
+    await store.inventory.setState(STATE.listed, started.toISOString());
   } else if (!isRefresh) {
     opts.log.info('inventory budget spent in the programs listing; the next run resumes it', { requests: out.requests });
     return false;
@@ -230,7 +230,7 @@ async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> 
 /** Phase 2's plan: the listings due that fit the budget; the others are counted as remaining. */
 async function listingsToDo(r: Refresh) {
   const { opts, store, out, runStart } = r;
-  const listings = await store.inventoryListingsDue({
+  const listings = await store.inventory.listingsDue({
     staleBefore: opts.force ? runStart : new Date(opts.now() - opts.maxAgeHours * 3_600_000),
     orgIds: [...opts.orgs],
     runId: opts.runId,
@@ -285,7 +285,7 @@ async function listingBatch(
     }),
   );
   // What arrived is committed even when the run is stopping: it is never asked for again.
-  await store.recordListings({ frameworksOf, frameworks, snapshotsOf, snapshots, listedAt: new Date(opts.now()) });
+  await store.inventory.recordListings({ frameworksOf, frameworks, snapshotsOf, snapshots, listedAt: new Date(opts.now()) });
   out.frameworks += frameworks.length;
   out.snapshots += snapshots.length;
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -14,7 +14,7 @@ export async function resolveOrgs(opts: CollectOptions): Promise<string[]> {
     // Their names name the billing accounts of the reports (FOCUS BillingAccountName).
     const seenAt = new Date((opts.now ?? Date.now)());
     for (const o of orgs) {
-      await opts.store.upsertOrganization({ orgId: o.id, name: typeof o.name === 'string' && o.name !== '' ? o.name : null, seenAt });
+      await opts.store.inventory.upsertOrganization({ orgId: o.id, name: typeof o.name === 'string' && o.name !== '' ? o.name : null, seenAt });
     }
     return orgs.map((o) => o.id).sort();
   } catch (err) {

@@ -26,7 +26,7 @@ export function abortFailed(): void {
 }
 
 export function beginBatch(ctx: ScopeContext, source: Source, w: Window): UsageBatch {
-  return ctx.store.beginUsageBatch({
+  return ctx.store.usage.beginBatch({
     table: source === 'v2_frameworks' ? 'usage_framework' : 'usage_program',
     ...(source === 'v2_frameworks' ? {} : { apiVersion: source === 'v1_programs' ? ('v1' as const) : ('v2' as const) }),
     granularity: ctx.granularity,
@@ -97,7 +97,7 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
       : String(err);
   const status = notEligible ? 'not_eligible' : 'failed';
   if (!notEligible) ctx.log.warn('scope failed; other scopes go on', { source, granularity: ctx.granularity, org: ctx.org, error: detail });
-  await ctx.store.recordCoverage({
+  await ctx.store.coverage.record({
     source,
     granularity: ctx.granularity,
     scope: ctx.org,

@@ -83,26 +83,26 @@ function addUnit(m: Map<string, Unit>, key: DatasetPartitionKey): void {
 
 /** Which units this export looks at, from the folder's record and what changed since. */
 async function plan(store: Store, dir: string, previous: Map<string, string>, formats: readonly ExportFormat[]): Promise<Plan> {
-  const recorded = await store.datasetState(dir);
+  const recorded = await store.dataset.state(dir);
   const full = recorded?.layout !== DATASET_LAYOUT;
-  const pending = full ? 1 : await store.datasetRunsPending(dir);
-  const digest = await store.datasetContextDigest(pending > 0);
+  const pending = full ? 1 : await store.dataset.runsPending(dir);
+  const digest = await store.dataset.contextDigest(pending > 0);
   const [, recordedNames = ''] = (recorded?.contextDigest ?? '').split('#');
   const state = { layout: DATASET_LAYOUT, contextDigest: `${digest.prices}#${digest.names ?? recordedNames}` };
   const candidates = new Map<string, Unit>();
   const forced = new Set<string>();
   const stale: string[] = [];
   if (full) {
-    for (const key of await store.datasetUnits()) addUnit(candidates, key);
+    for (const key of await store.dataset.units()) addUnit(candidates, key);
     for (const id of previous.keys()) {
       const key = keyOfId(id);
       if (key) addUnit(candidates, key); // it may have lost its rows: looked at, removed if so
       else stale.push(id);
     }
   } else {
-    for (const w of pending > 0 ? await store.datasetChangedWindows(dir) : []) for (const key of unitsOfWindow(w)) addUnit(candidates, key);
+    for (const w of pending > 0 ? await store.dataset.changedWindows(dir) : []) for (const key of unitsOfWindow(w)) addUnit(candidates, key);
     if (state.contextDigest !== recorded?.contextDigest) {
-      for (const month of await store.datasetSpendMonths()) addUnit(candidates, { stream: 'spend_daily', month });
+      for (const month of await store.dataset.spendMonths()) addUnit(candidates, { stream: 'spend_daily', month });
       for (const id of previous.keys()) if (id.startsWith('spend_daily/')) addUnit(candidates, keyOfId(id)!);
     }
     // A file or manifest someone removed is written again.
@@ -143,7 +143,7 @@ export async function exportDataset(opts: {
   const dir = resolve(opts.dir);
   await mkdir(dir, { recursive: true });
 
-  const previous = await store.exportedPartitions(dir);
+  const previous = await store.dataset.exportedPartitions(dir);
   const p = await plan(store, dir, previous, formats);
   const result: ExportResult = { dir, partitions: 0, written: [], unchanged: 0, removed: [], files: [], checked: 0, full: p.full, rows: 0 };
 
@@ -158,15 +158,15 @@ export async function exportDataset(opts: {
     result.files.push(...done.written);
     if (done.written.length > 0 || done.removedFiles > 0) (done.emptied ? result.removed : result.written).push(partition);
   }
-  await store.dropStagedPartition();
+  await store.dataset.dropStaged();
   opts.signal?.throwIfAborted();
   if (p.stale.length > 0) await removeStale(store, dir, p.stale, new Set(p.candidates.keys()));
   if (p.full) await removeStrayFiles(dir, previous, p.candidates);
-  await store.recordDatasetExported(dir, p.state, now);
+  await store.dataset.recordExported(dir, p.state, now);
 
-  result.partitions = new Set([...(await store.exportedPartitions(dir)).keys()].map((id) => id.replace(/\/[^/]+$/, ''))).size;
+  result.partitions = new Set([...(await store.dataset.exportedPartitions(dir)).keys()].map((id) => id.replace(/\/[^/]+$/, ''))).size;
   result.unchanged = result.partitions - result.written.length;
-  result.rows = await store.exportedRows(dir);
+  result.rows = await store.dataset.exportedRows(dir);
   log.info('dataset exported', { dir, full: p.full, checked: result.checked, files: result.files.length, partitions_written: result.written.length, removed: result.removed.length });
   return result;
 }
@@ -179,7 +179,7 @@ async function removeStale(store: Store, dir: string, stale: string[], current: 
       await rm(join(dir, id, 'part-0.parquet'), { force: true });
       await rm(join(dir, '_arrow', id, 'part-0.arrow'), { force: true });
     }
-    await store.forgetExportedPartition(dir, id);
+    await store.dataset.forgetExportedPartition(dir, id);
   }
 }
 

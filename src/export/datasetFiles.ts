@@ -70,14 +70,14 @@ const fingerprintOf = (rows: bigint, digest: string) => `v2:${rows}:${digest}`;
 /** Stages a unit and writes its files under temporary names; undefined when it has no rows, 'same'
  *  when its staged rows have the fingerprint `unlessSame`. */
 async function stageAndWrite(store: Store, w: DirectoryWork, u: Unit, known?: string, unlessSame?: string): Promise<Written | 'same' | undefined> {
-  const runIds = await store.stageDatasetPartition(u.key);
-  const fp = known ?? (await store.datasetStagedFingerprint().then((f) => (f.rows === 0n ? undefined : fingerprintOf(f.rows, f.digest))));
+  const runIds = await store.dataset.stagePartition(u.key);
+  const fp = known ?? (await store.dataset.stagedFingerprint().then((f) => (f.rows === 0n ? undefined : fingerprintOf(f.rows, f.digest))));
   if (fp === undefined) return undefined;
   if (fp === unlessSame) return 'same';
   const rows = Number(fp.split(':')[1]);
   const parquet = join(w.dir, w.partition, `${u.file}.parquet`);
   const tmp: Written['tmp'] = { parquet: tempPathFor(parquet) };
-  await store.copyStagedPartition(tmp.parquet);
+  await store.dataset.copyStaged(tmp.parquet);
   const entry: ManifestFile = { file: `${u.file}.parquet`, rows, sha256: await sha256File(tmp.parquet), run_ids: runIds, fingerprint: fp, exported_at: w.now.toISOString() };
   if (w.formats.includes('arrow')) {
     const arrowDir = join(w.dir, ARROW_ROOT, w.partition);
@@ -116,7 +116,7 @@ export async function writeDirectory(store: Store, w: DirectoryWork, signal?: Ab
         continue;
       }
       // Usage: hashed where it is stored, staged only if it differs from what was exported.
-      const f = await store.datasetFingerprint(u.key);
+      const f = await store.dataset.fingerprint(u.key);
       if (f.rows === 0n) emptied.push(u);
       else if (w.previous.get(u.id) !== fingerprintOf(f.rows, f.digest)) {
         const out = await stageAndWrite(store, w, u, fingerprintOf(f.rows, f.digest));
@@ -159,9 +159,9 @@ async function swapIn(store: Store, w: DirectoryWork, written: Written[], emptie
     await writeAtomically(join(w.dir, w.partition, MANIFEST_NAME), (tmp) => writeFile(tmp, JSON.stringify(manifestOf(w, files), null, 2) + '\n'));
   }
   for (const x of written) {
-    await store.recordExportedPartition({ dir: w.dir, partition: x.unit.id, fingerprint: x.entry.fingerprint, rows: x.entry.rows, sha256: x.entry.sha256, exportedAt: w.now });
+    await store.dataset.recordExportedPartition({ dir: w.dir, partition: x.unit.id, fingerprint: x.entry.fingerprint, rows: x.entry.rows, sha256: x.entry.sha256, exportedAt: w.now });
   }
-  for (const u of emptied) await store.forgetExportedPartition(w.dir, u.id);
+  for (const u of emptied) await store.dataset.forgetExportedPartition(w.dir, u.id);
   return files.length;
 }
 

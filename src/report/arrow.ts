@@ -11,7 +11,7 @@ import {
   makeData, makeVector, vectorFromArray, type Data, type DataType, type Vector,
 } from 'apache-arrow';
 import type { Store } from '../store/store.js';
-import { describeTable, exactRows, keyBounds, type DescribedColumn } from '../store/report/tables.js';
+import type { DescribedColumn, ReportTable } from '../store/report/tables.js';
 
 type ColumnType = DescribedColumn;
 
@@ -83,8 +83,8 @@ const BATCH_ROWS = 65_536;
  * is line_no when the relation has it (a report's lines are numbered 1..n in order; a report stage may
  * be a view over Parquet parts, which has no rowid), else the table's rowid.
  */
-async function readBatch(store: Store, table: string, cols: ColumnType[], key: 'line_no' | 'rowid', from: bigint): Promise<Table> {
-  const rows = await exactRows(store, table, cols, key, from, from + BigInt(BATCH_ROWS));
+async function readBatch(store: Store, table: ReportTable, cols: ColumnType[], key: 'line_no' | 'rowid', from: bigint): Promise<Table> {
+  const rows = await store.report.tables.exactRows(table, cols, key, from, from + BigInt(BATCH_ROWS));
   const vectors: Record<string, Vector> = {};
   for (const c of cols) vectors[c.column_name] = column(c, rows.map((r) => r[c.column_name] ?? null)).vector;
   return new Table(vectors);
@@ -94,10 +94,10 @@ async function readBatch(store: Store, table: string, cols: ColumnType[], key: '
  * Writes a (TEMP) table, in its row order, as an Arrow IPC file at `path`, one record batch of at
  * most BATCH_ROWS rows at a time; returns the row count.
  */
-export async function writeArrowFile(store: Store, table: string, path: string): Promise<number> {
-  const cols = await describeTable(store, table);
+export async function writeArrowFile(store: Store, table: ReportTable, path: string): Promise<number> {
+  const cols = await store.report.tables.describeTable(table);
   const key = cols.some((c) => c.column_name === 'line_no') ? 'line_no' : 'rowid';
-  const bounds = await keyBounds(store, table, key);
+  const bounds = await store.report.tables.keyBounds(table, key);
   const writer = new RecordBatchFileWriter();
   const written = pipeline(writer.toNodeStream(), createWriteStream(path));
   // Batches one by one: writing a whole Table would finish the file after it.

@@ -4,7 +4,6 @@
 import type { Granularity } from '../domain/granularity.js';
 import { GRANULARITIES } from '../domain/granularity.js';
 import type { Store } from '../store/store.js';
-import { coverageOfRange, dataGranularities } from '../store/report/tables.js';
 
 export interface ScopeCoverage {
   source: string;
@@ -41,7 +40,7 @@ const FINEST_FIRST: readonly Granularity[] = GRANULARITIES; // hourly, daily, mo
 
 export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: Date): Promise<CoverageAssessment> {
   const rangeMs = rangeEnd.getTime() - rangeStart.getTime();
-  const rows = await coverageOfRange(store, rangeStart, rangeEnd);
+  const rows = await store.report.tables.coverageOfRange(rangeStart, rangeEnd);
   const all: ScopeCoverage[] = rows.map((r) => ({
     source: r.source,
     scope: r.scope,
@@ -100,7 +99,7 @@ export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: D
     granularity = best;
     reason = 'no granularity is completely collected for the period; using the one covering most of it';
   } else {
-    const present = await dataGranularities(store, rangeStart, rangeEnd);
+    const present = await store.report.tables.dataGranularities(rangeStart, rangeEnd);
     const have = new Set(present.map((p) => p.granularity));
     granularity = FINEST_FIRST.find((g) => have.has(g)) ?? 'daily';
     reason = 'no coverage recorded for the period; using the finest granularity with data';

@@ -6,12 +6,9 @@ import { createHash } from 'node:crypto';
 import type { Granularity } from '../domain/granularity.js';
 import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
-import {
-  FOCUS_CURRENT_TABLE, FOCUS_TABLE, focusDigestBlock, focusFinalizations, focusRowsSql, focusTotals, focusUnpriced, recordFocusFinalization,
-  replaceFocusWithCorrected,
-} from '../store/report/focus.js';
+import { FOCUS_CURRENT_TABLE, FOCUS_TABLE, focusRowsSql } from '../store/report/focus.js';
 import type { ReportPeriod } from './period.js';
-import { ParquetStage, chunkwise, dropTempRelation } from '../store/report/stages.js';
+import { ParquetStage } from '../store/report/stages.js';
 import { ReportInputError } from './period.js';
 
 export const FOCUS_VERSION = '1.2';
@@ -115,7 +112,7 @@ export function focusLeftOutLine(b: Pick<FocusBuild, 'leftOut'>): string {
 }
 
 export interface FocusBuild {
-  table: string;
+  table: typeof FOCUS_TABLE;
   rows: number;
   /** Unpriced usage left out of the file (FOCUS_LEFT_OUT_WHY). */
   leftOut: FocusLeftOut;
@@ -173,7 +170,7 @@ async function digestRows(store: Store, after: number, last: number): Promise<{ 
   for (let block = Math.floor((after + 1) / DIGEST_BLOCK); block * DIGEST_BLOCK <= last; block++) {
     const lo = Math.max(after, block * DIGEST_BLOCK - 1);
     const hi = block * DIGEST_BLOCK + DIGEST_BLOCK - 1;
-    const b = await focusDigestBlock(store, lo, hi);
+    const b = await store.report.focus.focusDigestBlock(lo, hi);
     if (Number(b.n) === 0) continue;
     rows += Number(b.n);
     hashes.push(b.h);
@@ -218,27 +215,27 @@ export async function buildFocus(store: Store, o: {
   // (store/report/stages.ts), numbered on from the groups before: no copy of all the rows is ever
   // held, and no window or sort runs over more than one group's wide rows.
   const focusSql = focusRowsSql();
-  const current = await chunkwise(store, o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false, FOCUS_PROGRAMS_PER_PART);
+  const current = await store.report.stages.chunkwise(o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false, FOCUS_PROGRAMS_PER_PART);
 
   const month = o.period.month;
-  const finalizations = month === null ? [] : (await focusFinalizations(store, month)).map((f): FocusFinalization => ({
+  const finalizations = month === null ? [] : (await store.report.focus.focusFinalizations(month)).map((f): FocusFinalization => ({
     finalizationId: f.finalization_id, seq: Number(f.seq), finalizedAt: f.finalized_at.toISOString(),
     rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
   }));
 
   if (finalizations.length === 0) {
     // The rows written are the current rows: the FOCUS table is a view over the same parts.
-    await current.publish(store, focusSql, { ...params, line_offset: 0n }, FOCUS_TABLE);
+    await current.publish(focusSql, { ...params, line_offset: 0n }, FOCUS_TABLE);
   } else {
     // A finalised month: its recorded rows, then the corrections against the current rows.
-    await current.publish(store, focusSql, { ...params, line_offset: 0n });
-    await replaceFocusWithCorrected(store, month!);
+    await current.publish(focusSql, { ...params, line_offset: 0n });
+    await store.report.focus.replaceFocusWithCorrected(month!);
   }
-  await dropTempRelation(store, FOCUS_CURRENT_TABLE);
+  await store.report.stages.dropTempRelation(FOCUS_CURRENT_TABLE);
 
   const finalizedRows = finalizations.reduce((a, f) => a + f.rows, 0);
-  const all = await focusTotals(store);
-  const byPlan = await focusUnpriced(store);
+  const all = await store.report.focus.focusTotals();
+  const byPlan = await store.report.focus.focusUnpriced();
   const last = Number(all.last ?? 0n);
 
   return {
@@ -266,7 +263,7 @@ export async function recordFinalization(store: Store, build: FocusBuild, o: { b
   const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
   const finalizationId = `${month}#${seq}`;
   if (build.table !== FOCUS_TABLE) throw new Error(`recordFinalization: the FOCUS rows are in ${FOCUS_TABLE}, not ${build.table}`);
-  await recordFocusFinalization(store, {
+  await store.report.focus.recordFocusFinalization({
     finalizationId, month, seq, finalizedAt: o.now, revision: o.book.revision, rows, billedTotal: build.billedTotal, rowsSha256: digest, after,
   });
   const f: FocusFinalization = { finalizationId, seq, finalizedAt: o.now.toISOString(), rows, billedTotal: build.billedTotal, rowsSha256: digest };

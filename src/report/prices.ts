@@ -2,12 +2,11 @@
 // sha256 differs from the file's, in one transaction, so the reports, the analysts' spend views and
 // the analyst copy all price with exactly the book that was validated.
 import type { Store } from '../store/store.js';
-import { loadedPriceBooks, replacePriceTables } from '../store/report/prices.js';
 import { loadPriceBook, PriceBookError, type PriceBook } from '../billing/pricebook.js';
 
 /** Replaces the price tables with `book` unless they already hold it; true when they changed. */
 export async function refreshPrices(store: Store, book: PriceBook, now: Date = new Date()): Promise<boolean> {
-  const loaded = await loadedPriceBooks(store);
+  const loaded = await store.report.prices.loadedPriceBooks();
   if (loaded.length === 1 && loaded[0] === book.sha256) return false;
   const metrics = [...book.metrics.values()].map((m) => ({
     metric: m.metric,
@@ -42,7 +41,7 @@ export async function refreshPrices(store: Store, book: PriceBook, now: Date = n
       source: a.source,
     })),
   );
-  await replacePriceTables(store, {
+  await store.report.prices.replacePriceTables({
     revision: book.revision, currency: book.currency, sha256: book.sha256, path: book.path, loadedAt: now, metrics, rates, allowances,
   });
   return true;

@@ -11,12 +11,11 @@ import { silentLogger, type Logger } from '../log.js';
 import { loadPriceBook } from '../billing/pricebook.js';
 import { refreshPrices } from './prices.js';
 import type { Store } from '../store/store.js';
-import { dropCachedBlocks, keepInsertionOrder, reportSettings, restoreSettings, setAllocator, setExternalFileCache, setThreads } from '../store/report/settings.js';
-import { assumedRateUse, dailySpendShape, dataEnd, forecastPrograms, moneyTotals, rateChangesInside, reportRunIds, tableColumns, type ReportRange } from '../store/report/tables.js';
+import type { ReportRange } from '../store/report/tables.js';
 import { assessCoverage, type CoverageAssessment } from './coverage.js';
 import { REPORTS, reportTable, type ReportName } from './definitions.js';
 import { cleanReportLeftovers, freshSetDir, freshStageDir, swapInSet } from './files.js';
-import { computeForecast, forecastDays, type DailyProgramSpend, type Forecast } from './forecast.js';
+import { computeForecast, forecastDays, type Forecast } from './forecast.js';
 import { memoryFields } from './memoryLog.js';
 import { assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { resolvePeriod } from './period.js';
@@ -25,16 +24,14 @@ import {
   type ReportFile, type ReportTotals, type StagedReport, type WriteTarget,
 } from './writers.js';
 import { CONFIG_DEFAULTS } from '../config/schema.js';
-import { materialiseReports } from '../store/report/stages.js';
 import type { AssumedSummary, ColumnInfo, SheetSource, SummarisedReport } from './workbook.js';
-import { applyFinalized, finalizedState, recordFinalizedFiles } from '../store/report/finalize.js';
 
 /**
  * With monthly data only, a rate that changes inside the period cannot be applied (each bucket is the
  * whole month): one warning line per such rate. Collect daily data for the month to price it exactly.
  */
 async function monthlyRateChangeWarnings(store: Store, params: ReportRange): Promise<string[]> {
-  const rows = await rateChangesInside(store, params);
+  const rows = await store.report.tables.rateChangesInside(params);
   return rows.map((r) =>
     `WARNING: rate ${r.rate_id} (${r.plan}, ${r.metric}) starts or ends inside the period ` +
     `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
@@ -44,7 +41,7 @@ async function monthlyRateChangeWarnings(store: Store, params: ReportRange): Pro
 
 /** What of the total rests on the rates the price book marks assumed: amount and share (percent, 2 decimals, exact). */
 async function assumedRates(store: Store, ids: string[], total: string): Promise<AssumedSummary> {
-  const used = ids.length === 0 ? [] : (await assumedRateUse(store, ids)).map((r) => ({ ...r, lines: Number(r.lines) }));
+  const used = ids.length === 0 ? [] : (await store.report.tables.assumedRateUse(ids)).map((r) => ({ ...r, lines: Number(r.lines) }));
   const cents = (v: string) => BigInt(v.replace('.', ''));
   const amountCents = used.reduce((a, r) => a + cents(r.cost), 0n);
   const totalCents = cents(total);
@@ -154,20 +151,20 @@ const REPORT_ALLOCATOR_FLUSH = '16MB';
 const REPORT_CACHE_FLOOR = '48MB';
 
 export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
-  const before = await reportSettings(opts.store);
+  const before = await opts.store.report.settings.reportSettings();
   // Report tables are created in line order and copied to files in insertion order (no second sort
   // of millions of rows): insertion order must be kept, whatever the store was opened with.
-  await keepInsertionOrder(opts.store);
+  await opts.store.report.settings.keepInsertionOrder();
   // The report's own limit, whatever the store was opened with (store.memory_limit, or the collector's
   // collect.memory_limit in a scheduled run).
   const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
   if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
   await opts.store.setMemoryLimit(limit.replace(/\s+/g, ''));
-  if (Number(before.threads) > REPORT_THREADS) await setThreads(opts.store, REPORT_THREADS);
-  await setAllocator(opts.store, REPORT_ALLOCATOR_FLUSH, true);
   // DuckDB's cache of the files it read (the stage parts: read once or twice, and the OS caches them anyway)
   // held memory the workbook needed: off while a report runs.
-  await setExternalFileCache(opts.store, false);
+  if (Number(before.threads) > REPORT_THREADS) await opts.store.report.settings.setThreads(REPORT_THREADS);
+  await opts.store.report.settings.setAllocator(REPORT_ALLOCATOR_FLUSH, true);
+  await opts.store.report.settings.setExternalFileCache(false);
   // The run's large stages as Parquet files (store/report/stages.ts) in a hidden folder of the output folder,
   // created once the input is checked, removed whatever happens; one a killed run left is removed by
   // the next run (files.ts).
@@ -177,7 +174,7 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   } finally {
     if (scratch.dir) await rm(scratch.dir, { recursive: true, force: true });
     // The caller's store may serve other work (the daemon): give its limits back.
-    await restoreSettings(opts.store, before);
+    await opts.store.report.settings.restoreSettings(before);
   }
 }
 
@@ -214,16 +211,16 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   const params: ReportRange = { granularity: g, range_start: period.rangeStart, range_end: period.rangeEnd };
   // Read from the usage tables before the stages, not after them: their blocks stay in DuckDB's
   // buffer pool until something needs the memory; the stages do, and evict them.
-  const runIds = await reportRunIds(store, params);
-  const end = period.month !== null ? await dataEnd(store, params) : null;
+  const runIds = await store.report.tables.reportRunIds(params);
+  const end = period.month !== null ? await store.report.tables.dataEnd(params) : null;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
   const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
-  const detail = await materialiseReports(store, params, scratchDir, log, opts.programsPerChunk);
+  const detail = await store.report.stages.materialiseReports(params, scratchDir, log, opts.programsPerChunk);
   log.debug('report stages done', await memoryFields(store));
   // The usage tables' blocks the last stages read stay cached through the files and the workbook, the
   // report's peak: freed here (down to REPORT_CACHE_FLOOR).
-  if (!(await dropCachedBlocks(store, REPORT_CACHE_FLOOR))) log.debug('report cache not dropped: DuckDB holds more than the floor in use', { floor: REPORT_CACHE_FLOOR });
+  if (!(await store.report.settings.dropCachedBlocks(REPORT_CACHE_FLOOR))) log.debug('report cache not dropped: DuckDB holds more than the floor in use', { floor: REPORT_CACHE_FLOOR });
   log.debug('report cache dropped', await memoryFields(store));
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
@@ -232,7 +229,7 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   // FOCUS file is written, so a finalisation records exactly what the files contain.
   // Built on one thread, like the files: each group's rows are copied to a Parquet part in line
   // order, and with two threads that copy buffered what the second read ahead.
-  if (formats.includes('focus')) await setThreads(store, FILE_THREADS);
+  if (formats.includes('focus')) await store.report.settings.setThreads(FILE_THREADS);
   const focus = formats.includes('focus')
     ? await buildFocus(store, {
       period, granularity: g, book, coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
@@ -242,8 +239,8 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
     : null;
   log.debug('report focus built', await memoryFields(store));
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
-  const finalized = await finalizedState(store, period.month);
-  const corrections = finalized ? await applyFinalized(store, finalized) : null;
+  const finalized = await store.report.finalized.finalizedState(period.month);
+  const corrections = finalized ? await store.report.finalized.applyFinalized(finalized) : null;
   return { period, formats, book, coverage, partial, g, params, warnings, focus, finalized, corrections, runIds, dataEnd: end };
 }
 
@@ -261,8 +258,8 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
   let unpricedLines = 0;
   for (const def of REPORTS) {
     const table = reportTable(def.name);
-    const columns = (await tableColumns(store, table)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
-    const t = await moneyTotals(store, table);
+    const columns = (await store.report.tables.tableColumns(table)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    const t = await store.report.tables.moneyTotals(table);
     rows[def.name] = Number(t.n_rows);
     if (def.name === 'program_spend') {
       total = t.cost;
@@ -275,12 +272,12 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
 
   // The forecast and the charts get their per-day figures summed in SQL (forecast_programs.sql,
   // chart_daily_spend.sql), not one row per program and day (about 310,000 at 10,000 programs).
-  const dailyShape = await dailySpendShape(store);
+  const dailyShape = await store.report.tables.dailySpendShape();
   let forecast: Forecast | null = null;
   if (period.month !== null) {
     const range = { rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: st.dataEnd };
     const span = forecastDays(range);
-    const daily = await forecastPrograms<DailyProgramSpend>(store, { cutoffDay: utcDay(span.cutoff), windowStartDay: utcDay(span.windowStart) });
+    const daily = await store.report.tables.forecastPrograms({ cutoffDay: utcDay(span.cutoff), windowStartDay: utcDay(span.windowStart) });
     forecast = computeForecast({ ...range, currency: book.currency, daily });
   }
   return { sheets, rows, total, unpricedLines, runIds, assumed, dailyShape, forecast };
@@ -298,7 +295,7 @@ async function finalizeMonth(store: Store, st: StagedReport, o: { files: ReportF
     if (focus) await recordFinalization(store, focus, { book, now: o.now });
     if (!finalized) {
       finalizedNow = `${period.month}#files`;
-      await recordFinalizedFiles(store, {
+      await store.report.finalized.recordFinalizedFiles({
         finalizationId: finalizedNow, month: period.month,
         files: o.files.map((f) => ({ name: f.path.slice(o.dir.length + 1), rows: f.rows, sha256: f.sha256 })),
       });
@@ -317,7 +314,7 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
   const { sheets, rows, total, unpricedLines, runIds, assumed, forecast } = totals;
   // The files are copied from the stages' Parquet parts on one thread: with two, a copy in insertion
   // order buffers the batches the second thread reads ahead.
-  await setThreads(store, FILE_THREADS);
+  await store.report.settings.setThreads(FILE_THREADS);
   const finalDir = join(opts.outDir, period.label);
   const cleaned = await cleanReportLeftovers(opts.outDir);
   if (cleaned.length) log.info('removed what an interrupted report run left', { paths: cleaned });

@@ -7,9 +7,9 @@
 // Text from the API is written as text, never as a formula.
 import type { AlertRecord } from '../store/alerts.js';
 import ExcelJS from 'exceljs';
+import type { ReportTable, SheetTable, SummaryPart, SummaryTable } from '../store/report/tables.js';
 import type { Store } from '../store/store.js';
 import { collectPageGarbage } from '../heap.js';
-import { reportPage, summariseTable } from '../store/report/tables.js';
 import type { ReportDefinition } from './definitions.js';
 import type { Forecast } from './forecast.js';
 import { columnLabel } from './labels.js';
@@ -43,7 +43,7 @@ export interface SheetSource {
   def: Pick<ReportDefinition, 'title'> & { name: string };
   /** The money column the totals row sums (default 'cost'). */
   costColumn?: string;
-  table: string;
+  table: SheetTable;
   columns: ColumnInfo[];
   rows: number;
   totalCost: string;
@@ -181,7 +181,7 @@ function programLabel(r: Record<string, unknown>, c: WorkbookContent): unknown {
 }
 
 async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: Store, o: {
-  name: string; table: string; columns: ColumnInfo[]; rows: number; costColumn: string; totalCost: string | null;
+  name: string; table: ReportTable; columns: ColumnInfo[]; rows: number; costColumn: string; totalCost: string | null;
   /** Lines after the totals row (a summary's pointer to the Parquet file). */
   after?: string[];
   /** A summary's line_no only pages it; it is not a line of the report. */
@@ -206,7 +206,7 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
   header.commit();
   let written = 0;
   for (let after = 0; after < o.rows; after += PAGE_ROWS) {
-    const rows = await reportPage(store, o.table, after, Math.min(o.rows, after + PAGE_ROWS));
+    const rows = await store.report.tables.reportPage(o.table, after, Math.min(o.rows, after + PAGE_ROWS));
     collectPageGarbage();
     for (const r of rows) {
       ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
@@ -244,19 +244,19 @@ function dayColumn(columns: ColumnInfo[]): string | null {
  * metric, by day. Quantities are summed in their own units (DECIMAL columns), cost is the sum of the
  * report's (already allocated) cents, so every summary adds up to the report's total.
  */
-async function summarise(store: Store, src: SheetSource): Promise<{ suffix: string; table: string; columns: ColumnInfo[]; rows: number }[]> {
+async function summarise(store: Store, src: SheetSource): Promise<{ suffix: string; table: SummaryTable; columns: ColumnInfo[]; rows: number }[]> {
   const has = (n: string) => src.columns.some((c) => c.name === n);
   const costCol = src.costColumn ?? 'cost';
   const day = dayColumn(src.columns);
-  const groupings: { suffix: string; keys: string[] }[] = [
-    { suffix: 'by program', keys: ['org_id', 'program_id'] },
-    ...(has('metric') ? [{ suffix: 'by metric', keys: ['org_id', 'program_id', 'metric'] }] : []),
-    ...(day ? [{ suffix: 'by day', keys: [day] }] : []),
+  const groupings: { suffix: string; part: SummaryPart; keys: string[] }[] = [
+    { suffix: 'by program', part: 'by_program', keys: ['org_id', 'program_id'] },
+    ...(has('metric') ? [{ suffix: 'by metric', part: 'by_metric' as const, keys: ['org_id', 'program_id', 'metric'] }] : []),
+    ...(day ? [{ suffix: 'by day', part: 'by_day' as const, keys: [day] }] : []),
   ];
   const out = [];
   for (const g of groupings) {
-    const table = `${src.table}__${g.suffix.replace(/\W+/g, '_')}`;
-    const t = await summariseTable(store, { table, source: src.table, columns: src.columns, costColumn: costCol, keys: g.keys });
+    const table: SummaryTable = `${src.table}__${g.part}`;
+    const t = await store.report.tables.summariseTable({ table, source: src.table, columns: src.columns, costColumn: costCol, keys: g.keys });
     const columns = t.columns.map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     out.push({ suffix: g.suffix, table, columns, rows: t.rows });
   }

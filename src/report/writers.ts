@@ -10,7 +10,7 @@ import type { PriceBook } from '../billing/pricebook.js';
 import type { Store } from '../store/store.js';
 import type { FinalizedState } from '../store/report/finalize.js';
 import { CORRECTIONS_TABLE } from '../store/report/finalize.js';
-import { chartData, copyFocusToParquet, copyTableToParquet, tableColumns, workbookSummary, type ReportRange } from '../store/report/tables.js';
+import type { ReportRange } from '../store/report/tables.js';
 import { writeArrowFile } from './arrow.js';
 import type { CoverageAssessment } from './coverage.js';
 import { ALLOWANCE_RULE, GAUGE_RULE, ROUNDING_RULE, type ReportName } from './definitions.js';
@@ -19,7 +19,7 @@ import { notEligibleLine } from './coverage.js';
 import { FOCUS_LEFT_OUT_WHY, FOCUS_VERSION, focusLeftOutLine, type FocusBuild } from './focus.js';
 import type { Forecast } from './forecast.js';
 import { memoryFields } from './memoryLog.js';
-import { TOP_PROGRAMS, renderReportHtml, type HtmlReportInput } from './html.js';
+import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import type { ReportPeriod } from './period.js';
 import type { OutputFormat } from '../domain/formats.js';
 import { alertsSection } from './alertsHtml.js';
@@ -90,17 +90,17 @@ export async function writeSetFile(w: WriteTarget, name: string, rows: number | 
 
 /** parquet: one file per report. */
 export async function writeParquetFiles(w: WriteTarget, sheets: SheetSource[]): Promise<void> {
-  for (const s of sheets) await writeSetFile(w, `${s.def.name}.parquet`, s.rows, (tmp) => copyTableToParquet(w.store, s.table, tmp));
+  for (const s of sheets) await writeSetFile(w, `${s.def.name}.parquet`, s.rows, (tmp) => w.store.report.tables.copyTableToParquet(s.table, tmp));
 }
 
 /** The corrections section of a finalised month, as a sheet source (and its Parquet file with parquet). */
 export async function writeCorrections(w: WriteTarget, corrections: { rows: number; amount: string }, parquet: boolean): Promise<SheetSource> {
-  const columns = (await tableColumns(w.store, CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+  const columns = (await w.store.report.tables.tableColumns(CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
   const sheet: SheetSource = {
     def: { name: 'corrections', title: 'Changes since finalisation' },
     table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
   };
-  if (parquet) await writeSetFile(w, 'corrections.parquet', corrections.rows, (tmp) => copyTableToParquet(w.store, CORRECTIONS_TABLE, tmp));
+  if (parquet) await writeSetFile(w, 'corrections.parquet', corrections.rows, (tmp) => w.store.report.tables.copyTableToParquet(CORRECTIONS_TABLE, tmp));
   return sheet;
 }
 
@@ -115,7 +115,7 @@ export async function writeArrowFiles(w: WriteTarget, sheets: SheetSource[]): Pr
 
 /** focus: the FOCUS 1.2 Parquet file. */
 export async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: string): Promise<void> {
-  await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) => copyFocusToParquet(w.store, focus.table, tmp));
+  await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) => w.store.report.tables.copyFocusToParquet(focus.table, tmp));
 }
 
 /** The alerts of a month's report (none for a range): the Alerts sheet, the HTML section, the manifest. */
@@ -131,8 +131,7 @@ export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportT
     title: o.title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: o.now, partial,
     currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
     programCount: dailyShape.programs,
-    ...(await chartData<Pick<HtmlReportInput, 'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer' | 'dailySpend'>>(
-      w.store, { topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
+    ...(await w.store.report.tables.chartData({ topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
     forecast,
     ...await monthAlerts(w.store, period).then((a) => (a.length > 0 ? { alertsHtml: alertsSection(a) } : {})),
   });
@@ -153,7 +152,7 @@ export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: Rep
       `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
   );
   let summarised: SummarisedReport[] = [];
-  const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await workbookSummary(store, period.rangeEnd);
+  const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await store.report.tables.workbookSummary(period.rangeEnd);
   const alerts = await monthAlerts(store, period);
   let written = 0;
   w.signal?.throwIfAborted();

@@ -1,6 +1,6 @@
 // Raw SQL on a store's connection, for the store's own modules and for the analysts' `query` command
 // (app/query.ts runs the user's SQL). Everything else reads and writes through the Store's typed
-// methods and the typed functions of store/report/; the import rule "sql-stays-in-the-store" of
+// topic objects (store.runs, ..., store.report); the import rule "sql-stays-in-the-store" of
 // .dependency-cruiser.cjs (ARCHITECTURE.md, "What each folder may import") keeps it so.
 import type { SqlParams } from './connection.js';
 

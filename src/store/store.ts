@@ -1,5 +1,6 @@
 // The DuckDB store: opening the file (waiting politely for a held lock), migrations, collection runs,
-// usage batches, inventory, coverage, and the read side for the planner and `status`.
+// usage batches, inventory, coverage, the dataset export and the report data, each a topic object of
+// the Store (store.runs, store.inventory, store.coverage, store.usage, store.dataset, store.report).
 //
 // Concurrency: DuckDB lets one process hold a file for writing, and any process holding it (even
 // read-only) blocks a writer. The collector therefore waits for a held lock with backoff, and analysts
@@ -19,4 +20,4 @@ export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js'
 export { PAGE_SLOTS, Store } from './facade.js';
 export { DATASET_LAYOUT, DATASET_STREAMS, DIMENSION_STREAMS, STAGED_PARTITION, unitsOfWindow, type ChangedWindow, type DatasetFingerprint, type DatasetPartitionKey, type DatasetStream } from './dataset.js';
 export type { DatasetState } from './facade/exports.js';
-export type { BucketTable, HourlyDay, Removal } from './facade/retention.js';
+export type { BucketTable, HourlyDay, Removal } from './facade/usage.js';

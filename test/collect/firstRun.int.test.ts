@@ -34,7 +34,7 @@ const phaseSeen = (r: CliRun, phase: string) => () => r.lines().some((l) => l.ms
 async function lastRun(db: string) {
   const store = await openStore({ path: db, readOnly: true });
   try {
-    return (await store.lastRuns(1))[0]!;
+    return (await store.runs.last(1))[0]!;
   } finally {
     await store.close();
   }

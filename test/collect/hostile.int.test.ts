@@ -112,7 +112,7 @@ describe('collect against a hostile API', () => {
       const store = await openStore({ path: db });
       try {
         const programs = Array.from({ length: inventory }, (_, i) => ({ program_id: `inv-${i}`, org_id: HOSTILE_ORG, name: null, region_id: null, created_at: null }));
-        await store.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
+        await store.inventory.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
       } finally {
         await store.close();
       }
@@ -189,7 +189,7 @@ describe('collect against a hostile API', () => {
     await expectUnchanged();
     const store = await openStore({ path: db, readOnly: true });
     try {
-      const [run] = await rawSql(store).query<{ status: string }>('SELECT status FROM collection_runs ORDER BY started_at DESC LIMIT 1');
+      const [run] = await store.runs.last(1);
       expect(run?.status).toBe('interrupted');
     } finally {
       await store.close();

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exportDataset } from '../../src/export/dataset.js';
 import { openStore } from '../../src/store/store.js';
-import { rawSql } from '../../src/store/rawSql.js';
 
 describe('export and the run signal', () => {
   const dir = mkdtempSync(join(tmpdir(), 'usage-export-abort-'));
@@ -20,7 +19,7 @@ describe('export and the run signal', () => {
       const out = join(dir, 'dataset');
       await expect(exportDataset({ store, dir: out, signal: stop.signal })).rejects.toBe(reason);
       expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
-      expect(await rawSql(store).query("SELECT * FROM export_partitions")).toEqual([]);
+      expect(await store.dataset.exportedPartitions(out)).toEqual(new Map());
     } finally {
       await store.close();
     }

@@ -67,11 +67,11 @@ async function loadSteady(store: Store, fromDay: number, toDay: number, scale: (
       if (p.transferGb > 0) rows.push({ ...base, metric: 'public_network_transfer_bytes', value: BigInt(p.transferGb) * 1_000_000_000n * k });
     }
   }
-  const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart, windowEnd, scope: { orgId: ORG },
+  const b = store.usage.beginBatch({ table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart, windowEnd, scope: { orgId: ORG },
     coverage: { source: 'v2_programs', scope: ORG, status: 'complete' }, runId: `run-${fromDay}`, collectedAt: windowEnd });
   await appendRows(b, rows);
   await b.commit();
-  await store.upsertPrograms(PROGRAMS.map((p) => ({ program_id: p.id, org_id: ORG, name: p.id.replace('prg-', ''), region_id: 'r1', created_at: new Date(Date.UTC(2025, 0, 1)) })),
+  await store.inventory.upsertPrograms(PROGRAMS.map((p) => ({ program_id: p.id, org_id: ORG, name: p.id.replace('prg-', ''), region_id: 'r1', created_at: new Date(Date.UTC(2025, 0, 1)) })),
     { seenAt: windowEnd });
 }
 

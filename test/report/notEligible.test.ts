@@ -25,7 +25,7 @@ async function database(rows: [string, CoverageStatus][]): Promise<{ db: string;
   const store = await openStore({ path: db });
   try {
     for (const [source, status] of rows) {
-      await store.recordCoverage({
+      await store.coverage.record({
         source, granularity: 'daily', scope: ORG, windowStart: new Date('2026-10-01T00:00:00Z'), windowEnd: new Date('2026-11-01T00:00:00Z'),
         status, rows: 0, runId: 'run-1', collectedAt: new Date(NOW), detail: status === 'not_eligible' ? '403 forbidden: not available on the free plan (request id r-1)' : null,
       });

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { runReport } from '../../src/report/run.js';
 import { rawSql } from '../../src/store/rawSql.js';
-import { dropCachedBlocks, duckdbMemoryByTag, reportSettings } from '../../src/store/report/settings.js';
 import type { Store } from '../../src/store/store.js';
 import { load, spec, useTempStore } from '../support/store.js';
 
@@ -36,7 +35,7 @@ describe('the settings a report changes', () => {
     await loadOneHour(store());
     await rawSql(store()).run(`SET enable_external_file_cache = ${fileCache}`);
     await rawSql(store()).run('SET threads = 3');
-    const before = await reportSettings(store());
+    const before = await store().report.settings.reportSettings();
     const limitBefore = await limitNow(store());
     expect(before.file_cache).toBe(fileCache);
     const r = await runReport({
@@ -44,7 +43,7 @@ describe('the settings a report changes', () => {
       now: new Date('2025-11-02T00:00:00Z'), memoryLimit: '128MB',
     });
     expect(r.total).not.toBe('0.00');
-    expect(await reportSettings(store())).toEqual(before);
+    expect(await store().report.settings.reportSettings()).toEqual(before);
     expect(await limitNow(store())).toBe(limitBefore);
   });
 });
@@ -54,7 +53,7 @@ describe('dropping the cached blocks of the tables after the stages', () => {
 
   /** What DuckDB holds of the database's tables (the BASE_TABLE tag), in bytes. */
   async function tableBlocks(s: Store): Promise<number> {
-    return Number((await duckdbMemoryByTag(s)).find((t) => t.tag === 'BASE_TABLE')?.bytes ?? 0n);
+    return Number((await s.report.settings.duckdbMemoryByTag()).find((t) => t.tag === 'BASE_TABLE')?.bytes ?? 0n);
   }
 
   test('frees what reading a table left cached, and the limit is the store\'s again', async () => {
@@ -68,7 +67,7 @@ describe('dropping the cached blocks of the tables after the stages', () => {
     const cached = await tableBlocks(store());
     expect(cached).toBeGreaterThan(32 * 2 ** 20);
 
-    expect(await dropCachedBlocks(store(), '8MB')).toBe(true);
+    expect(await store().report.settings.dropCachedBlocks('8MB')).toBe(true);
     expect(await tableBlocks(store())).toBeLessThan(8 * 2 ** 20);
     expect(store().memoryLimit).toBe('256MB');
     expect(await limitNow(store())).toBe(limitBefore);

@@ -113,7 +113,7 @@ describe('finalise, restate, re-export', () => {
     const sha = (x: ReportResult, name: string) => x.files.find((f) => f.path.endsWith(name))!.sha256;
     const m0 = JSON.parse(readFileSync(join(fin.dir, 'manifest.json'), 'utf8'));
     expect(m0).toMatchObject({ finalized: true, corrected: false });
-    const recorded = await rawSql(L.store).query<{ name: string; sha256: string }>('SELECT name, sha256 FROM report_finalized_files ORDER BY name');
+    const recorded = (await L.store.report.finalized.finalizedState(MONTH))!.files;
     expect(recorded.map((x) => x.name).sort()).toEqual(fin.files.filter((f) => !f.path.endsWith('manifest.json')).map((f) => f.path.slice(fin.dir.length + 1)).sort());
 
     const [target] = await rawSql(L.store).query<{ program_id: string; timeframe_start: Date }>(`

@@ -8,7 +8,6 @@ import { lockPaths, readLockHolder } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
 import { distModule } from '../support/child.js';
 import { consumptionRequests, fixture, jsonLines, useTeardown, until, type Fixture } from '../support/fixture.js';
-import { rawSql } from '../../src/store/rawSql.js';
 
 const RARE = '0 0 0 1 1 *';
 // Each request takes this long, so that the first daemon is still collecting when it is killed.
@@ -55,7 +54,7 @@ describe('the daemon after a crash', () => {
     await stopped;
     const store = await openStore({ path: fx.dbPath, readOnly: true });
     try {
-      const runs = await rawSql(store).query<{ status: string }>('SELECT status FROM collection_runs ORDER BY started_at');
+      const runs = (await store.runs.last(1000)).reverse();
       expect(runs[0]?.status).toBe('interrupted'); // the run the SIGKILL cut short
       expect(runs.some((r) => r.status === 'complete')).toBe(true);
       expect(runs.filter((r) => r.status === 'running')).toEqual([]);

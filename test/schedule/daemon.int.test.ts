@@ -71,8 +71,8 @@ describe('scheduler', () => {
       expect(by.hourly).toBeGreaterThan(0);
       expect(by.daily).toBeGreaterThan(0);
       expect(by.monthly).toBeGreaterThan(0);
-      const runIds = await rawSql(store).query<{ run_id: string }>('SELECT run_id FROM collection_runs');
-      for (const r of runs.filter((r) => r.run_id)) expect(runIds.map((x) => x.run_id)).toContain(r.run_id);
+      const runIds = (await store.runs.last(1000)).map((x) => x.runId);
+      for (const r of runs.filter((r) => r.run_id)) expect(runIds).toContain(r.run_id);
     } finally {
       await store.close();
     }

@@ -29,10 +29,10 @@ describe('frameworksInUsageByProgram', () => {
     await load(store, frameworksSpec('org-1', 'daily', 0, 24), hourlyRows({ programs: ['p1'], fromHour: 12, toHour: 13, frameworks: () => ['p1-main', 'p1-new'] }));
     await load(store, frameworksSpec('org-2', 'hourly', 0, 24), hourlyRows({ org: 'org-2', programs: ['q1'], fromHour: 0, toHour: 24, frameworks: () => ['q1-main'] }));
 
-    const counts = await store.frameworksInUsageByProgram('org-1', at(12));
+    const counts = await store.usage.frameworksByProgram('org-1', at(12));
     expect(Object.fromEntries(counts)).toEqual({ p1: 3, p2: 1 });
-    expect(Object.fromEntries(await store.frameworksInUsageByProgram('org-1', at(0)))).toEqual({ p1: 4, p2: 1 });
-    expect((await store.frameworksInUsageByProgram('org-1', at(24))).size).toBe(0);
-    expect(Object.fromEntries(await store.frameworksInUsageByProgram('org-2', at(12)))).toEqual({ q1: 1 });
+    expect(Object.fromEntries(await store.usage.frameworksByProgram('org-1', at(0)))).toEqual({ p1: 4, p2: 1 });
+    expect((await store.usage.frameworksByProgram('org-1', at(24))).size).toBe(0);
+    expect(Object.fromEntries(await store.usage.frameworksByProgram('org-2', at(12)))).toEqual({ q1: 1 });
   });
 });

@@ -16,12 +16,12 @@ const prog = (id: string, org: string | null = 'org-1', name = id): ProgramRow =
 
 describe('inventory upserts', () => {
   it('marks programs missing from a complete listing deleted, never deletes, and revives a re-listed one', async () => {
-    await store.upsertPrograms([prog('p1'), prog('p2'), prog('p3'), prog('q1', 'org-2')], { seenAt: d1, completeForOrgs: ['org-1', 'org-2'] });
+    await store.inventory.upsertPrograms([prog('p1'), prog('p2'), prog('p3'), prog('q1', 'org-2')], { seenAt: d1, completeForOrgs: ['org-1', 'org-2'] });
     // Day 2: org-1 lists p1 (renamed) and p3; p2 is gone. org-2 was not listed completely: q1 is untouched.
-    await store.upsertPrograms([prog('p1', 'org-1', 'renamed'), prog('p3')], { seenAt: d2, completeForOrgs: ['org-1'] });
+    await store.inventory.upsertPrograms([prog('p1', 'org-1', 'renamed'), prog('p3')], { seenAt: d2, completeForOrgs: ['org-1'] });
     // Day 3: p2 is back, p3 gone; an incomplete listing (no completeFor) marks nothing.
-    await store.upsertPrograms([prog('p2')], { seenAt: d3, completeForOrgs: ['org-1'] });
-    await store.upsertPrograms([prog('p2')], { seenAt: d3 });
+    await store.inventory.upsertPrograms([prog('p2')], { seenAt: d3, completeForOrgs: ['org-1'] });
+    await store.inventory.upsertPrograms([prog('p2')], { seenAt: d3 });
     const rows = await rawSql(store).query('SELECT program_id, name, first_seen_at, last_seen_at, deleted_at FROM programs ORDER BY program_id');
     expect(rows).toEqual([
       { program_id: 'p1', name: 'renamed', first_seen_at: d1, last_seen_at: d2, deleted_at: d3 },
@@ -32,14 +32,14 @@ describe('inventory upserts', () => {
   });
 
   it('keeps the first deletion time when a program stays missing', async () => {
-    await store.upsertPrograms([prog('p1'), prog('p2')], { seenAt: d1, completeForOrgs: ['org-1'] });
-    await store.upsertPrograms([prog('p1')], { seenAt: d2, completeForOrgs: ['org-1'] });
-    await store.upsertPrograms([prog('p1')], { seenAt: d3, completeForOrgs: ['org-1'] });
+    await store.inventory.upsertPrograms([prog('p1'), prog('p2')], { seenAt: d1, completeForOrgs: ['org-1'] });
+    await store.inventory.upsertPrograms([prog('p1')], { seenAt: d2, completeForOrgs: ['org-1'] });
+    await store.inventory.upsertPrograms([prog('p1')], { seenAt: d3, completeForOrgs: ['org-1'] });
     expect(await rawSql(store).query("SELECT deleted_at FROM programs WHERE program_id = 'p2'")).toEqual([{ deleted_at: d2 }]);
   });
 
   it('takes the last copy of an item listed twice, and an empty complete listing marks its whole scope', async () => {
-    await store.upsertFrameworks(
+    await store.inventory.upsertFrameworks(
       [
         { framework_id: 'f1', program_id: 'p1', name: 'main', current_state: 'init', created_at: d1 },
         { framework_id: 'f2', program_id: 'p1', name: 'dev', current_state: 'ready', created_at: d1 },
@@ -48,7 +48,7 @@ describe('inventory upserts', () => {
       ],
       { seenAt: d1, completeForPrograms: ['p1', 'p2'] },
     );
-    await store.upsertFrameworks([], { seenAt: d2, completeForPrograms: ['p1'] });
+    await store.inventory.upsertFrameworks([], { seenAt: d2, completeForPrograms: ['p1'] });
     expect(await rawSql(store).query('SELECT framework_id, current_state, deleted_at FROM frameworks ORDER BY framework_id')).toEqual([
       { framework_id: 'f1', current_state: 'ready', deleted_at: d2 },
       { framework_id: 'f2', current_state: 'ready', deleted_at: d2 },
@@ -57,14 +57,14 @@ describe('inventory upserts', () => {
   });
 
   it('upserts snapshots with their nullable columns', async () => {
-    await store.upsertSnapshots(
+    await store.inventory.upsertSnapshots(
       [
         { snapshot_id: 's1', program_id: 'p1', name: 'nightly', source_framework_id: 'f1', created_at: d1, manual: false, expires_at: d3 },
         { snapshot_id: 's2', program_id: 'p1', name: null, source_framework_id: null, created_at: null, manual: null, expires_at: null },
       ],
       { seenAt: d1, completeForPrograms: ['p1'] },
     );
-    await store.upsertSnapshots([{ snapshot_id: 's2', program_id: 'p1', name: 'kept', source_framework_id: null, created_at: d2, manual: true, expires_at: null }], {
+    await store.inventory.upsertSnapshots([{ snapshot_id: 's2', program_id: 'p1', name: 'kept', source_framework_id: null, created_at: d2, manual: true, expires_at: null }], {
       seenAt: d2,
       completeForPrograms: ['p1'],
     });

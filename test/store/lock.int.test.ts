@@ -66,7 +66,7 @@ describe('the file lock', () => {
     const store = await opening;
     expect(sleeps.length).toBeGreaterThan(1);
     expect(warnings).toEqual(['database file is in use by another process; waiting for it']);
-    await store.startRun({ runId: 'r', command: 'collect', options: {} });
+    await store.runs.start({ runId: 'r', command: 'collect', options: {} });
     await store.close();
   });
 

@@ -39,7 +39,7 @@ describe('migrations', () => {
   it('upgrades an older file in place, keeping its data', async () => {
     // A file made by the first release only, opened by a later one.
     let store = await openStore({ path: dbPath(), migrations: [shipped[0]!] });
-    await store.startRun({ runId: 'r1', command: 'collect', options: {} });
+    await store.runs.start({ runId: 'r1', command: 'collect', options: {} });
     await store.close();
 
     store = await openStore({ path: dbPath(), migrations: [...shipped, fixtures[0]!] });

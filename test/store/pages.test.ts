@@ -58,7 +58,7 @@ describe('page-loaded usage batches', () => {
   });
 
   it('loads pages exactly (int64 beyond 2^53, zeros left out), then a re-collection corrects, removes and sweeps', async () => {
-    const first = store.beginUsageBatch(spec('r1'));
+    const first = store.usage.beginBatch(spec('r1'));
     const p1 = await first.appendPage('v2_programs', page({ a: [1, '9007199254740993'], b: [5, 6] }, 'b'));
     expect(p1).toMatchObject({ items: 2, cursor: 'b', programIds: ['a', 'b'], rows: 4 });
     await first.appendPage('v2_programs', page({ c: [7, 8] }));
@@ -68,7 +68,7 @@ describe('page-loaded usage batches', () => {
     ]);
 
     // Re-collected: a's second day restated, b lost its first day, c no longer returned at all.
-    const second = store.beginUsageBatch(spec('r2'));
+    const second = store.usage.beginBatch(spec('r2'));
     await second.appendPage('v2_programs', page({ a: [1, 42], b: [0, 6] }));
     await second.commit();
     expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 42n], ['b', 6n]]);
@@ -79,7 +79,7 @@ describe('page-loaded usage batches', () => {
   });
 
   it('refuses a program that comes again on a later page of the same fetch, writing nothing', async () => {
-    const b = store.beginUsageBatch(spec('r1'));
+    const b = store.usage.beginBatch(spec('r1'));
     await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }, 'b'));
     await b.appendPage('v2_programs', page({ b: [3, 5], c: [6, 7] }));
     await expect(b.commit()).rejects.toThrow(/appears more than once/);
@@ -87,10 +87,10 @@ describe('page-loaded usage batches', () => {
   });
 
   it('shows nothing of a scope before its commit: an aborted batch leaves the data and coverage it had', async () => {
-    const first = store.beginUsageBatch(spec('r1'));
+    const first = store.usage.beginBatch(spec('r1'));
     await first.appendPage('v2_programs', page({ a: [1, 2] }));
     await first.commit();
-    const second = store.beginUsageBatch(spec('r2'));
+    const second = store.usage.beginBatch(spec('r2'));
     expect(await second.appendPage('v2_programs', page({ a: [10, 20] }, 'a'))).toMatchObject({ rows: 2 });
     await second.appendPage('v2_programs', page({ b: [5, 6] }, 'b'));
     // Pages fetched but not committed are not visible to a reader, and an abort drops them.
@@ -102,10 +102,10 @@ describe('page-loaded usage batches', () => {
   });
 
   it('a program repeated on a later page (a listing that shifted) fails the scope: the data and coverage stay as they were', async () => {
-    const first = store.beginUsageBatch(spec('r1'));
+    const first = store.usage.beginBatch(spec('r1'));
     await first.appendPage('v2_programs', page({ a: [1, 2] }));
     await first.commit();
-    const b = store.beginUsageBatch(spec('r2'));
+    const b = store.usage.beginBatch(spec('r2'));
     await b.appendPage('v2_programs', page({ a: [10, 20], b: [3, 4] }, 'b'));
     await b.appendPage('v2_programs', page({ b: [30, 40], c: [5, 6] }));
     await expect(b.commit()).rejects.toThrow(/appears more than once/);
@@ -128,7 +128,7 @@ describe('page-loaded usage batches', () => {
     const rawPage = (items: unknown[]) => JSON.stringify({ programs: items });
 
     it('refuses a bucket given twice in one period, even out of order', async () => {
-      const b = store.beginUsageBatch(spec('r1'));
+      const b = store.usage.beginBatch(spec('r1'));
       await b.appendPage('v2_programs', rawPage([
         { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(2, { compute_unit_seconds: 1 }), bucket(1, { compute_unit_seconds: 2 }), bucket(2, { compute_unit_seconds: 3 })])] },
       ]));
@@ -137,7 +137,7 @@ describe('page-loaded usage batches', () => {
     });
 
     it('refuses a program listed twice on one page, with another between', async () => {
-      const b = store.beginUsageBatch(spec('r1'));
+      const b = store.usage.beginBatch(spec('r1'));
       await b.appendPage('v2_programs', rawPage([
         { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])] },
         { program_id: 'b', periods: [period('pd-b', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])] },
@@ -147,7 +147,7 @@ describe('page-loaded usage batches', () => {
     });
 
     it('refuses a period listed twice in one item with the same metric, and folds one whose metrics came in parts', async () => {
-      const twice = store.beginUsageBatch(spec('r1'));
+      const twice = store.usage.beginBatch(spec('r1'));
       await twice.appendPage('v2_programs', rawPage([
         { program_id: 'a', periods: [
           period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
@@ -156,7 +156,7 @@ describe('page-loaded usage batches', () => {
       ]));
       await expect(twice.commit()).rejects.toThrow(/appears more than once/);
 
-      const parts = store.beginUsageBatch(spec('r2'));
+      const parts = store.usage.beginBatch(spec('r2'));
       await parts.appendPage('v2_programs', rawPage([
         { program_id: 'a', periods: [
           period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
@@ -164,12 +164,11 @@ describe('page-loaded usage batches', () => {
         ] },
       ]));
       expect(await parts.commit()).toEqual({ rows: 2 });
-      const [n] = await rawSql(store).query<{ buckets: bigint }>('SELECT count(*) AS buckets FROM usage_program_buckets');
-      expect(n).toEqual({ buckets: 1n });
+      expect((await store.usage.rowCounts()).usage_program).toBe(1);
     });
 
     it('keeps a bucket that straddles a plan change once in each period', async () => {
-      const b = store.beginUsageBatch(spec('r1'));
+      const b = store.usage.beginBatch(spec('r1'));
       await b.appendPage('v2_programs', rawPage([
         { program_id: 'a', periods: [
           period('pd-1', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 }), bucket(2, { compute_unit_seconds: 2 })], '2026-11-02T12:00:00Z'),
@@ -184,7 +183,7 @@ describe('page-loaded usage batches', () => {
   });
 
   it('refuses a page that is not the documented shape, naming the first offending path, and leaves the table as it was', async () => {
-    const ok = store.beginUsageBatch(spec('r1'));
+    const ok = store.usage.beginBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2] }));
     await ok.commit();
     const cases: [string, RegExp][] = [
@@ -203,18 +202,18 @@ describe('page-loaded usage batches', () => {
       [page({ a: [1, 2] }).replace('"periods":[', '"periodz":['), /\$\.programs\[0\]\.periods: expected an array/],
     ];
     for (const [body, message] of cases) {
-      const bad = store.beginUsageBatch(spec('r2'));
+      const bad = store.usage.beginBatch(spec('r2'));
       await expect(bad.appendPage('v2_programs', body), body).rejects.toThrow(message);
       await bad.abort();
     }
-    const bad = store.beginUsageBatch(spec('r2'));
+    const bad = store.usage.beginBatch(spec('r2'));
     await expect(bad.appendPage('v2_programs', '{"programs": [')).rejects.toThrow(/not JSON/);
     await bad.abort();
     expect((await rows(store)).map((r) => r.value)).toEqual([1n, 2n]);
   });
 
   it('makes a scope visible whole: pages staged before a refused one never reach the table', async () => {
-    const b = store.beginUsageBatch(spec('r1'));
+    const b = store.usage.beginBatch(spec('r1'));
     await b.appendPage('v2_programs', page({ a: [1, 2] }, 'a'));
     expect(await rows(store)).toEqual([]);
     await expect(b.appendPage('v2_programs', page({ b: ['-1', 2] }))).rejects.toThrow(/non-negative/);
@@ -224,16 +223,16 @@ describe('page-loaded usage batches', () => {
   });
 
   it('refuses a program the inventory places in another organization', async () => {
-    await store.upsertPrograms(
+    await store.inventory.upsertPrograms(
       [{ program_id: 'b', org_id: 'org-z', name: null, region_id: null, created_at: null }],
       { seenAt: new Date('2026-11-03T00:00:00Z') },
     );
-    const b = store.beginUsageBatch(spec('r1'));
+    const b = store.usage.beginBatch(spec('r1'));
     await b.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
     await expect(b.commit()).rejects.toThrow(/program b, which the inventory places in organization org-z, not org-a/);
     expect(await rows(store)).toEqual([]);
     // A program returned with only zeros stages no row, and is checked all the same.
-    const z = store.beginUsageBatch(spec('r2'));
+    const z = store.usage.beginBatch(spec('r2'));
     await z.appendPage('v2_programs', page({ a: [1, 2], b: [0, 0] }));
     await expect(z.commit()).rejects.toThrow(/program b, which the inventory places in organization org-z, not org-a/);
     expect(await rows(store)).toEqual([]);
@@ -241,27 +240,27 @@ describe('page-loaded usage batches', () => {
   });
 
   it('holds an answer that would delete more than the allowed share of the window, unless allowed', async () => {
-    const ok = store.beginUsageBatch(spec('r1'));
+    const ok = store.usage.beginBatch(spec('r1'));
     await ok.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4], c: [5, 6] }));
     await ok.commit();
-    const held = store.beginUsageBatch({ ...spec('r2'), maxDeletionShare: 0.5 });
+    const held = store.usage.beginBatch({ ...spec('r2'), maxDeletionShare: 0.5 });
     await held.appendPage('v2_programs', '{"programs": []}');
     await expect(held.commit()).rejects.toThrow(/would delete 6 of the window's 6 stored rows .*--accept-deletions/);
     expect(await rows(store)).toHaveLength(6);
     // One program of three gone is within the share.
-    const fine = store.beginUsageBatch({ ...spec('r3'), maxDeletionShare: 0.5 });
+    const fine = store.usage.beginBatch({ ...spec('r3'), maxDeletionShare: 0.5 });
     await fine.appendPage('v2_programs', page({ a: [1, 2], b: [3, 4] }));
     await fine.commit();
     expect((await rows(store)).map((r) => r.program_id)).toEqual(['a', 'a', 'b', 'b']);
     // Programs the answer returns with only zeros stage no row, yet were returned: their values go, not held.
-    const zeros = store.beginUsageBatch({ ...spec('r4'), maxDeletionShare: 0.5 });
+    const zeros = store.usage.beginBatch({ ...spec('r4'), maxDeletionShare: 0.5 });
     await zeros.appendPage('v2_programs', page({ a: [0, 0], b: [0, 0] }));
     expect(await zeros.commit()).toEqual({ rows: 0 });
     expect(await rows(store)).toEqual([]);
   });
 
   it('reports a body without the items array as items: null', async () => {
-    const b = store.beginUsageBatch(spec('r1'));
+    const b = store.usage.beginBatch(spec('r1'));
     expect(await b.appendPage('v2_programs', '{"error": "nope"}')).toMatchObject({ items: null, rows: 0 });
     await b.abort();
   });

@@ -43,7 +43,7 @@ describe('analyst copy', () => {
 
   it('publishes a read-only-openable copy with the same rows while the store stays open, and never disturbs an open reader', async () => {
     await load(store, spec({ windowStart: at(0), windowEnd: at(24) }), hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, value: () => 2n ** 60n }));
-    await store.upsertPrograms([{ program_id: 'p1', org_id: 'org-1', name: 'a', region_id: null, created_at: null }], { seenAt: at(30) });
+    await store.inventory.upsertPrograms([{ program_id: 'p1', org_id: 'org-1', name: 'a', region_id: null, created_at: null }], { seenAt: at(30) });
     const target = await publishAnalystCopy(store);
     expect(target).toBe(join(dir, 'usage.analyst.duckdb'));
     expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);

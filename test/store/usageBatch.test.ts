@@ -111,7 +111,7 @@ describe('usage batches replace exactly their window and scope', () => {
     await load(store, day, hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24, value: () => 1n }));
     const before = await dump(store);
     const rows = hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24, value: () => 9n });
-    const b = store.beginUsageBatch(day);
+    const b = store.usage.beginBatch(day);
     await appendRows(b, rows);
     await appendRows(b, [rows[5]!]);
     const err = await b.commit().catch((e: unknown) => e);
@@ -146,42 +146,42 @@ describe('usage batches replace exactly their window and scope', () => {
       { framework_id: 'p1-main', n: 48n },
       { framework_id: 'p2-main', n: 48n },
     ]);
-    const [cov] = await store.coverageSummary();
+    const [cov] = await store.coverage.summary();
     expect(cov).toMatchObject({ source: 'v2_frameworks', lastStatus: 'partial', lastCompleteEnd: null, lastDataEnd: at(24) });
   });
 
   it('abort and a failed append leave the database unchanged', async () => {
     await load(store, day, hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24 }));
     const before = await dump(store);
-    const b = store.beginUsageBatch(day);
+    const b = store.usage.beginBatch(day);
     await appendRows(b, hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 24 }));
     await b.abort();
     await expect(b.commit()).rejects.toThrow(/closed/);
-    const c = store.beginUsageBatch(day);
+    const c = store.usage.beginBatch(day);
     const bad = hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 2 }).map((r, i) => (i === 2 ? { ...r, value: 5 as unknown as bigint } : r));
     await expect(appendRows(c, bad)).rejects.toThrow(/int64 bigint, got number 5/);
     await expect(c.commit()).rejects.toThrow(/closed/);
     const tooBig = hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 1, value: () => 2n ** 63n });
-    await expect(appendRows(store.beginUsageBatch(day), tooBig)).rejects.toThrow(/int64 bigint, got bigint 9223372036854775808 for p9/);
+    await expect(appendRows(store.usage.beginBatch(day), tooBig)).rejects.toThrow(/int64 bigint, got bigint 9223372036854775808 for p9/);
     const noPeriod = hourlyRows({ programs: ['p9'], fromHour: 0, toHour: 1 }).map((r) => ({ ...r, period_id: null as unknown as string }));
-    await expect(appendRows(store.beginUsageBatch(day), noPeriod)).rejects.toThrow(/usage row without period_id/);
+    await expect(appendRows(store.usage.beginBatch(day), noPeriod)).rejects.toThrow(/usage row without period_id/);
     expect(await dump(store)).toEqual(before);
   });
 
   it('stages several batches at once and commits them one at a time', async () => {
     const specs = [0, 1, 2, 3].map((d) => spec({ windowStart: at(24 * d), windowEnd: at(24 * (d + 1)) }));
-    const batches = specs.map((s) => store.beginUsageBatch(s));
+    const batches = specs.map((s) => store.usage.beginBatch(s));
     await Promise.all(batches.map((b, d) => appendRows(b, hourlyRows({ programs: ['p1', 'p2'], fromHour: 24 * d, toHour: 24 * (d + 1) }))));
     const results = await Promise.all(batches.map((b) => b.commit()));
     expect(results.map((r) => r.rows)).toEqual([96, 96, 96, 96]);
     expect(await rawSql(store).query('SELECT count(*) AS n FROM usage_program')).toEqual([{ n: 384n }]);
-    expect(await store.latestCompleteEnd('v2_programs', 'hourly', 'org-1')).toEqual(at(96));
+    expect(await store.coverage.latestCompleteEnd('v2_programs', 'hourly', 'org-1')).toEqual(at(96));
   });
   it('stages pages of any size across data-chunk boundaries exactly', async () => {
     const programs = Array.from({ length: 60 }, (_, i) => `p${i}`);
     const rows = hourlyRows({ programs, fromHour: 0, toHour: 24, metrics: ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month'], value: (p, h, m) => BigInt(p.length * 1_000_003 + h * 101 + m.charCodeAt(0)) * 2n ** 40n });
     expect(rows.length).toBe(4320);
-    const b = store.beginUsageBatch(day);
+    const b = store.usage.beginBatch(day);
     for (const [from, to] of [[0, 2047], [2047, 4096], [4096, 4097], [4097, 4320]] as const) await appendRows(b, rows.slice(from, to));
     expect(b.stagedRows).toBe(4320);
     expect(await b.commit()).toEqual({ rows: 4320 });
@@ -197,7 +197,7 @@ describe('usage batches replace exactly their window and scope', () => {
     const rows = hourlyRows({ programs, fromHour: 0, toHour: 24, metrics, value: (p, h, m) => 2n ** 62n + BigInt(p.length * 1_000_003 + h * 101 + m.length) })
       .filter((r) => metrics.indexOf(r.metric) === (Number(r.program_id.slice(1)) + r.timeframe_start.getUTCHours()) % 3);
     expect(rows.length).toBe(7200);
-    const b = store.beginUsageBatch(day);
+    const b = store.usage.beginBatch(day);
     await appendRows(b, rows.slice(0, 5760));
     await appendRows(b, rows.slice(5760));
     expect(await b.commit()).toEqual({ rows: 7200 });

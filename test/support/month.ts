@@ -82,7 +82,7 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   // v1: one batch for every legacy program ('all').
   truth.v1_programs = expectedRows(world, { source: 'v1_programs', granularity: g, from, to, now });
   {
-    const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v1', granularity: g, windowStart, windowEnd, scope: {},
+    const b = store.usage.beginBatch({ table: 'usage_program', apiVersion: 'v1', granularity: g, windowStart, windowEnd, scope: {},
       coverage: { source: 'v1_programs', scope: 'all', status: 'complete' }, runId, collectedAt });
     await appendRows(b, truth.v1_programs.map((r) => toRow(world, r)));
     await b.commit();
@@ -95,17 +95,17 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   for (const orgId of world.personal_org_ids) {
     const org = world.orgById.get(orgId)!;
     if (org.billing === 'legacy') {
-      await store.recordCoverage({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'not_eligible', runId, collectedAt, detail: '403' });
+      await store.coverage.record({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'not_eligible', runId, collectedAt, detail: '403' });
       continue;
     }
     const rows = expectedRows(world, { source: 'v2_programs', granularity: g, from, to, now, orgId });
     if (o.skipOrg && !skipped) {
       skipped = true;
-      await store.recordCoverage({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'failed', runId, collectedAt, detail: 'test' });
+      await store.coverage.record({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'failed', runId, collectedAt, detail: 'test' });
       continue;
     }
     truth.v2_programs.push(...rows);
-    const b = store.beginUsageBatch({ table: 'usage_program', apiVersion: 'v2', granularity: g, windowStart, windowEnd, scope: { orgId },
+    const b = store.usage.beginBatch({ table: 'usage_program', apiVersion: 'v2', granularity: g, windowStart, windowEnd, scope: { orgId },
       coverage: { source: 'v2_programs', scope: orgId, status: 'complete' }, runId, collectedAt });
     await appendRows(b, rows.map((r) => toRow(world, r)));
     await b.commit();
@@ -114,7 +114,7 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
     if (programIds.length === 0) continue;
     const fr = expectedRows(world, { source: 'v2_frameworks', granularity: g, from, to, now, programIds });
     truth.v2_frameworks.push(...fr);
-    const fb = store.beginUsageBatch({ table: 'usage_framework', granularity: g, windowStart, windowEnd, scope: { programIds },
+    const fb = store.usage.beginBatch({ table: 'usage_framework', granularity: g, windowStart, windowEnd, scope: { programIds },
       coverage: { source: 'v2_frameworks', scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`, status: 'complete' }, runId, collectedAt });
     await appendRows(fb, fr.map((r) => toRow(world, r)));
     await fb.commit();
@@ -130,18 +130,18 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   // organisation, no longer lists the deleted ones (so they are marked deleted, names kept).
   const programRow = (p: World['programs'][number]) =>
     ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) });
-  await store.upsertPrograms(world.programs.filter((p) => p.created_at <= seen1.getTime()).map(programRow), { seenAt: seen1 });
-  await store.upsertPrograms(world.programs.filter(alive(seen2.getTime())).map(programRow), {
+  await store.inventory.upsertPrograms(world.programs.filter((p) => p.created_at <= seen1.getTime()).map(programRow), { seenAt: seen1 });
+  await store.inventory.upsertPrograms(world.programs.filter(alive(seen2.getTime())).map(programRow), {
     seenAt: seen2, completeForOrgs: world.orgs.map((o) => o.id),
   });
   // The organization listing, as a collection records it (their names are the billing account names).
-  for (const o of world.orgs) await store.upsertOrganization({ orgId: o.id, name: o.name, seenAt: seen2 });
+  for (const o of world.orgs) await store.inventory.upsertOrganization({ orgId: o.id, name: o.name, seenAt: seen2 });
   const fwRow = (f: World['frameworks'][number]) => ({ framework_id: f.id, program_id: f.program_id, name: f.name, current_state: 'ready', created_at: new Date(f.created_at) });
-  await store.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
-  await store.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {
+  await store.inventory.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
+  await store.inventory.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {
     seenAt: seen2, completeForPrograms: world.programs.map((p) => p.id),
   });
-  await store.upsertSnapshots(
+  await store.inventory.upsertSnapshots(
     world.snapshots.map((s) => ({ snapshot_id: s.id, program_id: s.program_id, name: s.name, source_framework_id: s.source_branch_id,
       created_at: new Date(s.created_at), manual: s.manual, expires_at: s.expires_at === undefined ? null : new Date(s.expires_at) })),
     { seenAt: new Date(now) },

@@ -40,7 +40,7 @@ export interface UsageRowIn {
 /** Appends long rows into a batch's staging (one call per page, as the collector's pages are). A call that
  *  fails leaves the batch unusable (rows already written cannot be taken back), so it is aborted. */
 export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>): Promise<void> {
-  if (!(batch instanceof StagedUsageBatch)) throw new TypeError('appendRows takes a batch from Store.beginUsageBatch');
+  if (!(batch instanceof StagedUsageBatch)) throw new TypeError('appendRows takes a batch from Store.usage.beginBatch');
   const framework = batch.spec.table === 'usage_framework';
   const source = framework ? 'v2_frameworks' : batch.spec.apiVersion === 'v1' ? 'v1_programs' : 'v2_programs';
   const read = (writer: WideChunkWriter, book: PeriodBook): PageRead => {

@@ -99,7 +99,7 @@ export function spec(over: Partial<UsageBatchSpec> & Pick<UsageBatchSpec, 'windo
 
 /** Loads rows as one batch and commits it. */
 export async function load(store: Store, s: UsageBatchSpec, rows: UsageRowIn[]): Promise<number> {
-  const b = store.beginUsageBatch(s);
+  const b = store.usage.beginBatch(s);
   await appendRows(b, rows);
   return (await b.commit()).rows;
 }

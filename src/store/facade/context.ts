@@ -1,6 +1,7 @@
-// What the Store's topic modules (runs, inventory, coverage, exports, summary) get from it: its
-// connection's raw SQL, inside its exclusive section, its transactions and its clock. The Store
-// class (store/facade.ts) composes them; callers see only its methods.
+// What the Store's topic objects (runs, inventory, coverage, usage, dataset, report) get from it: its
+// connection's raw SQL inside its exclusive section, its transactions, its memory limit and its clock.
+// The Store (store/facade.ts) creates each topic object once with this context and exposes it as a
+// readonly property; callers see only the topics' typed methods.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SqlParams } from '../connection.js';
 import type { RawSql } from '../rawSql.js';
@@ -14,6 +15,10 @@ export interface StoreContext {
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   now(): Date;
+  /** DuckDB's memory_limit as the store set it, setting it again, and handing back what the allocators keep (Store). */
+  memoryLimit(): string;
+  setMemoryLimit(limit: string): Promise<void>;
+  releaseMemory(): Promise<void>;
 }
 
 /** A count as DuckDB returns it (BIGINT as bigint) as a number. */

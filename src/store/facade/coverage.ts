@@ -15,63 +15,70 @@ FROM coverage
 WHERE source = $source AND granularity = $granularity AND status = 'complete'
   AND (NOT $by_scope OR scope = $scope);`;
 
-/** A coverage row without data: for not_eligible and failed scopes. Replaces the same window's row. */
-export async function recordCoverage(cx: StoreContext, c: CoverageRow): Promise<void> {
-  const key = {
-    source: c.source,
-    granularity: c.granularity,
-    scope: c.scope,
-    window_start: c.windowStart,
-    window_end: c.windowEnd,
-  };
-  await cx.transaction(async () => {
-    // A failure leaves the window's earlier complete row in place: its data is still there.
-    const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
-    await execSql(
-      cx.conn,
-      unsuccessful ? COVERAGE_DELETE_SAME_FAILED_SQL : COVERAGE_DELETE_SAME_SQL,
-      key,
-    );
-    await cx.exec(COVERAGE_INSERT_SQL, {
-      ...key,
-      status: c.status,
-      rows: BigInt(c.rows ?? 0),
-      run_id: c.runId,
-      collected_at: c.collectedAt,
-      detail: c.detail ?? null,
+/** Coverage of the collected windows (Store.coverage). */
+export class Coverage {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
+
+  /** A coverage row without data: for not_eligible and failed scopes. Replaces the same window's row. */
+  async record(c: CoverageRow): Promise<void> {
+    const key = {
+      source: c.source,
+      granularity: c.granularity,
+      scope: c.scope,
+      window_start: c.windowStart,
+      window_end: c.windowEnd,
+    };
+    await this.cx.transaction(async () => {
+      // A failure leaves the window's earlier complete row in place: its data is still there.
+      const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
+      await execSql(
+        this.cx.conn,
+        unsuccessful ? COVERAGE_DELETE_SAME_FAILED_SQL : COVERAGE_DELETE_SAME_SQL,
+        key,
+      );
+      await this.cx.exec(COVERAGE_INSERT_SQL, {
+        ...key,
+        status: c.status,
+        rows: BigInt(c.rows ?? 0),
+        run_id: c.runId,
+        collected_at: c.collectedAt,
+        detail: c.detail ?? null,
+      });
     });
-  });
-}
+  }
 
-export async function coverageSummary(cx: StoreContext): Promise<CoverageSummaryRow[]> {
-  const rows = await cx.sql.query(readSql('src/store/sql/coverage_summary.sql'));
-  return rows.map((r) => ({
-    source: r.source as string,
-    granularity: r.granularity as string,
-    scope: r.scope as string,
-    firstCompleteStart: (r.first_complete_start as Date | null) ?? null,
-    lastCompleteEnd: (r.last_complete_end as Date | null) ?? null,
-    lastDataEnd: (r.last_data_end as Date | null) ?? null,
-    completeWindows: num(r.complete_windows),
-    lastCollectedAt: r.last_collected_at as Date,
-    lastCompleteCollectedAt: (r.last_complete_collected_at as Date | null) ?? null,
-    lastStatus: r.last_status as CoverageStatus,
-    lastDetail: (r.last_detail as string | null) ?? null,
-    lastRunId: r.last_run_id as string,
-  }));
-}
+  /** Per source, granularity and scope: the complete span, the last attempt and its status (for the planner and `status`). */
+  async summary(): Promise<CoverageSummaryRow[]> {
+    const rows = await this.cx.sql.query(readSql('src/store/sql/coverage_summary.sql'));
+    return rows.map((r) => ({
+      source: r.source as string,
+      granularity: r.granularity as string,
+      scope: r.scope as string,
+      firstCompleteStart: (r.first_complete_start as Date | null) ?? null,
+      lastCompleteEnd: (r.last_complete_end as Date | null) ?? null,
+      lastDataEnd: (r.last_data_end as Date | null) ?? null,
+      completeWindows: num(r.complete_windows),
+      lastCollectedAt: r.last_collected_at as Date,
+      lastCompleteCollectedAt: (r.last_complete_collected_at as Date | null) ?? null,
+      lastStatus: r.last_status as CoverageStatus,
+      lastDetail: (r.last_detail as string | null) ?? null,
+      lastRunId: r.last_run_id as string,
+    }));
+  }
 
-/**
- * The end (exclusive) of the latest complete window of a source and granularity, for one scope or,
- * without scope, the latest across all scopes (a failed scope does not hold it back: check
- * coverageSummary for those). null when nothing is complete yet.
- */
-export async function latestCompleteEnd(cx: StoreContext, source: string, granularity: string, scope?: string): Promise<Date | null> {
-  const [row] = await cx.sql.query<{ window_end: Date | null }>(COVERAGE_LATEST_COMPLETE_END_SQL, {
-    source,
-    granularity,
-    by_scope: scope !== undefined,
-    scope: scope ?? null,
-  });
-  return row?.window_end ?? null;
+  /**
+   * The end (exclusive) of the latest complete window of a source and granularity, for one scope or,
+   * without scope, the latest across all scopes (a failed scope does not hold it back: check
+   * coverage.summary for those). null when nothing is complete yet.
+   */
+  async latestCompleteEnd(source: string, granularity: string, scope?: string): Promise<Date | null> {
+    const [row] = await this.cx.sql.query<{ window_end: Date | null }>(COVERAGE_LATEST_COMPLETE_END_SQL, {
+      source,
+      granularity,
+      by_scope: scope !== undefined,
+      scope: scope ?? null,
+    });
+    return row?.window_end ?? null;
+  }
 }

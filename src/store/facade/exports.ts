@@ -44,115 +44,124 @@ SELECT $dir, run_id FROM collection_runs ANTI JOIN (SELECT run_id FROM export_ru
 const RUNS_PENDING = `SELECT count(*) AS n FROM collection_runs
 ANTI JOIN (SELECT run_id FROM export_runs WHERE dataset_dir = $dir) e USING (run_id)`;
 
-/** The units the last exports wrote into the dataset at `dir` (absolute), with their fingerprints. */
-export async function exportedPartitions(cx: StoreContext, dir: string): Promise<Map<string, string>> {
-  const rows = await cx.sql.query<{ partition: string; fingerprint: string }>(EXPORTED_LIST, { dir });
-  return new Map(rows.map((r) => [r.partition, r.fingerprint]));
-}
-
-export async function recordExportedPartition(cx: StoreContext, r: { dir: string; partition: string; fingerprint: string; rows: number; sha256: string; exportedAt: Date }): Promise<void> {
-  await cx.sql.run(EXPORTED_RECORD, { dir: r.dir, partition: r.partition, fingerprint: r.fingerprint, n_rows: BigInt(r.rows), sha256: r.sha256, exported_at: r.exportedAt });
-}
-
-/** The rows the folder's recorded files hold. */
-export async function exportedRows(cx: StoreContext, dir: string): Promise<number> {
-  const [r] = await cx.sql.query<{ n: bigint }>(EXPORTED_ROWS, { dir });
-  return Number(r?.n ?? 0);
-}
-
-/** A unit that no longer has rows, or a record of an earlier layout. */
-export async function forgetExportedPartition(cx: StoreContext, dir: string, partition: string): Promise<void> {
-  await cx.sql.run(EXPORTED_FORGET, { dir, partition });
-}
-
 export interface DatasetState {
   layout: string;
   contextDigest: string;
 }
 
-/** The folder's layout and context digest as its last export left them; undefined before the first. */
-export async function datasetState(cx: StoreContext, dir: string): Promise<DatasetState | undefined> {
-  const [r] = await cx.sql.query<{ layout: string; context_digest: string }>(DATASET_STATE, { dir });
-  return r ? { layout: r.layout, contextDigest: r.context_digest } : undefined;
-}
+/** The dataset export's side of the store (Store.dataset). */
+export class DatasetExports {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
 
-/** Ends an export: every run so far taken in, and the folder's layout and context recorded. */
-export async function recordDatasetExported(cx: StoreContext, dir: string, s: DatasetState, at: Date): Promise<void> {
-  await cx.transaction(async () => {
-    await cx.sql.run(RUNS_TAKEN_IN, { dir });
-    await cx.sql.run(DATASET_STATE_RECORD, { dir, layout: s.layout, context_digest: s.contextDigest, exported_at: at });
-  });
-}
-
-/** How many runs the folder has not taken in yet. */
-export async function runsPending(cx: StoreContext, dir: string): Promise<number> {
-  const [r] = await cx.sql.query<{ n: bigint }>(RUNS_PENDING, { dir });
-  return Number(r?.n ?? 0);
-}
-
-/** The windows replaced or emptied since the folder's last export (run and coverage metadata only). */
-export async function changedWindows(cx: StoreContext, dir: string): Promise<ChangedWindow[]> {
-  type Row = { stream: UsageStream; granularity: string; window_start: Date; window_end: Date; removal: boolean };
-  const rows = await cx.sql.query<Row>(readSql(CHANGED_WINDOWS_SQL_FILE), { dir });
-  return rows.map((r) => ({ stream: r.stream, granularity: r.granularity, start: r.window_start, end: r.window_end, removal: r.removal }));
-}
-
-/** Every usage and spend unit that has rows (a full export); dimensions are not listed. */
-export async function datasetUnits(cx: StoreContext): Promise<DatasetPartitionKey[]> {
-  type Row = { stream: DatasetStream; granularity: string | null; month: string; day: string | null };
-  const rows = await cx.sql.query<Row>(readSql(DATASET_UNITS_SQL_FILE));
-  return rows.map((r) => ({
-    stream: r.stream, month: r.month,
-    ...(r.granularity !== null ? { granularity: r.granularity } : {}),
-    ...(r.day !== null ? { day: r.day } : {}),
-  }));
-}
-
-/** One unit's row count and digest, read where its rows are stored. */
-export async function datasetFingerprint(cx: StoreContext, p: DatasetPartitionKey): Promise<DatasetFingerprint> {
-  const [r] = await cx.sql.query<{ n_rows: bigint; digest: string }>(fingerprintSql(p.stream), partitionParams(p));
-  return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
-}
-
-/** The digest of the price tables, and with `names` that of the inventory columns the priced lines carry. */
-export async function contextDigest(cx: StoreContext, names: boolean): Promise<{ prices: string; names?: string }> {
-  const [p] = await cx.sql.query<{ digest: string }>(PRICES_DIGEST_SQL);
-  if (!names) return { prices: p?.digest ?? '' };
-  const [n] = await cx.sql.query<{ digest: string }>(NAMES_DIGEST_SQL);
-  return { prices: p?.digest ?? '', names: n?.digest ?? '' };
-}
-
-export async function stagedFingerprint(cx: StoreContext): Promise<DatasetFingerprint> {
-  const [r] = await cx.sql.query<{ n_rows: bigint; digest: string }>(STAGED_FINGERPRINT);
-  return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
-}
-
-/** The billing months that have usage. */
-export async function spendMonths(cx: StoreContext): Promise<string[]> {
-  return (await cx.sql.query<{ month: string }>(SPEND_MONTHS_SQL)).map((r) => r.month);
-}
-
-/** Stages one unit's rows in the TEMP table STAGED_PARTITION (replacing the previous one); returns
- *  the runs that wrote them (none for a dimension). */
-export async function stageDatasetPartition(cx: StoreContext, p: DatasetPartitionKey): Promise<string[]> {
-  await cx.sql.run(stagePartitionSql(p.stream), partitionParams(p));
-  type Row = { run_ids: string[] | null };
-  if (p.stream === 'usage_program' || p.stream === 'usage_framework') {
-    const [r] = await cx.sql.query<Row>(STAGED_RUN_IDS);
-    return r?.run_ids ?? [];
+  /** The units the last exports wrote into the dataset at `dir` (absolute), with their fingerprints. */
+  async exportedPartitions(dir: string): Promise<Map<string, string>> {
+    const rows = await this.cx.sql.query<{ partition: string; fingerprint: string }>(EXPORTED_LIST, { dir });
+    return new Map(rows.map((r) => [r.partition, r.fingerprint]));
   }
-  if (p.stream === 'spend_daily' && p.month !== undefined) {
-    const [r] = await cx.sql.query<Row>(MONTH_RUN_IDS, unitRange(p.month));
-    return r?.run_ids ?? [];
+
+  /** Records one unit written into the dataset at `dir`, with its fingerprint, rows and sha256. */
+  async recordExportedPartition(r: { dir: string; partition: string; fingerprint: string; rows: number; sha256: string; exportedAt: Date }): Promise<void> {
+    await this.cx.sql.run(EXPORTED_RECORD, { dir: r.dir, partition: r.partition, fingerprint: r.fingerprint, n_rows: BigInt(r.rows), sha256: r.sha256, exported_at: r.exportedAt });
   }
-  return [];
-}
 
-/** The staged unit as a Parquet file at `path`. */
-export async function copyStagedPartition(cx: StoreContext, path: string): Promise<void> {
-  await cx.sql.run(copyPartitionSql(path));
-}
+  /** The rows the folder's recorded files hold. */
+  async exportedRows(dir: string): Promise<number> {
+    const [r] = await this.cx.sql.query<{ n: bigint }>(EXPORTED_ROWS, { dir });
+    return Number(r?.n ?? 0);
+  }
 
-export async function dropStagedPartition(cx: StoreContext): Promise<void> {
-  await cx.sql.run(DROP_STAGED_PARTITION);
+  /** A unit that no longer has rows, or a record of an earlier layout. */
+  async forgetExportedPartition(dir: string, partition: string): Promise<void> {
+    await this.cx.sql.run(EXPORTED_FORGET, { dir, partition });
+  }
+
+  /** The folder's layout and context digest as its last export left them; undefined before the first. */
+  async state(dir: string): Promise<DatasetState | undefined> {
+    const [r] = await this.cx.sql.query<{ layout: string; context_digest: string }>(DATASET_STATE, { dir });
+    return r ? { layout: r.layout, contextDigest: r.context_digest } : undefined;
+  }
+
+  /** Ends an export: every run so far taken in, and the folder's layout and context recorded. */
+  async recordExported(dir: string, s: DatasetState, at: Date): Promise<void> {
+    await this.cx.transaction(async () => {
+      await this.cx.sql.run(RUNS_TAKEN_IN, { dir });
+      await this.cx.sql.run(DATASET_STATE_RECORD, { dir, layout: s.layout, context_digest: s.contextDigest, exported_at: at });
+    });
+  }
+
+  /** How many runs the folder has not taken in yet. */
+  async runsPending(dir: string): Promise<number> {
+    const [r] = await this.cx.sql.query<{ n: bigint }>(RUNS_PENDING, { dir });
+    return Number(r?.n ?? 0);
+  }
+
+  /** The windows replaced or emptied since the folder's last export (run and coverage metadata only). */
+  async changedWindows(dir: string): Promise<ChangedWindow[]> {
+    type Row = { stream: UsageStream; granularity: string; window_start: Date; window_end: Date; removal: boolean };
+    const rows = await this.cx.sql.query<Row>(readSql(CHANGED_WINDOWS_SQL_FILE), { dir });
+    return rows.map((r) => ({ stream: r.stream, granularity: r.granularity, start: r.window_start, end: r.window_end, removal: r.removal }));
+  }
+
+  /** Every usage and spend unit that has rows (a full export); dimensions are not listed. */
+  async units(): Promise<DatasetPartitionKey[]> {
+    type Row = { stream: DatasetStream; granularity: string | null; month: string; day: string | null };
+    const rows = await this.cx.sql.query<Row>(readSql(DATASET_UNITS_SQL_FILE));
+    return rows.map((r) => ({
+      stream: r.stream, month: r.month,
+      ...(r.granularity !== null ? { granularity: r.granularity } : {}),
+      ...(r.day !== null ? { day: r.day } : {}),
+    }));
+  }
+
+  /** One unit's row count and digest, read where its rows are stored. */
+  async fingerprint(p: DatasetPartitionKey): Promise<DatasetFingerprint> {
+    const [r] = await this.cx.sql.query<{ n_rows: bigint; digest: string }>(fingerprintSql(p.stream), partitionParams(p));
+    return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
+  }
+
+  /** The digest of the price tables, and with `names` that of the inventory columns the priced lines carry. */
+  async contextDigest(names: boolean): Promise<{ prices: string; names?: string }> {
+    const [p] = await this.cx.sql.query<{ digest: string }>(PRICES_DIGEST_SQL);
+    if (!names) return { prices: p?.digest ?? '' };
+    const [n] = await this.cx.sql.query<{ digest: string }>(NAMES_DIGEST_SQL);
+    return { prices: p?.digest ?? '', names: n?.digest ?? '' };
+  }
+
+  /** The staged unit's row count and digest. */
+  async stagedFingerprint(): Promise<DatasetFingerprint> {
+    const [r] = await this.cx.sql.query<{ n_rows: bigint; digest: string }>(STAGED_FINGERPRINT);
+    return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
+  }
+
+  /** The billing months that have usage. */
+  async spendMonths(): Promise<string[]> {
+    return (await this.cx.sql.query<{ month: string }>(SPEND_MONTHS_SQL)).map((r) => r.month);
+  }
+
+  /** Stages one unit's rows in the TEMP table STAGED_PARTITION (replacing the previous one); returns
+   *  the runs that wrote them (none for a dimension). */
+  async stagePartition(p: DatasetPartitionKey): Promise<string[]> {
+    await this.cx.sql.run(stagePartitionSql(p.stream), partitionParams(p));
+    type Row = { run_ids: string[] | null };
+    if (p.stream === 'usage_program' || p.stream === 'usage_framework') {
+      const [r] = await this.cx.sql.query<Row>(STAGED_RUN_IDS);
+      return r?.run_ids ?? [];
+    }
+    if (p.stream === 'spend_daily' && p.month !== undefined) {
+      const [r] = await this.cx.sql.query<Row>(MONTH_RUN_IDS, unitRange(p.month));
+      return r?.run_ids ?? [];
+    }
+    return [];
+  }
+
+  /** The staged unit as a Parquet file at `path`. */
+  async copyStaged(path: string): Promise<void> {
+    await this.cx.sql.run(copyPartitionSql(path));
+  }
+
+  /** Drops the staged unit (TEMP table STAGED_PARTITION). */
+  async dropStaged(): Promise<void> {
+    await this.cx.sql.run(DROP_STAGED_PARTITION);
+  }
 }

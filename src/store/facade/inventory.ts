@@ -22,6 +22,12 @@ GROUP BY program_id;`;
 const INVENTORY_ORG_PROGRAM_COUNT_SQL = `
 SELECT count(*) AS n FROM programs WHERE org_id = $org_id;`;
 
+// Rows in the dimension tables, for status. Parameters: none.
+const DIMENSION_COUNTS_SQL = `
+SELECT (SELECT count(*) FROM programs) AS programs,
+       (SELECT count(*) FROM frameworks) AS frameworks,
+       (SELECT count(*) FROM snapshots) AS snapshots;`;
+
 // No parameters. Live programs the inventory knows: what a full programs listing would page through,
 // against which asking for a few unknown programs by id is weighed.
 const INVENTORY_PROGRAM_TOTAL_SQL = `
@@ -84,93 +90,6 @@ WHERE org_id IN (SELECT unnest($org_ids))
   AND deleted_at IS NULL
   AND last_seen_at < $seen_at;`;
 
-export async function upsertPrograms(cx: StoreContext, rows: ProgramRow[], o: { seenAt: Date; completeForOrgs?: string[] }): Promise<void> {
-  await cx.exclusive(() =>
-    upsertInventory(cx.conn, PROGRAMS, rows, o.seenAt, o.completeForOrgs, (fn) => cx.transaction(fn)),
-  );
-}
-
-export async function inventoryState(cx: StoreContext, key: string): Promise<string | null> {
-  const [row] = await cx.sql.query<{ value: string | null }>(INVENTORY_STATE_GET_SQL, { key });
-  return row?.value ?? null;
-}
-
-export async function setInventoryState(cx: StoreContext, key: string, value: string | null): Promise<void> {
-  await cx.sql.run(INVENTORY_STATE_SET_SQL, { key, value });
-}
-
-/** One page of the programs listing: the programs (not marking anything deleted) and their updated_at. */
-export async function recordProgramsPage(cx: StoreContext, rows: (ProgramRow & { updated_at: Date | null })[], o: { seenAt: Date; cursorKey?: string; cursor?: string | null }): Promise<void> {
-  await upsertPrograms(cx, rows, { seenAt: o.seenAt });
-  await cx.transaction(async () => {
-    if (rows.length > 0) {
-      await cx.exec(INVENTORY_PROGRAM_UPDATED_SQL, {
-        program_ids: rows.map((r) => r.program_id),
-        updated_ats: rows.map((r) => (r.updated_at ? r.updated_at.toISOString() : null)),
-      });
-    }
-    if (o.cursorKey !== undefined) await cx.exec(INVENTORY_STATE_SET_SQL, { key: o.cursorKey, value: o.cursor ?? null });
-  });
-}
-
-/** The programs listing reached its end: programs of these organizations it did not return are marked deleted. */
-export async function markProgramsUnseen(cx: StoreContext, orgIds: string[], listingStartedAt: Date): Promise<void> {
-  if (orgIds.length === 0) return;
-  await cx.sql.run(PROGRAMS_MARK_UNSEEN_SQL, { seen_at: listingStartedAt, org_ids: orgIds });
-}
-
-/** Live programs' listings (frameworks, snapshots) worth a request, most useful first. */
-export async function inventoryListingsDue(cx: StoreContext, o: { staleBefore: Date; orgIds: string[]; runId: string; force: boolean }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots'; reason: number }[]> {
-  const rows = await cx.sql.query<{ program_id: string; kind: 'frameworks' | 'snapshots'; reason: number }>(readSql('src/store/sql/inventory_programs_due.sql'), {
-    stale_before: o.staleBefore,
-    org_ids: o.orgIds,
-    run_id: o.runId,
-    force: o.force,
-  });
-  return rows.map((r) => ({ programId: r.program_id, kind: r.kind, reason: Number(r.reason) }));
-}
-
-/** Programs the inventory knows (live or deleted): what a full programs listing would page through. */
-export async function inventoryProgramTotal(cx: StoreContext): Promise<number> {
-  const [row] = await cx.sql.query<{ n: bigint | number }>(INVENTORY_PROGRAM_TOTAL_SQL);
-  return Number(row?.n ?? 0);
-}
-
-/** Programs the inventory knows in one organization (the collector bounds a scope's pages by it). */
-export async function inventoryProgramCount(cx: StoreContext, orgId: string): Promise<number> {
-  const [row] = await cx.sql.query<{ n: bigint | number }>(INVENTORY_ORG_PROGRAM_COUNT_SQL, { org_id: orgId });
-  return Number(row?.n ?? 0);
-}
-
-/** Each program's frameworks the inventory knows, all of them and those a window starting at windowStart could
- *  list (the collector bounds a frameworks request's pages by the first, sizes its requests by the second with
- *  the usage's count, frameworksInUsage.ts; collect/frameworkBatches.ts). */
-export async function frameworkCountsByProgram(
-  cx: StoreContext, programIds: string[], windowStart: Date,
-): Promise<Map<string, { known: number; listable: number }>> {
-  const rows = await cx.sql.query<{ program_id: string; known: bigint; listable: bigint }>(INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
-    program_ids: programIds,
-    window_start: windowStart,
-  });
-  return new Map(rows.map((r) => [r.program_id, { known: Number(r.known), listable: Number(r.listable) }]));
-}
-
-/** An organization from the organization listing; a null name keeps the one already known. */
-export async function upsertOrganization(cx: StoreContext, o: { orgId: string; name: string | null; seenAt: Date }): Promise<void> {
-  await cx.sql.run(ORGANIZATIONS_UPSERT_SQL, { org_id: o.orgId, name: o.name, seen_at: o.seenAt });
-}
-
-export async function unknownProgramsInRun(cx: StoreContext, runId: string): Promise<string[]> {
-  const rows = await cx.sql.query<{ program_id: string }>(readSql('src/store/sql/inventory_unknown_programs.sql'), { run_id: runId });
-  return rows.map((r) => r.program_id);
-}
-
-export async function markSought(cx: StoreContext, kind: 'program' | 'framework', ids: string[], at: Date): Promise<void> {
-  if (ids.length === 0) return;
-  await cx.sql.run(INVENTORY_SOUGHT_ADD_SQL, { kind, ids, at });
-}
-
-/** One batch of listings, each kind committed with its listing state (a listing not in the batch stays due). */
 /** One batch of per-program listings: the programs whose frameworks and snapshots were listed, and the rows. */
 export interface ListingsBatch {
   frameworksOf: string[];
@@ -180,31 +99,136 @@ export interface ListingsBatch {
   listedAt: Date;
 }
 
-export async function recordListings(cx: StoreContext, o: ListingsBatch): Promise<void> {
-  if (o.frameworksOf.length > 0) {
-    await upsertFrameworks(cx, o.frameworks, { seenAt: o.listedAt, completeForPrograms: o.frameworksOf });
-    const unnamed = await cx.sql.query<{ framework_id: string }>(INVENTORY_UNNAMED_FRAMEWORKS_SQL, { program_ids: o.frameworksOf });
-    await cx.transaction(async () => {
-      await cx.exec(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.frameworksOf, kind: 'frameworks', listed_at: o.listedAt });
-      if (unnamed.length > 0) {
-        await cx.exec(INVENTORY_SOUGHT_ADD_SQL, { kind: 'framework', ids: unnamed.map((r) => r.framework_id), at: o.listedAt });
+/** The inventory and its progress (Store.inventory). */
+export class Inventory {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
+
+  /** Programs as listed; with completeForOrgs, those organizations' programs not in rows are marked deleted. */
+  async upsertPrograms(rows: ProgramRow[], o: { seenAt: Date; completeForOrgs?: string[] }): Promise<void> {
+    await this.cx.exclusive(() =>
+      upsertInventory(this.cx.conn, PROGRAMS, rows, o.seenAt, o.completeForOrgs, (fn) => this.cx.transaction(fn)),
+    );
+  }
+
+  /** Each program's frameworks the inventory knows, all of them and those a window starting at windowStart could
+   *  list (the collector bounds a frameworks request's pages by the first, sizes its requests by the second with
+   *  the usage's count, Usage.frameworksByProgram; collect/frameworkBatches.ts). */
+  async frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, { known: number; listable: number }>> {
+    const rows = await this.cx.sql.query<{ program_id: string; known: bigint; listable: bigint }>(INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
+      program_ids: programIds,
+      window_start: windowStart,
+    });
+    return new Map(rows.map((r) => [r.program_id, { known: Number(r.known), listable: Number(r.listable) }]));
+  }
+
+  /** Rows in the dimension tables, for `status`. */
+  async counts(): Promise<{ programs: number; frameworks: number; snapshots: number }> {
+    const [row] = await this.cx.sql.query<Record<string, bigint | number>>(DIMENSION_COUNTS_SQL);
+    const n = (k: string) => Number(row?.[k] ?? 0);
+    return { programs: n('programs'), frameworks: n('frameworks'), snapshots: n('snapshots') };
+  }
+
+  /** One value of the inventory's progress (null: not set). */
+  async state(key: string): Promise<string | null> {
+    const [row] = await this.cx.sql.query<{ value: string | null }>(INVENTORY_STATE_GET_SQL, { key });
+    return row?.value ?? null;
+  }
+
+  /** Sets one value of the inventory's progress (null clears it). */
+  async setState(key: string, value: string | null): Promise<void> {
+    await this.cx.sql.run(INVENTORY_STATE_SET_SQL, { key, value });
+  }
+
+  /** One page of the programs listing: the programs (not marking anything deleted) and their updated_at. */
+  async recordProgramsPage(rows: (ProgramRow & { updated_at: Date | null })[], o: { seenAt: Date; cursorKey?: string; cursor?: string | null }): Promise<void> {
+    await this.upsertPrograms(rows, { seenAt: o.seenAt });
+    await this.cx.transaction(async () => {
+      if (rows.length > 0) {
+        await this.cx.exec(INVENTORY_PROGRAM_UPDATED_SQL, {
+          program_ids: rows.map((r) => r.program_id),
+          updated_ats: rows.map((r) => (r.updated_at ? r.updated_at.toISOString() : null)),
+        });
       }
+      if (o.cursorKey !== undefined) await this.cx.exec(INVENTORY_STATE_SET_SQL, { key: o.cursorKey, value: o.cursor ?? null });
     });
   }
-  if (o.snapshotsOf.length > 0) {
-    await upsertSnapshots(cx, o.snapshots, { seenAt: o.listedAt, completeForPrograms: o.snapshotsOf });
-    await cx.sql.run(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.snapshotsOf, kind: 'snapshots', listed_at: o.listedAt });
+
+  /** The programs listing reached its end: programs of these organizations it did not return are marked deleted. */
+  async markProgramsUnseen(orgIds: string[], listingStartedAt: Date): Promise<void> {
+    if (orgIds.length === 0) return;
+    await this.cx.sql.run(PROGRAMS_MARK_UNSEEN_SQL, { seen_at: listingStartedAt, org_ids: orgIds });
   }
-}
 
-export async function upsertFrameworks(cx: StoreContext, rows: FrameworkRow[], o: { seenAt: Date; completeForPrograms?: string[] }): Promise<void> {
-  await cx.exclusive(() =>
-    upsertInventory(cx.conn, FRAMEWORKS, rows, o.seenAt, o.completeForPrograms, (fn) => cx.transaction(fn)),
-  );
-}
+  /** Live programs' listings (frameworks, snapshots) worth a request, most useful first. */
+  async listingsDue(o: { staleBefore: Date; orgIds: string[]; runId: string; force: boolean }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots'; reason: number }[]> {
+    const rows = await this.cx.sql.query<{ program_id: string; kind: 'frameworks' | 'snapshots'; reason: number }>(readSql('src/store/sql/inventory_programs_due.sql'), {
+      stale_before: o.staleBefore,
+      org_ids: o.orgIds,
+      run_id: o.runId,
+      force: o.force,
+    });
+    return rows.map((r) => ({ programId: r.program_id, kind: r.kind, reason: Number(r.reason) }));
+  }
 
-export async function upsertSnapshots(cx: StoreContext, rows: SnapshotRow[], o: { seenAt: Date; completeForPrograms?: string[] }): Promise<void> {
-  await cx.exclusive(() =>
-    upsertInventory(cx.conn, SNAPSHOTS, rows, o.seenAt, o.completeForPrograms, (fn) => cx.transaction(fn)),
-  );
+  /** Programs the inventory knows (live or deleted): what a full programs listing would page through. */
+  async programTotal(): Promise<number> {
+    const [row] = await this.cx.sql.query<{ n: bigint | number }>(INVENTORY_PROGRAM_TOTAL_SQL);
+    return Number(row?.n ?? 0);
+  }
+
+  /** Programs the inventory knows in one organization (the collector bounds a scope's pages by it). */
+  async programCount(orgId: string): Promise<number> {
+    const [row] = await this.cx.sql.query<{ n: bigint | number }>(INVENTORY_ORG_PROGRAM_COUNT_SQL, { org_id: orgId });
+    return Number(row?.n ?? 0);
+  }
+
+  /** An organization from the organization listing; a null name keeps the one already known. */
+  async upsertOrganization(o: { orgId: string; name: string | null; seenAt: Date }): Promise<void> {
+    await this.cx.sql.run(ORGANIZATIONS_UPSERT_SQL, { org_id: o.orgId, name: o.name, seen_at: o.seenAt });
+  }
+
+  /** Programs the run's usage named that the inventory does not know. */
+  async unknownProgramsInRun(runId: string): Promise<string[]> {
+    const rows = await this.cx.sql.query<{ program_id: string }>(readSql('src/store/sql/inventory_unknown_programs.sql'), { run_id: runId });
+    return rows.map((r) => r.program_id);
+  }
+
+  /** Ids looked for by id, so they do not trigger another listing. */
+  async markSought(kind: 'program' | 'framework', ids: string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.cx.sql.run(INVENTORY_SOUGHT_ADD_SQL, { kind, ids, at });
+  }
+
+  /** One batch of listings, each kind committed with its listing state (a listing not in the batch stays due). */
+  async recordListings(o: ListingsBatch): Promise<void> {
+    if (o.frameworksOf.length > 0) {
+      await this.upsertFrameworks(o.frameworks, { seenAt: o.listedAt, completeForPrograms: o.frameworksOf });
+      const unnamed = await this.cx.sql.query<{ framework_id: string }>(INVENTORY_UNNAMED_FRAMEWORKS_SQL, { program_ids: o.frameworksOf });
+      await this.cx.transaction(async () => {
+        await this.cx.exec(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.frameworksOf, kind: 'frameworks', listed_at: o.listedAt });
+        if (unnamed.length > 0) {
+          await this.cx.exec(INVENTORY_SOUGHT_ADD_SQL, { kind: 'framework', ids: unnamed.map((r) => r.framework_id), at: o.listedAt });
+        }
+      });
+    }
+    if (o.snapshotsOf.length > 0) {
+      await this.upsertSnapshots(o.snapshots, { seenAt: o.listedAt, completeForPrograms: o.snapshotsOf });
+      await this.cx.sql.run(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.snapshotsOf, kind: 'snapshots', listed_at: o.listedAt });
+    }
+  }
+
+  /** Frameworks as listed; with completeForPrograms, those programs' frameworks not in rows are marked deleted. */
+  async upsertFrameworks(rows: FrameworkRow[], o: { seenAt: Date; completeForPrograms?: string[] }): Promise<void> {
+    await this.cx.exclusive(() =>
+      upsertInventory(this.cx.conn, FRAMEWORKS, rows, o.seenAt, o.completeForPrograms, (fn) => this.cx.transaction(fn)),
+    );
+  }
+
+  /** Snapshots as listed; with completeForPrograms, those programs' snapshots not in rows are marked deleted. */
+  async upsertSnapshots(rows: SnapshotRow[], o: { seenAt: Date; completeForPrograms?: string[] }): Promise<void> {
+    await this.cx.exclusive(() =>
+      upsertInventory(this.cx.conn, SNAPSHOTS, rows, o.seenAt, o.completeForPrograms, (fn) => this.cx.transaction(fn)),
+    );
+  }
 }

@@ -36,16 +36,7 @@ FROM collection_runs
 ORDER BY started_at DESC, run_id DESC
 LIMIT $n;`;
 
-export async function startRun(cx: StoreContext, r: { runId: string; command: string; options: unknown }): Promise<void> {
-  await cx.sql.run(RUN_START_SQL, {
-    run_id: r.runId,
-    command: r.command,
-    started_at: cx.now(),
-    options: optionsJson(r.options),
-  });
-}
-
-/** How a collection run ended, as finishRun records it. */
+/** How a collection run ended, as runs.finish records it. */
 export interface RunFinish {
   runId: string;
   status: Exclude<RunStatus, 'running'>;
@@ -58,39 +49,57 @@ export interface RunFinish {
   error?: string;
 }
 
-export async function finishRun(cx: StoreContext, r: RunFinish): Promise<void> {
-  const changed = await cx.exclusive(() =>
-    cx.exec(RUN_FINISH_SQL, {
-      run_id: r.runId,
-      finished_at: cx.now(),
-      status: r.status,
-      requests: BigInt(r.requests),
-      retries: BigInt(r.retries),
-      throttled: BigInt(r.throttled),
-      pages: BigInt(r.pages),
-      rows_loaded: BigInt(r.rowsLoaded),
-      error: r.error ?? null,
-      inventory_requests: BigInt(r.inventoryRequests ?? 0),
-    }),
-  );
-  if (changed !== 1) throw new Error(`finishRun: no collection run ${r.runId} (startRun was not called)`);
-}
+/** The collection runs (Store.runs). */
+export class Runs {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
 
-export async function lastRuns(cx: StoreContext, n: number): Promise<RunRow[]> {
-  const rows = await cx.sql.query(RUNS_LAST_SQL, { n });
-  return rows.map((r) => ({
-    runId: r.run_id as string,
-    command: r.command as string,
-    startedAt: r.started_at as Date,
-    finishedAt: (r.finished_at as Date | null) ?? null,
-    status: r.status as RunStatus,
-    requests: num(r.requests),
-    retries: num(r.retries),
-    throttled: num(r.throttled),
-    pages: num(r.pages),
-    rowsLoaded: num(r.rows_loaded),
-    error: (r.error as string | null) ?? null,
-    options: (r.options as string | null) ?? null,
-    inventoryRequests: num(r.inventory_requests ?? 0),
-  }));
+  /** Records a run as started now, with its options (secrets redacted). */
+  async start(r: { runId: string; command: string; options: unknown }): Promise<void> {
+    await this.cx.sql.run(RUN_START_SQL, {
+      run_id: r.runId,
+      command: r.command,
+      started_at: this.cx.now(),
+      options: optionsJson(r.options),
+    });
+  }
+
+  /** Records how a started run ended; refuses a run that was never started. */
+  async finish(r: RunFinish): Promise<void> {
+    const changed = await this.cx.exclusive(() =>
+      this.cx.exec(RUN_FINISH_SQL, {
+        run_id: r.runId,
+        finished_at: this.cx.now(),
+        status: r.status,
+        requests: BigInt(r.requests),
+        retries: BigInt(r.retries),
+        throttled: BigInt(r.throttled),
+        pages: BigInt(r.pages),
+        rows_loaded: BigInt(r.rowsLoaded),
+        error: r.error ?? null,
+        inventory_requests: BigInt(r.inventoryRequests ?? 0),
+      }),
+    );
+    if (changed !== 1) throw new Error(`runs.finish: no collection run ${r.runId} (runs.start was not called)`);
+  }
+
+  /** The latest n runs, newest first. */
+  async last(n: number): Promise<RunRow[]> {
+    const rows = await this.cx.sql.query(RUNS_LAST_SQL, { n });
+    return rows.map((r) => ({
+      runId: r.run_id as string,
+      command: r.command as string,
+      startedAt: r.started_at as Date,
+      finishedAt: (r.finished_at as Date | null) ?? null,
+      status: r.status as RunStatus,
+      requests: num(r.requests),
+      retries: num(r.retries),
+      throttled: num(r.throttled),
+      pages: num(r.pages),
+      rowsLoaded: num(r.rows_loaded),
+      error: (r.error as string | null) ?? null,
+      options: (r.options as string | null) ?? null,
+      inventoryRequests: num(r.inventory_requests ?? 0),
+    }));
+  }
 }

@@ -1,8 +1,7 @@
 // The FOCUS export's statements (report/focus.ts builds the rows and decides what is recorded): the
 // finalised rows of a month, the corrected rows of a finalised month, the totals and block digests of
 // the FOCUS table, and recording a finalisation.
-import type { Store } from '../facade.js';
-import { rawSql } from '../rawSql.js';
+import type { StoreContext } from '../facade/context.js';
 import { quoteIdent, readSql } from '../sql.js';
 import { reportTable } from '../../domain/reports.js';
 import { dropTempRelation, materialiseSql } from './stages.js';
@@ -36,12 +35,6 @@ FROM ${quoteIdent(FOCUS_TABLE)} WHERE line_no > $after ORDER BY line_no;`;
 const FOCUS_UNPRICED_SQL = `SELECT period_plan AS plan, note AS reason, CAST(count(*) AS BIGINT) AS lines
 FROM ${quoteIdent(reportTable('program_spend'))} WHERE NOT priced GROUP BY ALL ORDER BY plan, reason;`;
 
-/** The program_spend lines with no rate, by plan and reason (FOCUS_UNPRICED_SQL). */
-export async function focusUnpriced(store: Store): Promise<{ plan: string; reason: string; lines: number }[]> {
-  const rows = await rawSql(store).query<{ plan: string; reason: string; lines: bigint }>(FOCUS_UNPRICED_SQL);
-  return rows.map((r) => ({ plan: r.plan, reason: r.reason, lines: Number(r.lines) }));
-}
-
 /** The FOCUS rows' SQL (one chunk of the detail, numbered on from $line_offset; stages.ts chunkwise). */
 export function focusRowsSql(): string {
   return readSql('src/store/report/sql/focus.sql').trim().replace(/;\s*$/, '');
@@ -51,52 +44,64 @@ export interface FocusFinalizationRow {
   finalization_id: string; seq: number; finalized_at: Date; n_rows: bigint; billed_total: string; rows_sha256: string;
 }
 
-/** The month's FOCUS finalisations, in order. */
-export async function focusFinalizations(store: Store, month: string): Promise<FocusFinalizationRow[]> {
-  return rawSql(store).query<FocusFinalizationRow>(readSql('src/store/report/sql/focus_finalizations.sql'), { month });
-}
+/** The FOCUS export's tables and finalisations (Store.report.focus). */
+export class FocusData {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
 
-/**
- * A finalised month: FOCUS_TABLE becomes its recorded rows, then the corrections against the current
- * rows (the view FOCUS_CURRENT_TABLE), with the columns in the order of the current rows.
- */
-export async function replaceFocusWithCorrected(store: Store, month: string): Promise<void> {
-  const sql = rawSql(store);
-  await dropTempRelation(store, FOCUS_STAGING_TABLE);
-  await sql.run(materialiseSql(FOCUS_STAGING_TABLE, readSql('src/store/report/sql/focus_corrected.sql').trim().replace(/;\s*$/, '')),
-    { month });
-  // The columns in the order of the current rows, whatever order the finalised table holds them in,
-  // so the file of a finalised month has the same schema as before.
-  const cols = (await sql.query<{ column_name: string }>(readSql('src/store/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
-    .map((c) => quoteIdent(c.column_name));
-  // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
-  await dropTempRelation(store, FOCUS_TABLE);
-  await sql.run(`CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-  await sql.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
-}
+  /** The program_spend lines with no rate, by plan and reason (FOCUS_UNPRICED_SQL). */
+  async focusUnpriced(): Promise<{ plan: string; reason: string; lines: number }[]> {
+    const rows = await this.cx.sql.query<{ plan: string; reason: string; lines: bigint }>(FOCUS_UNPRICED_SQL);
+    return rows.map((r) => ({ plan: r.plan, reason: r.reason, lines: Number(r.lines) }));
+  }
 
-/** Rows, BilledCost total and last line of FOCUS_TABLE. */
-export async function focusTotals(store: Store): Promise<{ n_rows: bigint; billed: string; last: bigint | null }> {
-  const [all] = await rawSql(store).query<{ n_rows: bigint; billed: string; last: bigint | null }>(FOCUS_TOTALS);
-  return all!;
-}
+  /** The month's FOCUS finalisations, in order. */
+  async focusFinalizations(month: string): Promise<FocusFinalizationRow[]> {
+    return this.cx.sql.query<FocusFinalizationRow>(readSql('src/store/report/sql/focus_finalizations.sql'), { month });
+  }
 
-/** One block of FOCUS_TABLE's lines in ($lo, $hi]: its row count and sha256 (FOCUS_DIGEST_SQL). */
-export async function focusDigestBlock(store: Store, lo: number, hi: number): Promise<{ n: bigint; h: string }> {
-  const [b] = await rawSql(store).query<{ n: bigint; h: string }>(FOCUS_DIGEST_SQL, { lo: BigInt(lo), hi: BigInt(hi) });
-  return b!;
-}
+  /**
+   * A finalised month: FOCUS_TABLE becomes its recorded rows, then the corrections against the current
+   * rows (the view FOCUS_CURRENT_TABLE), with the columns in the order of the current rows.
+   */
+  async replaceFocusWithCorrected(month: string): Promise<void> {
+    const sql = this.cx.sql;
+    await dropTempRelation(this.cx, FOCUS_STAGING_TABLE);
+    await sql.run(materialiseSql(FOCUS_STAGING_TABLE, readSql('src/store/report/sql/focus_corrected.sql').trim().replace(/;\s*$/, '')),
+      { month });
+    // The columns in the order of the current rows, whatever order the finalised table holds them in,
+    // so the file of a finalised month has the same schema as before.
+    const cols = (await sql.query<{ column_name: string }>(readSql('src/store/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
+      .map((c) => quoteIdent(c.column_name));
+    // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
+    await dropTempRelation(this.cx, FOCUS_TABLE);
+    await sql.run(`CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+    await sql.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+  }
 
-/** Records a finalisation and the rows of FOCUS_TABLE after line `after`, in one transaction. */
-export async function recordFocusFinalization(store: Store, f: {
-  finalizationId: string; month: string; seq: number; finalizedAt: Date; revision: string; rows: number; billedTotal: string; rowsSha256: string; after: number;
-}): Promise<void> {
-  const sql = rawSql(store);
-  await store.transaction(async () => {
-    await sql.run(readSql('src/store/report/sql/focus_finalize_record.sql'), {
-      finalization_id: f.finalizationId, month: f.month, seq: f.seq, finalized_at: f.finalizedAt, revision: f.revision,
-      n_rows: BigInt(f.rows), billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+  /** Rows, BilledCost total and last line of FOCUS_TABLE. */
+  async focusTotals(): Promise<{ n_rows: bigint; billed: string; last: bigint | null }> {
+    const [all] = await this.cx.sql.query<{ n_rows: bigint; billed: string; last: bigint | null }>(FOCUS_TOTALS);
+    return all!;
+  }
+
+  /** One block of FOCUS_TABLE's lines in ($lo, $hi]: its row count and sha256 (FOCUS_DIGEST_SQL). */
+  async focusDigestBlock(lo: number, hi: number): Promise<{ n: bigint; h: string }> {
+    const [b] = await this.cx.sql.query<{ n: bigint; h: string }>(FOCUS_DIGEST_SQL, { lo: BigInt(lo), hi: BigInt(hi) });
+    return b!;
+  }
+
+  /** Records a finalisation and the rows of FOCUS_TABLE after line `after`, in one transaction. */
+  async recordFocusFinalization(f: {
+    finalizationId: string; month: string; seq: number; finalizedAt: Date; revision: string; rows: number; billedTotal: string; rowsSha256: string; after: number;
+  }): Promise<void> {
+    const sql = this.cx.sql;
+    await this.cx.transaction(async () => {
+      await sql.run(readSql('src/store/report/sql/focus_finalize_record.sql'), {
+        finalization_id: f.finalizationId, month: f.month, seq: f.seq, finalized_at: f.finalizedAt, revision: f.revision,
+        n_rows: BigInt(f.rows), billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+      });
+      await sql.run(FOCUS_FINALIZE_ROWS_SQL, { finalization_id: f.finalizationId, month: f.month, after: BigInt(f.after) });
     });
-    await sql.run(FOCUS_FINALIZE_ROWS_SQL, { finalization_id: f.finalizationId, month: f.month, after: BigInt(f.after) });
-  });
+  }
 }

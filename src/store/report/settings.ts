@@ -1,6 +1,5 @@
 // DuckDB's limits while a report runs (report/run.ts decides them): read before, set, given back after.
-import type { Store } from '../facade.js';
-import { rawSql } from '../rawSql.js';
+import type { StoreContext } from '../facade/context.js';
 import { quoteLiteral } from '../sql.js';
 
 const SETTINGS_NOW = "SELECT current_setting('threads') AS threads, " +
@@ -14,86 +13,92 @@ export interface ReportSettings {
   file_cache: boolean;
 }
 
-/** The connection's settings a report changes. */
-export async function reportSettings(store: Store): Promise<ReportSettings> {
-  // The limit as the store set it: current_setting() shows it rounded ('488.2 MiB').
-  const [before] = await rawSql(store).query<Omit<ReportSettings, 'memory_limit'>>(SETTINGS_NOW);
-  return { ...before!, memory_limit: store.memoryLimit };
-}
-
-/** Keeps insertion order (the report tables are created in line order and copied in insertion order). */
-export async function keepInsertionOrder(store: Store): Promise<void> {
-  await rawSql(store).run('SET preserve_insertion_order = true');
-}
-
-/** SET threads. */
-export async function setThreads(store: Store, threads: number): Promise<void> {
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
-  await rawSql(store).run(`SET threads = ${threads}`);
-}
-
-/**
- * SET allocator_flush_threshold and allocator_background_threads, and
- * allocator_bulk_deallocation_flush_threshold to `flush` too (its default, 512 MiB, is never reached
- * by a bulk free under a report's limit, so the allocator kept what a stage freed).
- */
-export async function setAllocator(store: Store, flush: string, background: boolean): Promise<void> {
-  await rawSql(store).run(`SET allocator_flush_threshold = ${quoteLiteral(flush)}`);
-  await rawSql(store).run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(flush)}`);
-  await rawSql(store).run(`SET allocator_background_threads = ${background ? 'true' : 'false'}`);
-}
-
-/**
- * SET enable_external_file_cache: DuckDB keeps the Parquet files it reads (the report's stage parts,
- * each read once or twice and in the OS's page cache anyway) in its buffer pool, up to its memory limit.
- */
-export async function setExternalFileCache(store: Store, on: boolean): Promise<void> {
-  await rawSql(store).run(`SET enable_external_file_cache = ${on ? 'true' : 'false'}`);
-}
-
-/**
- * Frees the blocks of the database's tables that DuckDB keeps cached: it keeps what it read until something
- * needs the memory, and after a report's stages nothing does (BENCHMARKS.md, "The report's cached blocks
- * dropped after the stages (2026-11-24)"). The limit lowered to `floor` for a moment
- * makes DuckDB evict them (they are in the file, so eviction only frees them; TEMP tables above the floor are
- * spilled), then the store's limit is set again, which also hands the freed memory back. Returns false when
- * DuckDB could not get down to the floor (memory in use): the limit is the store's again either way.
- */
-export async function dropCachedBlocks(store: Store, floor: string): Promise<boolean> {
-  const limit = store.memoryLimit;
-  try {
-    await store.setMemoryLimit(floor);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await store.setMemoryLimit(limit);
-  }
-}
-
-/** Gives back the settings read by reportSettings. */
-export async function restoreSettings(store: Store, before: ReportSettings): Promise<void> {
-  const sql = rawSql(store);
-  await store.setMemoryLimit(before.memory_limit);
-  await sql.run(`SET threads = ${Number(before.threads)}`);
-  await sql.run(`SET preserve_insertion_order = ${before.preserve_insertion_order ? 'true' : 'false'}`);
-  await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
-  await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
-  await sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`);
-  await setExternalFileCache(store, before.file_cache);
-}
-
 const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';
-
-/** What DuckDB's buffer manager holds and has spilled, in bytes (its allocator's cache is in the RSS only). */
-export async function duckdbMemory(store: Store): Promise<{ used: bigint; spilled: bigint }> {
-  const [d] = await rawSql(store).query<{ used: bigint | null; spilled: bigint | null }>(DUCKDB_MEMORY_SQL);
-  return { used: d?.used ?? 0n, spilled: d?.spilled ?? 0n };
-}
 
 const DUCKDB_MEMORY_TAGS_SQL = 'SELECT tag, CAST(memory_usage_bytes AS BIGINT) AS bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 ORDER BY memory_usage_bytes DESC';
 
-/** What DuckDB's buffer manager holds, per tag (BASE_TABLE, IN_MEMORY_TABLE, EXTERNAL_FILE_CACHE, ...), largest first. */
-export async function duckdbMemoryByTag(store: Store): Promise<{ tag: string; bytes: bigint }[]> {
-  return rawSql(store).query<{ tag: string; bytes: bigint }>(DUCKDB_MEMORY_TAGS_SQL);
+/** DuckDB's settings while a report runs (Store.report.settings). */
+export class ReportSettingsControl {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
+
+  /** The connection's settings a report changes. */
+  async reportSettings(): Promise<ReportSettings> {
+    // The limit as the store set it: current_setting() shows it rounded ('488.2 MiB').
+    const [before] = await this.cx.sql.query<Omit<ReportSettings, 'memory_limit'>>(SETTINGS_NOW);
+    return { ...before!, memory_limit: this.cx.memoryLimit() };
+  }
+
+  /** Keeps insertion order (the report tables are created in line order and copied in insertion order). */
+  async keepInsertionOrder(): Promise<void> {
+    await this.cx.sql.run('SET preserve_insertion_order = true');
+  }
+
+  /** SET threads. */
+  async setThreads(threads: number): Promise<void> {
+    if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
+    await this.cx.sql.run(`SET threads = ${threads}`);
+  }
+
+  /**
+   * SET allocator_flush_threshold and allocator_background_threads, and
+   * allocator_bulk_deallocation_flush_threshold to `flush` too (its default, 512 MiB, is never reached
+   * by a bulk free under a report's limit, so the allocator kept what a stage freed).
+   */
+  async setAllocator(flush: string, background: boolean): Promise<void> {
+    await this.cx.sql.run(`SET allocator_flush_threshold = ${quoteLiteral(flush)}`);
+    await this.cx.sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(flush)}`);
+    await this.cx.sql.run(`SET allocator_background_threads = ${background ? 'true' : 'false'}`);
+  }
+
+  /**
+   * SET enable_external_file_cache: DuckDB keeps the Parquet files it reads (the report's stage parts,
+   * each read once or twice and in the OS's page cache anyway) in its buffer pool, up to its memory limit.
+   */
+  async setExternalFileCache(on: boolean): Promise<void> {
+    await this.cx.sql.run(`SET enable_external_file_cache = ${on ? 'true' : 'false'}`);
+  }
+
+  /**
+   * Frees the blocks of the database's tables that DuckDB keeps cached: it keeps what it read until something
+   * needs the memory, and after a report's stages nothing does (BENCHMARKS.md, "The report's cached blocks
+   * dropped after the stages (2026-11-24)"). The limit lowered to `floor` for a moment
+   * makes DuckDB evict them (they are in the file, so eviction only frees them; TEMP tables above the floor are
+   * spilled), then the store's limit is set again, which also hands the freed memory back. Returns false when
+   * DuckDB could not get down to the floor (memory in use): the limit is the store's again either way.
+   */
+  async dropCachedBlocks(floor: string): Promise<boolean> {
+    const limit = this.cx.memoryLimit();
+    try {
+      await this.cx.setMemoryLimit(floor);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await this.cx.setMemoryLimit(limit);
+    }
+  }
+
+  /** Gives back the settings read by reportSettings. */
+  async restoreSettings(before: ReportSettings): Promise<void> {
+    const sql = this.cx.sql;
+    await this.cx.setMemoryLimit(before.memory_limit);
+    await sql.run(`SET threads = ${Number(before.threads)}`);
+    await sql.run(`SET preserve_insertion_order = ${before.preserve_insertion_order ? 'true' : 'false'}`);
+    await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
+    await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
+    await sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`);
+    await this.setExternalFileCache(before.file_cache);
+  }
+
+  /** What DuckDB's buffer manager holds and has spilled, in bytes (its allocator's cache is in the RSS only). */
+  async duckdbMemory(): Promise<{ used: bigint; spilled: bigint }> {
+    const [d] = await this.cx.sql.query<{ used: bigint | null; spilled: bigint | null }>(DUCKDB_MEMORY_SQL);
+    return { used: d?.used ?? 0n, spilled: d?.spilled ?? 0n };
+  }
+
+  /** What DuckDB's buffer manager holds, per tag (BASE_TABLE, IN_MEMORY_TABLE, EXTERNAL_FILE_CACHE, ...), largest first. */
+  async duckdbMemoryByTag(): Promise<{ tag: string; bytes: bigint }[]> {
+    return this.cx.sql.query<{ tag: string; bytes: bigint }>(DUCKDB_MEMORY_TAGS_SQL);
+  }
 }

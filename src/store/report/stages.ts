@@ -7,10 +7,10 @@
 import { V2_FRAMEWORK_METRICS } from '../../contract/api.js';
 import { REPORT_NAMES, reportTable, type ReportName } from '../../domain/reports.js';
 import { silentLogger, type Logger } from '../../log.js';
-import type { Store } from '../facade.js';
+import type { StoreContext } from '../facade/context.js';
 import { join } from 'node:path';
-import { rawSql } from '../rawSql.js';
 import { quoteIdent, quoteLiteral, readSql } from '../sql.js';
+import type { ReportTable } from './tables.js';
 
 /**
  * Each report's SQL file and the stage it reads (no report takes parameters): 'days' (rpt_days, so it
@@ -78,10 +78,10 @@ export function materialiseSql(table: string, query: string): string {
 }
 
 /** Runs a query once into a TEMP table (materialiseSql) that every writer then reads. */
-async function materialise(store: Store, table: string, sqlPath: string, params?: Record<string, unknown>, log: Logger = silentLogger): Promise<void> {
+async function materialise(cx: StoreContext, table: string, sqlPath: string, params?: Record<string, unknown>, log: Logger = silentLogger): Promise<void> {
   const t0 = performance.now();
   const sql = materialiseSql(table, readSql(sqlPath).trim().replace(/;\s*$/, ''));
-  await rawSql(store).run(sql, params as never);
+  await cx.sql.run(sql, params as never);
   log.debug('report stage', { table, ms: Math.round(performance.now() - t0) });
 }
 
@@ -92,10 +92,10 @@ interface StageColumn {
 }
 
 /** The columns a query gives (its result created empty, read from the catalog, dropped). */
-async function columnsOf(store: Store, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
-  await rawSql(store).run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
-  const cols = await rawSql(store).query<StageColumn>(readSql('src/store/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
-  await rawSql(store).run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
+async function columnsOf(cx: StoreContext, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
+  await cx.sql.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
+  const cols = await cx.sql.query<StageColumn>(readSql('src/store/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
+  await cx.sql.run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
   return cols;
 }
 
@@ -110,27 +110,28 @@ export class ParquetStage {
   private readonly parts: string[] = [];
   private readonly counts: number[] = [];
   private constructor(
+    private readonly cx: StoreContext,
     private readonly name: string,
     private readonly dir: string,
     private readonly columns: StageColumn[],
   ) {}
 
-  static async open(store: Store, name: string, dir: string, sql: string, shapeParams: Record<string, unknown>): Promise<ParquetStage> {
-    return new ParquetStage(name, dir, await columnsOf(store, sql, shapeParams));
+  static async open(cx: StoreContext, name: string, dir: string, sql: string, shapeParams: Record<string, unknown>): Promise<ParquetStage> {
+    return new ParquetStage(cx, name, dir, await columnsOf(cx, sql, shapeParams));
   }
 
   /** Appends the rows of `sql` (in its order) as the next part. */
-  async append(store: Store, sql: string, params: Record<string, unknown>): Promise<void> {
+  async append(sql: string, params: Record<string, unknown>): Promise<void> {
     const path = join(this.dir, `${this.name}-${String(this.parts.length).padStart(5, '0')}.parquet`);
     const select = this.columns
       .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
       .join(', ');
-    await rawSql(store).run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`, params as never);
-    const [m] = await rawSql(store).query<{ n: bigint }>(PART_ROWS, { path });
+    await this.cx.sql.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`, params as never);
+    const [m] = await this.cx.sql.query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
     this.counts.push(Number(m?.n ?? 0n));
     // A part's query frees what it used, but the allocators keep it (ARCHITECTURE.md, "Reports", "Memory").
-    await store.releaseMemory();
+    await this.cx.releaseMemory();
   }
 
   /** The number of parts appended. */
@@ -147,12 +148,12 @@ export class ParquetStage {
    * A TEMP view `name` over part i alone, with the query's own types (a chunk's rows, for a later
    * stage per chunk); with `programs` (a TEMP table of org_id, program_id), only those programs' rows.
    */
-  async publishPart(store: Store, i: number, name: string, programs?: string): Promise<void> {
-    await dropTempRelation(store, name);
+  async publishPart(i: number, name: string, programs?: string): Promise<void> {
+    await dropTempRelation(this.cx, name);
     const from = `read_parquet(${quoteLiteral(this.parts[i]!)}) d`;
     const only = programs === undefined ? '' :
       ` SEMI JOIN ${quoteIdent(programs)} s ON s.org_id IS NOT DISTINCT FROM d.org_id AND s.program_id = d.program_id`;
-    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack('d.')} FROM ${from}${only}`);
+    await this.cx.sql.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack('d.')} FROM ${from}${only}`);
   }
 
   /** The path of part i (to read its programs). */
@@ -165,11 +166,11 @@ export class ParquetStage {
   }
 
   /** The TEMP view over the parts in order (an empty part first when there is none). */
-  async publish(store: Store, emptySql: string, emptyParams: Record<string, unknown>, name: string = this.name): Promise<void> {
-    if (this.parts.length === 0) await this.append(store, emptySql, emptyParams);
+  async publish(emptySql: string, emptyParams: Record<string, unknown>, name: string = this.name): Promise<void> {
+    if (this.parts.length === 0) await this.append(emptySql, emptyParams);
     const files = this.parts.map((p) => quoteLiteral(p)).join(', ');
-    await dropTempRelation(store, name);
-    await rawSql(store).run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
+    await dropTempRelation(this.cx, name);
+    await this.cx.sql.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
   }
 }
 
@@ -177,70 +178,13 @@ export class ParquetStage {
  * Drops the TEMP table or view `name` if there is one: an earlier run on this connection may have
  * left either (a finalised month's rows are tables, a run's stages views).
  */
-export async function dropTempRelation(store: Store, name: string): Promise<void> {
-  const [t] = await rawSql(store).query<{ n: bigint }>(TEMP_TABLE_COUNT, { name });
-  if (Number(t!.n) > 0) await rawSql(store).run(`DROP TABLE ${quoteIdent(name)}`);
-  const [v] = await rawSql(store).query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
-  if (Number(v!.n) > 0) await rawSql(store).run(`DROP VIEW ${quoteIdent(name)}`);
+export async function dropTempRelation(cx: StoreContext, name: string): Promise<void> {
+  const [t] = await cx.sql.query<{ n: bigint }>(TEMP_TABLE_COUNT, { name });
+  if (Number(t!.n) > 0) await cx.sql.run(`DROP TABLE ${quoteIdent(name)}`);
+  const [v] = await cx.sql.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
+  if (Number(v!.n) > 0) await cx.sql.run(`DROP VIEW ${quoteIdent(name)}`);
 }
 
-/**
- * Computes rpt_days, the report tables and rpt_daily for the period; the intermediate stages are
- * dropped. The large stages (the frameworks' daily usage, the detail) are Parquet files in
- * scratchDir, which the caller removes after the run.
- */
-export async function materialiseReports(
-  store: Store, params: StageParams, scratchDir: string, log: Logger = silentLogger, programsPerChunk: number = PROGRAMS_PER_CHUNK,
-): Promise<ParquetStage> {
-  const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
-  await rawSql(store).run(UNORDERED);
-  await materialise(store, DAYS_UNSORTED_TABLE, 'src/store/report/sql/stage_days.sql', { ...params }, log);
-  await materialise(store, CHUNKS_TABLE, 'src/store/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
-  // rpt_days and rpt_framework_days into Parquet one part per chunk, in chunk order: a chunk's query
-  // reads its row groups only, and no query sorts or aggregates the month's rows by chunk.
-  let t0 = performance.now();
-  const bounds = await rawSql(store).query<{ chunk: bigint; programs: string[] }>(CHUNK_PROGRAMS);
-  const daysSql = stageSql('src/store/report/sql/stage_days_by_chunk.sql');
-  const days = await ParquetStage.open(store, DAYS_TABLE, scratchDir, daysSql, { chunk: NO_CHUNK });
-  for (const b of bounds) await days.append(store, daysSql, { chunk: BigInt(b.chunk) });
-  await days.publish(store, daysSql, { chunk: NO_CHUNK });
-  await rawSql(store).run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
-  log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
-  // The frameworks' daily usage one chunk at a time, one part per chunk (in chunk order).
-  const fdSql = stageSql('src/store/report/sql/stage_framework_days.sql');
-  const fdParams = { ...params, framework_metrics: frameworkMetrics };
-  const fdNone = { ...fdParams, chunk: NO_CHUNK, programs: [] };
-  const fd = await ParquetStage.open(store, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdNone);
-  t0 = performance.now();
-  for (const b of bounds) {
-    await fd.append(store, fdSql, { ...fdParams, chunk: BigInt(b.chunk), programs: b.programs });
-  }
-  await fd.publish(store, fdSql, fdNone);
-  log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, parts: fd.partCount, ms: Math.round(performance.now() - t0) });
-  await rawSql(store).run(ORDERED);
-  for (const name of reportsOf('days')) await materialise(store, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
-
-  const chunk = stageSql('src/store/report/sql/daily_chunk.sql');
-  const none = { chunk: NO_CHUNK, framework_metrics: frameworkMetrics };
-  const daily = await ParquetStage.open(store, DAILY_TABLE, scratchDir, chunk, none);
-  const [{ n } = { n: 0n }] = await rawSql(store).query<{ n: bigint | number }>(CHUNK_COUNT);
-  for (let i = 0n; i < BigInt(n); i++) {
-    t0 = performance.now();
-    await daily.append(store, chunk, { chunk: i, framework_metrics: frameworkMetrics });
-    log.debug('report stage', { table: DAILY_TABLE, chunk: Number(i), ms: Math.round(performance.now() - t0) });
-  }
-  await daily.publish(store, chunk, none);
-  for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await rawSql(store).run(`DROP VIEW ${quoteIdent(v)}`);
-  await rawSql(store).run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
-
-  for (const name of reportsOf('chunk')) {
-    t0 = performance.now();
-    const sql = stageSql(REPORT_STAGES[name].sqlPath);
-    await chunkwise(store, daily, reportTable(name), scratchDir, sql, {});
-    log.debug('report stage', { table: reportTable(name), ms: Math.round(performance.now() - t0) });
-  }
-  return daily;
-}
 
 /** The TEMP view of one chunk of the detail that a per-chunk query reads. */
 export const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
@@ -256,46 +200,115 @@ const PART_GROUPS = `SELECT coalesce(max(grp) + 1, 0) AS n FROM ${quoteIdent(PAR
 const GROUP_PROGRAMS = `CREATE OR REPLACE TEMP TABLE ${quoteIdent(GROUP_TABLE)} AS
 SELECT org_id, program_id FROM ${quoteIdent(PART_TABLE)} WHERE grp = $grp`;
 
-/**
- * Runs `sql` (which reads rpt_daily_chunk and numbers its lines from $line_offset) once per chunk of
- * the detail, in order, into Parquet parts published as a TEMP view `name` (and returns them): the
- * lines of every chunk numbered on from the chunks before, with no query over all the detail. With
- * `programsPerPart`, once per group of that many programs of each chunk, in line order (the reports
- * are numbered program first, so the rows are the same): a FOCUS chunk's sort of wide rows is what
- * kept the process far above DuckDB's limit (ARCHITECTURE.md, "Memory").
- */
-export async function chunkwise(
-  store: Store, daily: ParquetStage, name: string, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
-  programsPerPart?: number,
-): Promise<ParquetStage> {
-  await daily.publishPart(store, 0, DAILY_CHUNK_VIEW);
-  const stage = await ParquetStage.open(store, name, scratchDir, sql, { ...params, line_offset: 0n });
-  let offset = 0n;
-  const append = async () => {
-    await stage.append(store, sql, { ...params, line_offset: offset });
-    offset += BigInt(stage.partRows(stage.partCount - 1));
-  };
-  for (let i = 0; i < daily.partCount; i++) {
-    if (programsPerPart === undefined) {
-      await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
-      await append();
-      continue;
+/** The report's stages (Store.report.stages). */
+export class Stages {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
+
+  /**
+   * Computes rpt_days, the report tables and rpt_daily for the period; the intermediate stages are
+   * dropped. The large stages (the frameworks' daily usage, the detail) are Parquet files in
+   * scratchDir, which the caller removes after the run.
+   */
+  async materialiseReports(
+    params: StageParams, scratchDir: string, log: Logger = silentLogger, programsPerChunk: number = PROGRAMS_PER_CHUNK,
+  ): Promise<ParquetStage> {
+    const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
+    await this.cx.sql.run(UNORDERED);
+    await materialise(this.cx, DAYS_UNSORTED_TABLE, 'src/store/report/sql/stage_days.sql', { ...params }, log);
+    await materialise(this.cx, CHUNKS_TABLE, 'src/store/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
+    // rpt_days and rpt_framework_days into Parquet one part per chunk, in chunk order: a chunk's query
+    // reads its row groups only, and no query sorts or aggregates the month's rows by chunk.
+    let t0 = performance.now();
+    const bounds = await this.cx.sql.query<{ chunk: bigint; programs: string[] }>(CHUNK_PROGRAMS);
+    const daysSql = stageSql('src/store/report/sql/stage_days_by_chunk.sql');
+    const days = await ParquetStage.open(this.cx, DAYS_TABLE, scratchDir, daysSql, { chunk: NO_CHUNK });
+    for (const b of bounds) await days.append(daysSql, { chunk: BigInt(b.chunk) });
+    await days.publish(daysSql, { chunk: NO_CHUNK });
+    await this.cx.sql.run(`DROP TABLE ${quoteIdent(DAYS_UNSORTED_TABLE)}`);
+    log.debug('report stage', { table: DAYS_TABLE, ms: Math.round(performance.now() - t0) });
+    // The frameworks' daily usage one chunk at a time, one part per chunk (in chunk order).
+    const fdSql = stageSql('src/store/report/sql/stage_framework_days.sql');
+    const fdParams = { ...params, framework_metrics: frameworkMetrics };
+    const fdNone = { ...fdParams, chunk: NO_CHUNK, programs: [] };
+    const fd = await ParquetStage.open(this.cx, FRAMEWORK_DAYS_TABLE, scratchDir, fdSql, fdNone);
+    t0 = performance.now();
+    for (const b of bounds) {
+      await fd.append(fdSql, { ...fdParams, chunk: BigInt(b.chunk), programs: b.programs });
     }
-    await rawSql(store).run(PART_PROGRAMS, { path: daily.partPath(i), programs_per_part: BigInt(programsPerPart) });
-    const [{ n } = { n: 0n }] = await rawSql(store).query<{ n: bigint | number }>(PART_GROUPS);
-    if (BigInt(n) === 0n) {
-      await daily.publishPart(store, i, DAILY_CHUNK_VIEW);
-      await append();
+    await fd.publish(fdSql, fdNone);
+    log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, parts: fd.partCount, ms: Math.round(performance.now() - t0) });
+    await this.cx.sql.run(ORDERED);
+    for (const name of reportsOf('days')) await materialise(this.cx, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
+
+    const chunk = stageSql('src/store/report/sql/daily_chunk.sql');
+    const none = { chunk: NO_CHUNK, framework_metrics: frameworkMetrics };
+    const daily = await ParquetStage.open(this.cx, DAILY_TABLE, scratchDir, chunk, none);
+    const [{ n } = { n: 0n }] = await this.cx.sql.query<{ n: bigint | number }>(CHUNK_COUNT);
+    for (let i = 0n; i < BigInt(n); i++) {
+      t0 = performance.now();
+      await daily.append(chunk, { chunk: i, framework_metrics: frameworkMetrics });
+      log.debug('report stage', { table: DAILY_TABLE, chunk: Number(i), ms: Math.round(performance.now() - t0) });
     }
-    for (let g = 0n; g < BigInt(n); g++) {
-      await rawSql(store).run(GROUP_PROGRAMS, { grp: g });
-      // The view is bound when created, so after its programs' table exists.
-      if (g === 0n) await daily.publishPart(store, i, DAILY_CHUNK_VIEW, GROUP_TABLE);
-      await append();
+    await daily.publish(chunk, none);
+    for (const v of [FRAMEWORK_DAYS_TABLE, DAYS_TABLE]) await this.cx.sql.run(`DROP VIEW ${quoteIdent(v)}`);
+    await this.cx.sql.run(`DROP TABLE ${quoteIdent(CHUNKS_TABLE)}`);
+
+    for (const name of reportsOf('chunk')) {
+      t0 = performance.now();
+      const sql = stageSql(REPORT_STAGES[name].sqlPath);
+      await this.chunkwise(daily, reportTable(name), scratchDir, sql, {});
+      log.debug('report stage', { table: reportTable(name), ms: Math.round(performance.now() - t0) });
     }
+    return daily;
   }
-  await dropTempRelation(store, DAILY_CHUNK_VIEW);
-  for (const t of [PART_TABLE, GROUP_TABLE]) await dropTempRelation(store, t);
-  if (publish) await stage.publish(store, sql, { ...params, line_offset: 0n });
-  return stage;
+
+  /**
+   * Runs `sql` (which reads rpt_daily_chunk and numbers its lines from $line_offset) once per chunk of
+   * the detail, in order, into Parquet parts published as a TEMP view `name` (and returns them): the
+   * lines of every chunk numbered on from the chunks before, with no query over all the detail. With
+   * `programsPerPart`, once per group of that many programs of each chunk, in line order (the reports
+   * are numbered program first, so the rows are the same): a FOCUS chunk's sort of wide rows is what
+   * kept the process far above DuckDB's limit (ARCHITECTURE.md, "Memory").
+   */
+  async chunkwise(
+    daily: ParquetStage, name: ReportTable, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
+    programsPerPart?: number,
+  ): Promise<ParquetStage> {
+    await daily.publishPart(0, DAILY_CHUNK_VIEW);
+    const stage = await ParquetStage.open(this.cx, name, scratchDir, sql, { ...params, line_offset: 0n });
+    let offset = 0n;
+    const append = async () => {
+      await stage.append(sql, { ...params, line_offset: offset });
+      offset += BigInt(stage.partRows(stage.partCount - 1));
+    };
+    for (let i = 0; i < daily.partCount; i++) {
+      if (programsPerPart === undefined) {
+        await daily.publishPart(i, DAILY_CHUNK_VIEW);
+        await append();
+        continue;
+      }
+      await this.cx.sql.run(PART_PROGRAMS, { path: daily.partPath(i), programs_per_part: BigInt(programsPerPart) });
+      const [{ n } = { n: 0n }] = await this.cx.sql.query<{ n: bigint | number }>(PART_GROUPS);
+      if (BigInt(n) === 0n) {
+        await daily.publishPart(i, DAILY_CHUNK_VIEW);
+        await append();
+      }
+      for (let g = 0n; g < BigInt(n); g++) {
+        await this.cx.sql.run(GROUP_PROGRAMS, { grp: g });
+        // The view is bound when created, so after its programs' table exists.
+        if (g === 0n) await daily.publishPart(i, DAILY_CHUNK_VIEW, GROUP_TABLE);
+        await append();
+      }
+    }
+    await dropTempRelation(this.cx, DAILY_CHUNK_VIEW);
+    for (const t of [PART_TABLE, GROUP_TABLE]) await dropTempRelation(this.cx, t);
+    if (publish) await stage.publish(sql, { ...params, line_offset: 0n });
+    return stage;
+  }
+
+  /** Drops the TEMP table or view `name` if there is one (dropTempRelation). */
+  async dropTempRelation(name: ReportTable): Promise<void> {
+    await dropTempRelation(this.cx, name);
+  }
 }

@@ -4,16 +4,33 @@
 // (reportRelation checks it): an identifier or a COPY target cannot be bound, so those few
 // statements are built here with quoteIdent/quoteLiteral; every value is a bound $name parameter.
 import type { Granularity } from '../../domain/granularity.js';
+import type { ReportName } from '../../domain/reports.js';
 import { STAGED_PARTITION } from '../dataset.js';
-import type { Store } from '../facade.js';
-import { rawSql } from '../rawSql.js';
+import type { StoreContext } from '../facade/context.js';
 import { quoteIdent, quoteLiteral, readSql } from '../sql.js';
+
+/** The tables the workbook writes as sheets: the reports and the corrections. */
+export type SheetTable = `rpt_${ReportName}` | 'rpt_corrections';
+/** The groupings of a sheet's summary. */
+export type SummaryPart = 'by_program' | 'by_metric' | 'by_day';
+/** The workbook's summaries of a report too large for a sheet: one TEMP table per grouping beside it. */
+export type SummaryTable = `${SheetTable}__${SummaryPart}`;
+
+/**
+ * The TEMP relations of a report run that callers read, write out or summarise: the reports, the detail
+ * (stages.ts), the corrections (finalize.ts), FOCUS (focus.ts), the workbook's summaries, and the dataset
+ * export's staged partition. The intermediate stages are stages.ts's own.
+ */
+export type ReportTable =
+  | `rpt_${ReportName}` | 'rpt_daily' | 'rpt_corrections' | 'rpt_focus' | 'rpt_focus_current'
+  | SummaryTable | typeof STAGED_PARTITION;
 
 /** The report's TEMP relations are named rpt_…; the dataset export stages its partition in STAGED_PARTITION. */
 const REPORT_RELATION = /^rpt_[a-z0-9_]+$/;
 
-/** A TEMP relation of the report's closed set of names, quoted; anything else is a bug, refused. */
-function reportRelation(name: string): string {
+/** A TEMP relation of the report's closed set of names, quoted; anything else is a bug, refused (the type
+ *  says so too: the check stays for a name built at run time). */
+function reportRelation(name: ReportTable): string {
   if (!REPORT_RELATION.test(name) && name !== STAGED_PARTITION) throw new Error(`"${name}" is not a report table of the store`);
   return quoteIdent(name);
 }
@@ -25,34 +42,44 @@ export interface ReportRange {
   range_end: Date;
 }
 
+/** One day's spend of a top program, or of the other programs together (program_id and program_name null). */
+export interface DailySpendRow { program_id: string | null; program_name: string | null; day: Date; cost: string }
+/** A program's spend in one span of the forecast (forecast_programs.sql; day: the span's first day). */
+export interface ForecastSpanRow { program_id: string; program_name: string; day: Date; cost: string }
+export interface TopProgramRow { program_id: string; name: string; cost: string }
+export interface TopFrameworkRow { framework_id: string; name: string; program_name: string; cost: string }
+export interface StorageDayRow { day: Date; metric: string; gb_month: string }
+/** Counts are null on days before snapshots_known_from. */
+export interface SnapshotDayRow { day: Date; snapshots: bigint | null; manual: bigint | null; scheduled: bigint | null; known_from: Date | null }
+export interface TransferDayRow { day: Date; metric: string; gb: string; cost: string }
+
+/** The HTML report's charts, as the chart SQL gives them (decimals as strings, days as Dates). */
+export interface ChartData {
+  topPrograms: TopProgramRow[];
+  topFrameworks: TopFrameworkRow[];
+  storage: StorageDayRow[];
+  snapshots: SnapshotDayRow[];
+  transfer: TransferDayRow[];
+  dailySpend: DailySpendRow[];
+}
+
 export interface TableColumn {
   column_name: string;
   data_type: string;
 }
 
-/** A TEMP table's columns in order, with their types (table_columns.sql). */
-export async function tableColumns(store: Store, table: string): Promise<TableColumn[]> {
-  return rawSql(store).query<TableColumn>(readSql('src/store/report/sql/table_columns.sql'), { table });
-}
-
 // (money_totals) No parameters. Row count and the sum of the rounded costs of a materialised report:
 // the totals row of its sheet and the report's total.
-const moneyTotalsSql = (table: string) => `SELECT count(*) AS n_rows, CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost,
+const moneyTotalsSql = (table: ReportTable) => `SELECT count(*) AS n_rows, CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost,
        CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines
 FROM ${reportRelation(table)};`;
-
-/** Rows, total cost and unpriced lines of a materialised report. */
-export async function moneyTotals(store: Store, table: string): Promise<{ n_rows: bigint; cost: string; unpriced_lines: bigint }> {
-  const [t] = await rawSql(store).query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(moneyTotalsSql(table));
-  return t!;
-}
 
 // (copy_parquet) Rows in line order, zstd, so the same rows give the same bytes; DuckDB writes no
 // timestamp into the file. Every report table is created in line order (ORDER BY line_no) and a
 // report runs with preserve_insertion_order on (report/run.ts), so the table is read in line order
 // without sorting it again (a sort of millions of wide rows would spill to disk for nothing). COPY
 // takes no parameter for its target: the path is quoted.
-const copyParquetSql = (table: string, path: string) =>
+const copyParquetSql = (table: ReportTable, path: string) =>
   `COPY (SELECT * FROM ${reportRelation(table)}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880);`;
 
 // (copy_focus_parquet) The FOCUS file holds the FOCUS and x_ columns only (line_no orders the rows
@@ -63,143 +90,17 @@ const copyParquetSql = (table: string, path: string) =>
 // more than the report's memory limit leaves; a file of fewer rows is unchanged.
 // x_CostBasis says on every row what FOCUS's cost columns are here: estimates from a price book
 // revision, not an invoice. Written with the file, not stored with the rows a finalisation records.
-const copyFocusParquetSql = (table: string, path: string) =>
+const copyFocusParquetSql = (table: ReportTable, path: string) =>
   `COPY (SELECT * EXCLUDE (line_no), 'estimate from price book revision ' || "x_PriceBookRevision" || ', not an invoice' AS "x_CostBasis"
   FROM ${reportRelation(table)}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 30720);`;
 
-/** A report table as a Parquet file at `path`. */
-export async function copyTableToParquet(store: Store, table: string, path: string): Promise<void> {
-  await rawSql(store).run(copyParquetSql(table, path));
-}
-
-/** The FOCUS table as the FOCUS Parquet file at `path` (without line_no). */
-export async function copyFocusToParquet(store: Store, table: string, path: string): Promise<void> {
-  await rawSql(store).run(copyFocusParquetSql(table, path));
-}
-
 // (page) Parameters: $after BIGINT, $upto BIGINT. One page of a materialised report in line order,
 // for the workbook writer.
-const pageSql = (table: string) => `SELECT * FROM ${reportRelation(table)} WHERE line_no > $after AND line_no <= $upto ORDER BY line_no;`;
-
-/** The lines of a report table in (after, upto], in line order. */
-export async function reportPage(store: Store, table: string, after: number, upto: number): Promise<Record<string, unknown>[]> {
-  return rawSql(store).query(pageSql(table), { after: BigInt(after), upto: BigInt(upto) });
-}
-
-/** The collection runs whose data the period's report read. */
-export async function reportRunIds(store: Store, range: ReportRange): Promise<string[]> {
-  return (await rawSql(store).query<{ run_id: string }>(readSql('src/store/report/sql/run_ids.sql'), { ...range })).map((r) => r.run_id);
-}
-
-/** Spend per day of each of the `top` programs and of all the others together (program_id null), for the charts. */
-export async function dailySpend<T>(store: Store, top: string[]): Promise<T[]> {
-  return rawSql(store).query<T>(readSql('src/store/report/sql/chart_daily_spend.sql'), { top });
-}
+const pageSql = (table: ReportTable) => `SELECT * FROM ${reportRelation(table)} WHERE line_no > $after AND line_no <= $upto ORDER BY line_no;`;
 
 // No parameters. The charts' extent: rows of spend per program and day (the manifest's row count of
 // the HTML file) and programs.
 const DAILY_SPEND_SHAPE_SQL = 'SELECT count(*) AS day_rows, count(DISTINCT program_id) AS programs FROM (SELECT DISTINCT program_id, usage_day FROM rpt_daily)';
-
-/** How many program-days and programs the detail (rpt_daily) has. */
-export async function dailySpendShape(store: Store): Promise<{ dayRows: number; programs: number }> {
-  const [r] = await rawSql(store).query<{ day_rows: bigint; programs: bigint }>(DAILY_SPEND_SHAPE_SQL);
-  return { dayRows: Number(r!.day_rows), programs: Number(r!.programs) };
-}
-
-/**
- * Each program's spend in the forecast's three spans (before the trend window, inside it, from the
- * cutoff on; forecast_programs.sql): at most three rows per program instead of one per program and day.
- * Days are UTC dates, YYYY-MM-DD.
- */
-export async function forecastPrograms<T>(store: Store, o: { cutoffDay: string; windowStartDay: string }): Promise<T[]> {
-  return rawSql(store).query<T>(readSql('src/store/report/sql/forecast_programs.sql'), { cutoff_day: o.cutoffDay, window_start_day: o.windowStartDay });
-}
-
-/** Where the period's data ends (null: no data). */
-export async function dataEnd(store: Store, range: ReportRange): Promise<Date | null> {
-  const [end] = await rawSql(store).query<{ data_end: Date | null }>(readSql('src/store/report/sql/data_end.sql'), { ...range });
-  return end?.data_end ?? null;
-}
-
-/** The HTML report's charts, each read from the run's report tables (rows typed by the caller, as the chart SQL gives them). */
-export async function chartData<T extends Record<'topPrograms' | 'topFrameworks' | 'storage' | 'snapshots' | 'transfer' | 'dailySpend', unknown[]>>(
-  store: Store, o: { topPrograms: number; topFrameworks: number },
-): Promise<T> {
-  const sql = rawSql(store);
-  const topPrograms = await sql.query<{ program_id: string }>(readSql('src/store/report/sql/chart_top_programs.sql'), { limit: BigInt(o.topPrograms) });
-  return {
-    topPrograms,
-    dailySpend: await dailySpend(store, topPrograms.map((p) => p.program_id)),
-    topFrameworks: await sql.query(readSql('src/store/report/sql/chart_top_frameworks.sql'), { limit: BigInt(o.topFrameworks) }),
-    storage: await sql.query(readSql('src/store/report/sql/chart_storage.sql')),
-    snapshots: await sql.query(readSql('src/store/report/sql/chart_snapshots.sql')),
-    transfer: await sql.query(readSql('src/store/report/sql/chart_transfer.sql')),
-  } as T;
-}
-
-/** The workbook's Summary: spend by program and by metric, and each program's label. */
-export async function workbookSummary(store: Store, rangeEnd: Date): Promise<{
-  byProgram: Record<string, unknown>[]; byMetric: Record<string, unknown>[]; programLabels: Map<string, string>;
-}> {
-  const sql = rawSql(store);
-  const byProgram = await sql.query(readSql('src/store/report/sql/summary_by_program.sql'));
-  const byMetric = await sql.query(readSql('src/store/report/sql/summary_by_metric.sql'));
-  const programLabels = new Map((await sql.query<{ program_id: string; label: string }>(readSql('src/store/report/sql/program_labels.sql'),
-    { range_end: rangeEnd })).map((r) => [r.program_id, r.label]));
-  return { byProgram, byMetric, programLabels };
-}
-
-/** The assumed rates that priced lines of program_spend, with their lines and cost. */
-export async function assumedRateUse(store: Store, rateIds: string[]): Promise<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }[]> {
-  return rawSql(store).query(readSql('src/store/report/sql/assumed_rates.sql'), { rate_ids: rateIds });
-}
-
-/** Rates that start or end inside the period (monthly data cannot price the change). */
-export async function rateChangesInside(store: Store, range: ReportRange): Promise<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }[]> {
-  return rawSql(store).query(readSql('src/store/report/sql/rate_changes_inside.sql'), { ...range });
-}
-
-/** Each scope's coverage of the range per granularity (coverage.sql). */
-export async function coverageOfRange(store: Store, rangeStart: Date, rangeEnd: Date): Promise<{
-  source: string; granularity: Granularity; scope: string; covered_ms: bigint; statuses: string; run_ids: string;
-}[]> {
-  return rawSql(store).query(readSql('src/store/report/sql/coverage.sql'), { range_start: rangeStart, range_end: rangeEnd });
-}
-
-/** The granularities with data in the range. */
-export async function dataGranularities(store: Store, rangeStart: Date, rangeEnd: Date): Promise<{ granularity: Granularity; n_rows: bigint }[]> {
-  return rawSql(store).query(readSql('src/store/report/sql/data_granularities.sql'), { range_start: rangeStart, range_end: rangeEnd });
-}
-
-/**
- * A summary of a report table too large for a sheet, as TEMP table `table` beside it, grouped by
- * `keys`: quantities summed in their own units (DECIMAL columns), cost the sum of the report's
- * (already allocated) cents, so every summary adds up to the report's total. Returns its columns and rows.
- */
-export async function summariseTable(store: Store, o: {
-  table: string; source: string; columns: { name: string; type: string }[]; costColumn: string; keys: string[];
-}): Promise<{ columns: TableColumn[]; rows: number }> {
-  const has = (n: string) => o.columns.some((c) => c.name === n);
-  const costCol = o.costColumn;
-  const quantities = o.columns.filter((c) => c.type.startsWith('DECIMAL') && c.type !== 'DECIMAL(18,2)' && c.name !== 'rate');
-  const keys = o.keys.filter(has).map(quoteIdent);
-  const select = [
-    ...keys,
-    ...(o.keys.includes('program_id') && has('program_name') ? ['any_value(program_name) AS program_name'] : []),
-    ...(o.keys.includes('metric') && has('billing_unit') ? ['any_value(billing_unit) AS billing_unit'] : []),
-    'CAST(count(*) AS BIGINT) AS lines',
-    ...quantities.map((q) => `CAST(sum(${quoteIdent(q.name)}) AS ${q.type}) AS ${quoteIdent(q.name)}`),
-    `CAST(sum(${quoteIdent(costCol)}) AS DECIMAL(18,2)) AS ${quoteIdent(costCol)}`,
-    ...(has('priced') ? ['CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines'] : []),
-  ];
-  const order = keys.map((k) => `${k} NULLS FIRST`).join(', ');
-  const sql = rawSql(store);
-  await sql.run(`CREATE OR REPLACE TEMP TABLE ${reportRelation(o.table)} AS SELECT row_number() OVER (ORDER BY ${order}) AS line_no, * ` +
-    `FROM (SELECT ${select.join(', ')} FROM ${reportRelation(o.source)} GROUP BY ${keys.join(', ')}) ORDER BY line_no`);
-  const columns = await tableColumns(store, o.table);
-  const [n] = await sql.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${reportRelation(o.table)}`);
-  return { columns, rows: Number(n!.n) };
-}
 
 /** A column as DESCRIBE gives it. */
 export interface DescribedColumn { column_name: string; column_type: string }
@@ -217,26 +118,167 @@ function exactProjection(c: DescribedColumn): string {
   return id;
 }
 
-/** A table's columns (DESCRIBE). */
-export async function describeTable(store: Store, table: string): Promise<DescribedColumn[]> {
-  return rawSql(store).query<DescribedColumn>(`DESCRIBE ${reportRelation(table)}`);
-}
+/** Reads and copies of the report's TEMP tables (Store.report.tables). */
+export class ReportTables {
+  /** @internal Created by the Store. */
+  constructor(private readonly cx: StoreContext) {}
 
-/** Row count and the first and last value of `key` (line_no or rowid). */
-export async function keyBounds(store: Store, table: string, key: 'line_no' | 'rowid'): Promise<{ n: bigint; first: bigint | null; last: bigint | null }> {
-  const [bounds] = await rawSql(store).query<{ n: bigint; first: bigint | null; last: bigint | null }>(
-    `SELECT count(*)::BIGINT AS n, min(${key})::BIGINT AS first, max(${key})::BIGINT AS last FROM ${reportRelation(table)}`,
-  );
-  return bounds!;
-}
+  /** A TEMP table's columns in order, with their types (table_columns.sql). */
+  async tableColumns(table: ReportTable): Promise<TableColumn[]> {
+    return this.cx.sql.query<TableColumn>(readSql('src/store/report/sql/table_columns.sql'), { table });
+  }
 
-/**
- * The rows with `key` in [from, to), in key order, each column read exactly (exactProjection):
- * DECIMAL as its scaled integer in text, timestamps as epoch microseconds, DATE as days.
- */
-export async function exactRows(store: Store, table: string, cols: DescribedColumn[], key: 'line_no' | 'rowid', from: bigint, to: bigint): Promise<Record<string, unknown>[]> {
-  return rawSql(store).query<Record<string, unknown>>(
-    `SELECT ${cols.map(exactProjection).join(', ')} FROM ${reportRelation(table)} WHERE ${key} >= $from AND ${key} < $to ORDER BY ${key}`,
-    { from, to },
-  );
+  /** Rows, total cost and unpriced lines of a materialised report. */
+  async moneyTotals(table: ReportTable): Promise<{ n_rows: bigint; cost: string; unpriced_lines: bigint }> {
+    const [t] = await this.cx.sql.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(moneyTotalsSql(table));
+    return t!;
+  }
+
+  /** A report table as a Parquet file at `path`. */
+  async copyTableToParquet(table: ReportTable, path: string): Promise<void> {
+    await this.cx.sql.run(copyParquetSql(table, path));
+  }
+
+  /** The FOCUS table as the FOCUS Parquet file at `path` (without line_no). */
+  async copyFocusToParquet(table: ReportTable, path: string): Promise<void> {
+    await this.cx.sql.run(copyFocusParquetSql(table, path));
+  }
+
+  /** The lines of a report table in (after, upto], in line order. */
+  async reportPage(table: ReportTable, after: number, upto: number): Promise<Record<string, unknown>[]> {
+    return this.cx.sql.query(pageSql(table), { after: BigInt(after), upto: BigInt(upto) });
+  }
+
+  /** The collection runs whose data the period's report read. */
+  async reportRunIds(range: ReportRange): Promise<string[]> {
+    return (await this.cx.sql.query<{ run_id: string }>(readSql('src/store/report/sql/run_ids.sql'), { ...range })).map((r) => r.run_id);
+  }
+
+  /** Spend per day of each of the `top` programs and of all the others together (program_id null), for the charts. */
+  async dailySpend(top: string[]): Promise<DailySpendRow[]> {
+    return this.cx.sql.query<DailySpendRow>(readSql('src/store/report/sql/chart_daily_spend.sql'), { top });
+  }
+
+  /** How many program-days and programs the detail (rpt_daily) has. */
+  async dailySpendShape(): Promise<{ dayRows: number; programs: number }> {
+    const [r] = await this.cx.sql.query<{ day_rows: bigint; programs: bigint }>(DAILY_SPEND_SHAPE_SQL);
+    return { dayRows: Number(r!.day_rows), programs: Number(r!.programs) };
+  }
+
+  /**
+   * Each program's spend in the forecast's three spans (before the trend window, inside it, from the
+   * cutoff on; forecast_programs.sql): at most three rows per program instead of one per program and day.
+   * Days are UTC dates, YYYY-MM-DD.
+   */
+  async forecastPrograms(o: { cutoffDay: string; windowStartDay: string }): Promise<ForecastSpanRow[]> {
+    return this.cx.sql.query<ForecastSpanRow>(readSql('src/store/report/sql/forecast_programs.sql'), { cutoff_day: o.cutoffDay, window_start_day: o.windowStartDay });
+  }
+
+  /** The HTML report's charts, each read from the run's report tables. */
+  async chartData(o: { topPrograms: number; topFrameworks: number }): Promise<ChartData> {
+    const sql = this.cx.sql;
+    const topPrograms = await sql.query<TopProgramRow>(readSql('src/store/report/sql/chart_top_programs.sql'), { limit: BigInt(o.topPrograms) });
+    return {
+      topPrograms,
+      dailySpend: await this.dailySpend(topPrograms.map((p) => p.program_id)),
+      topFrameworks: await sql.query<TopFrameworkRow>(readSql('src/store/report/sql/chart_top_frameworks.sql'), { limit: BigInt(o.topFrameworks) }),
+      storage: await sql.query<StorageDayRow>(readSql('src/store/report/sql/chart_storage.sql')),
+      snapshots: await sql.query<SnapshotDayRow>(readSql('src/store/report/sql/chart_snapshots.sql')),
+      transfer: await sql.query<TransferDayRow>(readSql('src/store/report/sql/chart_transfer.sql')),
+    };
+  }
+
+  /** Where the period's data ends (null: no data). */
+  async dataEnd(range: ReportRange): Promise<Date | null> {
+    const [end] = await this.cx.sql.query<{ data_end: Date | null }>(readSql('src/store/report/sql/data_end.sql'), { ...range });
+    return end?.data_end ?? null;
+  }
+
+  /** The workbook's Summary: spend by program and by metric, and each program's label. */
+  async workbookSummary(rangeEnd: Date): Promise<{
+    byProgram: Record<string, unknown>[]; byMetric: Record<string, unknown>[]; programLabels: Map<string, string>;
+  }> {
+    const sql = this.cx.sql;
+    const byProgram = await sql.query(readSql('src/store/report/sql/summary_by_program.sql'));
+    const byMetric = await sql.query(readSql('src/store/report/sql/summary_by_metric.sql'));
+    const programLabels = new Map((await sql.query<{ program_id: string; label: string }>(readSql('src/store/report/sql/program_labels.sql'),
+      { range_end: rangeEnd })).map((r) => [r.program_id, r.label]));
+    return { byProgram, byMetric, programLabels };
+  }
+
+  /** The assumed rates that priced lines of program_spend, with their lines and cost. */
+  async assumedRateUse(rateIds: string[]): Promise<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }[]> {
+    return this.cx.sql.query(readSql('src/store/report/sql/assumed_rates.sql'), { rate_ids: rateIds });
+  }
+
+  /** Rates that start or end inside the period (monthly data cannot price the change). */
+  async rateChangesInside(range: ReportRange): Promise<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }[]> {
+    return this.cx.sql.query(readSql('src/store/report/sql/rate_changes_inside.sql'), { ...range });
+  }
+
+  /** Each scope's coverage of the range per granularity (coverage.sql). */
+  async coverageOfRange(rangeStart: Date, rangeEnd: Date): Promise<{
+    source: string; granularity: Granularity; scope: string; covered_ms: bigint; statuses: string; run_ids: string;
+  }[]> {
+    return this.cx.sql.query(readSql('src/store/report/sql/coverage.sql'), { range_start: rangeStart, range_end: rangeEnd });
+  }
+
+  /** The granularities with data in the range. */
+  async dataGranularities(rangeStart: Date, rangeEnd: Date): Promise<{ granularity: Granularity; n_rows: bigint }[]> {
+    return this.cx.sql.query(readSql('src/store/report/sql/data_granularities.sql'), { range_start: rangeStart, range_end: rangeEnd });
+  }
+
+  /**
+   * A summary of a report table too large for a sheet, as TEMP table `table` beside it, grouped by
+   * `keys`: quantities summed in their own units (DECIMAL columns), cost the sum of the report's
+   * (already allocated) cents, so every summary adds up to the report's total. Returns its columns and rows.
+   */
+  async summariseTable(o: {
+    table: SummaryTable; source: ReportTable; columns: { name: string; type: string }[]; costColumn: string; keys: string[];
+  }): Promise<{ columns: TableColumn[]; rows: number }> {
+    const has = (n: string) => o.columns.some((c) => c.name === n);
+    const costCol = o.costColumn;
+    const quantities = o.columns.filter((c) => c.type.startsWith('DECIMAL') && c.type !== 'DECIMAL(18,2)' && c.name !== 'rate');
+    const keys = o.keys.filter(has).map(quoteIdent);
+    const select = [
+      ...keys,
+      ...(o.keys.includes('program_id') && has('program_name') ? ['any_value(program_name) AS program_name'] : []),
+      ...(o.keys.includes('metric') && has('billing_unit') ? ['any_value(billing_unit) AS billing_unit'] : []),
+      'CAST(count(*) AS BIGINT) AS lines',
+      ...quantities.map((q) => `CAST(sum(${quoteIdent(q.name)}) AS ${q.type}) AS ${quoteIdent(q.name)}`),
+      `CAST(sum(${quoteIdent(costCol)}) AS DECIMAL(18,2)) AS ${quoteIdent(costCol)}`,
+      ...(has('priced') ? ['CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines'] : []),
+    ];
+    const order = keys.map((k) => `${k} NULLS FIRST`).join(', ');
+    const sql = this.cx.sql;
+    await sql.run(`CREATE OR REPLACE TEMP TABLE ${reportRelation(o.table)} AS SELECT row_number() OVER (ORDER BY ${order}) AS line_no, * ` +
+      `FROM (SELECT ${select.join(', ')} FROM ${reportRelation(o.source)} GROUP BY ${keys.join(', ')}) ORDER BY line_no`);
+    const columns = await this.tableColumns(o.table);
+    const [n] = await sql.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${reportRelation(o.table)}`);
+    return { columns, rows: Number(n!.n) };
+  }
+
+  /** A table's columns (DESCRIBE). */
+  async describeTable(table: ReportTable): Promise<DescribedColumn[]> {
+    return this.cx.sql.query<DescribedColumn>(`DESCRIBE ${reportRelation(table)}`);
+  }
+
+  /** Row count and the first and last value of `key` (line_no or rowid). */
+  async keyBounds(table: ReportTable, key: 'line_no' | 'rowid'): Promise<{ n: bigint; first: bigint | null; last: bigint | null }> {
+    const [bounds] = await this.cx.sql.query<{ n: bigint; first: bigint | null; last: bigint | null }>(
+      `SELECT count(*)::BIGINT AS n, min(${key})::BIGINT AS first, max(${key})::BIGINT AS last FROM ${reportRelation(table)}`,
+    );
+    return bounds!;
+  }
+
+  /**
+   * The rows with `key` in [from, to), in key order, each column read exactly (exactProjection):
+   * DECIMAL as its scaled integer in text, timestamps as epoch microseconds, DATE as days.
+   */
+  async exactRows(table: ReportTable, cols: DescribedColumn[], key: 'line_no' | 'rowid', from: bigint, to: bigint): Promise<Record<string, unknown>[]> {
+    return this.cx.sql.query<Record<string, unknown>>(
+      `SELECT ${cols.map(exactProjection).join(', ')} FROM ${reportRelation(table)} WHERE ${key} >= $from AND ${key} < $to ORDER BY ${key}`,
+      { from, to },
+    );
+  }
 }
