@@ -238,7 +238,9 @@ async function firstAndSteady({ sandbox, dir }: Bench, plan: BenchPlan): Promise
     log,
     signal: stop.signal,
     progress: {
-      onPage: () => {},
+      onPage: () => {
+        // the bench draws no progress bar
+      },
       attach: (done) => {
         requestsDone = done;
       },

@@ -132,7 +132,7 @@ function overlaps(a: { from: string; to: string | null }, b: { from: string; to:
 
 function tomlOf(text: string, origin: string): Record<string, unknown> {
   try {
-    return parseToml(text) as Record<string, unknown>;
+    return parseToml(text);
   } catch (e) {
     throw new PriceBookError(origin, [`not valid TOML: ${(e as Error).message.split('\n')[0]}`]);
   }

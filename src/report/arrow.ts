@@ -8,7 +8,7 @@ import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import {
   Bool, DateDay, Decimal, Float64, Int32, Int64, RecordBatchFileWriter, Table, TimeUnit, Timestamp, Utf8,
-  makeData, makeVector, vectorFromArray, type Data, type DataType, type Vector,
+  makeData, makeVector, vectorFromArray, type DataType, type Vector,
 } from 'apache-arrow';
 import type { Store } from '../store/store.js';
 import type { DescribedColumn, ReportTable } from '../store/report/tables.js';
@@ -43,7 +43,7 @@ function column(c: ColumnType, values: unknown[]): { type: DataType; vector: Vec
     const type = new Decimal(Number(dec[2]), Number(dec[1]), 128);
     const words = new Uint32Array(length * 4);
     values.forEach((v, i) => v !== null && putInt128(words, i, BigInt(v as string)));
-    return { type, vector: makeVector(makeData({ type, length, data: words, ...validity(values) }) as Data<Decimal>) };
+    return { type, vector: makeVector(makeData({ type, length, data: words, ...validity(values) })) };
   }
   switch (c.column_type) {
     case 'BIGINT': {

@@ -39,7 +39,7 @@ export class FaultInjector {
     if (u < edge) return '503';
     if (u < (edge += this.rates.rate423)) return '423';
     if (u < (edge += this.rates.rate429)) return '429';
-    if (u < (edge += this.rates.rateDrop)) return 'drop';
+    if (u < edge + this.rates.rateDrop) return 'drop';
     return 'none';
   }
 }

@@ -32,5 +32,5 @@ export async function queryRows<T = Record<string, unknown>>(conn: DuckDBConnect
 /** Like queryRows, with the result's column names (known even when no row comes back). */
 export async function queryTable(conn: DuckDBConnection, sql: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
   const reader = await conn.runAndReadAll(sql);
-  return { columns: reader.columnNames(), rows: reader.convertRowObjects(resultConverter) as Record<string, unknown>[] };
+  return { columns: reader.columnNames(), rows: reader.convertRowObjects(resultConverter) };
 }

@@ -50,7 +50,9 @@ async function withThreads<T>(conn: DuckDBConnection, threads: number, restore: 
   try {
     out = await fn();
   } catch (err) {
-    await execSql(conn, `SET threads = ${restore}`).catch(() => {});
+    await execSql(conn, `SET threads = ${restore}`).catch(() => {
+      // the error thrown below is the one to report; the setting is the connection's own
+    });
     throw err;
   }
   await execSql(conn, `SET threads = ${restore}`);

@@ -159,6 +159,8 @@ export async function upsertInventory<R>(
       }
     });
   } finally {
-    await execSql(conn, STAGING_INVENTORY_DROP_SQL).catch(() => {});
+    await execSql(conn, STAGING_INVENTORY_DROP_SQL).catch(() => {
+      // a TEMP table: it goes with the connection if the drop fails
+    });
   }
 }

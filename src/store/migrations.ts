@@ -125,7 +125,9 @@ export async function migrate(conn: DuckDBConnection, opts: MigrateOptions): Pro
       });
       await execSql(conn, 'COMMIT');
     } catch (err) {
-      await execSql(conn, 'ROLLBACK').catch(() => {});
+      await execSql(conn, 'ROLLBACK').catch(() => {
+        // no transaction left to roll back; the migration's error is reported below
+      });
       throw new Error(`migration ${m.file} failed and was rolled back: ${(err as Error).message}`, { cause: err });
     }
     log.debug('applied schema migration', { version: m.version, name: m.name });

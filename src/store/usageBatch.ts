@@ -298,7 +298,9 @@ export class StagedUsageBatch implements UsageBatch {
           await execSql(conn, 'COMMIT');
           return out;
         } catch (err) {
-          await execSql(conn, 'ROLLBACK').catch(() => {});
+          await execSql(conn, 'ROLLBACK').catch(() => {
+            // no transaction left to roll back; the commit's error is rethrown below
+          });
           throw err;
         }
       }),
@@ -445,7 +447,9 @@ export class StagedUsageBatch implements UsageBatch {
   async abort(): Promise<void> {
     // A commit under way is not interrupted: it ends in its own COMMIT or ROLLBACK.
     if (this.committing) {
-      await this.committing.catch(() => {});
+      await this.committing.catch(() => {
+        // the commit's caller sees its error; closing only waits for it to end
+      });
       return;
     }
     await this.close();
@@ -454,7 +458,9 @@ export class StagedUsageBatch implements UsageBatch {
   private async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
-    await this.opening?.catch(() => {});
+    await this.opening?.catch(() => {
+      // the opener's caller sees its error; closing only waits for it to end
+    });
     await this.pages;
     try {
       this.writer?.close();
@@ -463,8 +469,12 @@ export class StagedUsageBatch implements UsageBatch {
     }
     this.writer = undefined;
     if (this.conn) {
-      await execSql(this.conn, STAGING_USAGE_DROP_SQL).catch(() => {});
-      await this.host.releaseMemory(this.conn).catch(() => {});
+      await execSql(this.conn, STAGING_USAGE_DROP_SQL).catch(() => {
+        // a TEMP table: it goes with the connection if the drop fails
+      });
+      await this.host.releaseMemory(this.conn).catch(() => {
+        // only a hint to DuckDB to free memory; the batch is closed either way
+      });
       this.conn.closeSync();
       this.conn = undefined;
     }

@@ -41,7 +41,9 @@ function apiError(status: number, code: string, message: string, headers: Record
 }
 
 const dropConnection: Step = (req) => req.socket.destroy();
-const neverAnswer: Step = () => {};
+const neverAnswer: Step = () => {
+  // the request is left waiting: the client's timeout must end it
+};
 
 beforeAll(async () => {
   server = createServer((req, res) => {

@@ -115,7 +115,9 @@ describe('prune', { timeout: 300_000 }, () => {
       const pruned = before.usage_program_buckets!.find((x) => x.granularity === 'hourly' && x.before)!;
       expect(Number(held!.n)).toBe(Number(pruned.n));
     } finally {
-      await store.close().catch(() => {});
+      await store.close().catch(() => {
+        // the test's own failure is the one to report
+      });
     }
     // Nothing left to prune.
     const next = await pruneCommand({ db, hourlyDays: DAYS, dataset, now: () => PRUNE_AT, log: silentLogger });

@@ -32,7 +32,7 @@ describe('paging returns every item exactly once', () => {
       .sort();
     expect(ids(items)).toEqual(expected);
     expect(pages.length).toBeGreaterThan(5);
-    expect(Object.keys(items[0]).sort()).toEqual(['created_at', 'id', 'name', 'org_id', 'region_id', 'updated_at']);
+    expect(Object.keys(items[0]!).sort()).toEqual(['created_at', 'id', 'name', 'org_id', 'region_id', 'updated_at']);
   });
 
   it('v2 programs: newest created first, deleted programs included', async () => {
@@ -130,7 +130,7 @@ describe('listing endpoints and key reach', () => {
   it('an organisation key reaches one organisation, a program key one program', async () => {
     const orgKey = sb.keys.org[legacyOrg]!;
     const { items } = await allPages(sb, '/programs', 'programs', { limit: 50 }, { key: orgKey });
-    expect(new Set(items.map((p: { org_id: string }) => p.org_id))).toEqual(new Set([legacyOrg]));
+    expect(new Set(items.map((p) => p.org_id))).toEqual(new Set([legacyOrg]));
     const prog = await allPages(sb, '/programs', 'programs', {}, { key: sb.keys.program.key });
     expect(ids(prog.items)).toEqual([sb.keys.program.programId]);
     const other = sb.world.programs.find((p) => p.org_id === currentOrg && p.id !== sb.keys.program.programId && p.deleted_at === undefined)!;

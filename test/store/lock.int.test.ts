@@ -6,6 +6,11 @@ import { packageRoot } from '../../src/store/sql.js';
 import { openStore, StoreLockedError } from '../../src/store/store.js';
 import { tempDir } from '../support/store.js';
 
+/** A log level the test does not look at. */
+function quiet(): void {
+  // dropped
+}
+
 // Another process holding the file, as an analyst's session would: it opens the database read-only
 // with DuckDB directly, says "held", and releases it when told to on stdin.
 const HOLDER = `
@@ -21,7 +26,7 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 
 async function holdFile(path: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['-e', HOLDER, path], { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
   expect(chunk.toString()).toContain('held');
   return child;
 }
@@ -42,7 +47,7 @@ afterEach(() => {
 });
 
 const quietLog = (warnings: string[]) => {
-  const log = { debug() {}, info() {}, error() {}, warn: (m: string) => warnings.push(m), child: () => log };
+  const log = { debug: quiet, info: quiet, error: quiet, warn: (m: string) => warnings.push(m), child: () => log };
   return log;
 };
 

@@ -4,6 +4,11 @@ import { openStore } from '../../src/store/store.js';
 import { useTempDbPath } from '../support/store.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
+/** A log level the test does not look at. */
+function quiet(): void {
+  // dropped
+}
+
 const dbPath = useTempDbPath();
 
 const fixtures = listMigrations('test/store/fixtures/schema');
@@ -74,7 +79,7 @@ describe('migrations', () => {
   it('a read-only open does not migrate an older file', async () => {
     await (await openStore({ path: dbPath(), migrations: [shipped[0]!] })).close();
     const warnings: string[] = [];
-    const log = { debug() {}, info() {}, error() {}, warn: (m: string) => warnings.push(m), child() { return log; } };
+    const log = { debug: quiet, info: quiet, error: quiet, warn: (m: string) => warnings.push(m), child() { return log; } };
     const ro = await openStore({ path: dbPath(), readOnly: true, migrations: [...shipped, fixtures[0]!], log });
     expect(await ro.schemaVersion()).toBe(1);
     expect(warnings.join()).toMatch(/older than this release/);

@@ -119,7 +119,9 @@ export class Browser {
   }
 
   async close(): Promise<void> {
-    await this.send('Browser.close').catch(() => {});
+    await this.send('Browser.close').catch(() => {
+      // the socket is closed below whether or not the browser answered
+    });
     this.ws.close();
     await new Promise<void>((resolve) => {
       if (this.proc.exitCode !== null) return resolve();

@@ -42,8 +42,17 @@ export const iso = (ms: number): string => new Date(ms).toISOString().slice(0, 1
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
 
+/** A bucket of a consumption item: v2 lists its metrics, v1 names each as a key. */
+export type ApiBucket = { timeframe_start: string; timeframe_end: string; metrics?: { metric_name: string; value: bigint }[] } & Record<string, unknown>;
+/** An item of a listing or consumption page as the sandbox answers it (values exact, as bigint). */
+export type ApiItem = {
+  program_id: string;
+  framework_id?: string;
+  periods: { period_id: string; period_plan: string; consumption: ApiBucket[] }[];
+} & Record<string, unknown>;
+
 /** Every page of a consumption or list endpoint, following cursors to the end. */
-export async function allPages(sb: Sandbox, path: string, listKey: string, params: Params, opts: { key?: string } = {}): Promise<{ pages: unknown[][]; items: any[]; trailingEmpty: boolean }> {
+export async function allPages(sb: Sandbox, path: string, listKey: string, params: Params, opts: { key?: string } = {}): Promise<{ pages: unknown[][]; items: ApiItem[]; trailingEmpty: boolean }> {
   const pages: unknown[][] = [];
   let cursor: string | undefined;
   let trailingEmpty = false;
@@ -60,23 +69,23 @@ export async function allPages(sb: Sandbox, path: string, listKey: string, param
     if (!r.body.pagination) break;
     cursor = r.body.pagination.cursor as string;
   }
-  return { pages, items: pages.flat(), trailingEmpty };
+  return { pages, items: pages.flat() as ApiItem[], trailingEmpty };
 }
 
 /** A consumption row as the API answered it: the truth's row without the organization. */
 export type Row = Omit<TruthRow, 'org_id'>;
 
 /** Flattens consumption items (programs or frameworks) into rows; v2 explicit zeros are dropped unless `keepZeros`. */
-export function rowsOf(items: any[], keepZeros: boolean): Row[] {
+export function rowsOf(items: ApiItem[], keepZeros: boolean): Row[] {
   const rows: Row[] = [];
   for (const item of items) {
     for (const p of item.periods) {
       for (const c of p.consumption) {
         const base = {
-          program_id: item.program_id as string,
-          ...(item.framework_id ? { framework_id: item.framework_id as string } : {}),
-          period_id: p.period_id as string,
-          period_plan: p.period_plan as string,
+          program_id: item.program_id,
+          ...(item.framework_id ? { framework_id: item.framework_id } : {}),
+          period_id: p.period_id,
+          period_plan: p.period_plan,
           timeframe_start: Date.parse(c.timeframe_start),
           timeframe_end: Date.parse(c.timeframe_end),
         };

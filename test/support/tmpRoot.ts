@@ -8,8 +8,13 @@ import { join } from 'node:path';
 /** Set while a run's folder is in place: both projects' setups run in one process, and share it. */
 const RUN_FOLDER = 'USAGE_PIPELINE_TEST_TMPDIR';
 
+/** A nested setup's teardown: the run that made the folder removes it. */
+function keptByOuterRun(): void {
+  // nothing to remove here
+}
+
 export default function setup(): () => void {
-  if (process.env[RUN_FOLDER]) return () => {};
+  if (process.env[RUN_FOLDER]) return keptByOuterRun;
   const before = process.env.TMPDIR;
   const root = mkdtempSync(join(tmpdir(), 'usage-pipeline-tests-'));
   // Test workers are forked after the global setups run, so they and their children inherit it.

@@ -81,7 +81,7 @@ export function materialiseSql(table: string, query: string): string {
 async function materialise(cx: StoreContext, table: string, sqlPath: string, params?: Record<string, unknown>, log: Logger = silentLogger): Promise<void> {
   const t0 = performance.now();
   const sql = materialiseSql(table, readSql(sqlPath).trim().replace(/;\s*$/, ''));
-  await cx.sql.run(sql, params as never);
+  await cx.sql.run(sql, params);
   log.debug('report stage', { table, ms: Math.round(performance.now() - t0) });
 }
 
@@ -93,7 +93,7 @@ interface StageColumn {
 
 /** The columns a query gives (its result created empty, read from the catalog, dropped). */
 async function columnsOf(cx: StoreContext, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
-  await cx.sql.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params as never);
+  await cx.sql.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params);
   const cols = await cx.sql.query<StageColumn>(readSql('src/store/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
   await cx.sql.run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
   return cols;
@@ -126,7 +126,7 @@ export class ParquetStage {
     const select = this.columns
       .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
       .join(', ');
-    await this.cx.sql.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`, params as never);
+    await this.cx.sql.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`, params);
     const [m] = await this.cx.sql.query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
     this.counts.push(Number(m?.n ?? 0n));
