@@ -15,6 +15,7 @@ import type { PageRows } from '../../src/page/pageRows.js';
 import { scanPage } from '../../src/page/scanPage.js';
 import { needsLossless } from '../../src/page/needsLossless.js';
 import { PageShapeError, parsePage, readPage } from '../../src/page/readPage.js';
+import { prng } from '../../src/sandbox/hash.js';
 
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() % 2 ** 31;
 const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 2000;
@@ -327,18 +328,6 @@ const breakageArb: fc.Arbitrary<Breakage> = fc.oneof(
   fc.record({ kind: fc.constant('number' as const), at: fc.nat(), text: fc.constantFrom(...EXOTIC_NUMBERS) }),
   fc.record({ kind: fc.constant('text' as const), at: fc.nat(), text: fc.constantFrom(...BAD_TEXT) }),
 );
-
-/** A small seeded generator for the writing style (whitespace, escapes, order, unknown members). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Writes `page` as JSON text in the style `seed` picks, with `broken` applied; returns its bytes. */
 function write(page: Page, seed: number, broken: Breakage | null): Buffer {
