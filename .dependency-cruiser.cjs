@@ -39,7 +39,10 @@ module.exports = {
         '(node builtins aside); never the store, DuckDB, the client or the collector. Whatever reads pages ' +
         'may import it: api/ for the one lossless test, store/ for the rows it stages.',
       from: { path: '^src/page/' },
-      to: { path: '^src/|(^|/)node_modules/', pathNot: '^src/(page|contract|domain)/|(^|/)node_modules/lossless-json/' },
+      to: {
+        path: '^src/|(^|/)node_modules/',
+        pathNot: '^src/(page|contract|domain)/|(^|/)node_modules/lossless-json/',
+      },
     },
     {
       name: 'data-layers-not-api',
@@ -66,7 +69,9 @@ module.exports = {
       name: 'only-the-top-composes',
       severity: 'error',
       comment: 'app/ is the composition root: nothing below it imports app/, cli/ or schedule/.',
-      from: { path: '^src/(alerts|api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/(log|process)\\.ts$' },
+      from: {
+        path: '^src/(alerts|api|billing|collect|config|contract|domain|export|report|sandbox|store)/|^src/(log|process)\\.ts$',
+      },
       to: { path: '^src/(app|cli|schedule)/' },
     },
     {
@@ -84,7 +89,10 @@ module.exports = {
         'writeReport, exportDataset), never by wiring the client, the collector, the report runner or ' +
         'the dataset writer themselves (types are fine).',
       from: { path: '^src/(cli|schedule)/', pathNot: '^src/cli/main\\.ts$' },
-      to: { path: '^src/(api/|collect/collect\\.ts$|report/run\\.ts$|export/dataset\\.ts$)', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^src/(api/|collect/collect\\.ts$|report/run\\.ts$|export/dataset\\.ts$)',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'export-is-a-data-layer',
@@ -101,8 +109,8 @@ module.exports = {
       comment:
         'Only src/store/ speaks SQL: nothing else in src/ imports DuckDB, the SQL helpers (store/sql.ts, ' +
         'store/connection.ts) or the raw SQL access (store/rawSql.ts); the report reads and writes through ' +
-        'the typed topic objects of the Store (store.report). The analysts\' query command (app/query.ts, the user\'s own SQL) ' +
-        'and the demo\'s example query (cli/demo.ts reads its file) are the exceptions.',
+        "the typed topic objects of the Store (store.report). The analysts' query command (app/query.ts, the user's own SQL) " +
+        "and the demo's example query (cli/demo.ts reads its file) are the exceptions.",
       from: { path: '^src/', pathNot: '^src/(store/|app/query\\.ts$|cli/demo\\.ts$)' },
       to: { path: '^src/store/(sql|connection|rawSql)\\.ts$|(^|/)node_modules/@duckdb/' },
     },
@@ -118,6 +126,10 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js'],
+    },
   },
 };

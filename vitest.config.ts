@@ -17,11 +17,26 @@ export default defineConfig({
     pool: 'forks',
     env: { TZ: 'UTC' },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [INTEGRATION], globalSetup: ['test/support/tmpRoot.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [INTEGRATION],
+          globalSetup: ['test/support/tmpRoot.ts'],
+        },
+      },
       // Compiled once first (test/support/build.ts), so child processes run today's code from dist/; the
       // tools they need beyond Node (LibreOffice, Chromium, .venv's Python packages) installed when missing
       // (test/support/tools.ts). Temporary folders of both go under one per run, removed at its end (tmpRoot.ts).
-      { extends: true, test: { name: 'integration', include: [INTEGRATION], globalSetup: ['test/support/tmpRoot.ts', 'test/support/build.ts', 'test/support/tools.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: [INTEGRATION],
+          globalSetup: ['test/support/tmpRoot.ts', 'test/support/build.ts', 'test/support/tools.ts'],
+        },
+      },
     ],
   },
 });

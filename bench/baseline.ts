@@ -44,11 +44,18 @@ interface Period {
   period_plan: string;
   period_start: string;
   period_end?: string;
-  consumption: (Json & { timeframe_start: string; timeframe_end: string; metrics?: { metric_name: string; value: number }[] })[];
+  consumption: (Json & {
+    timeframe_start: string;
+    timeframe_end: string;
+    metrics?: { metric_name: string; value: number }[];
+  })[];
 }
 
 // Beside this file when run from source; from dist/bench/, the source folder's copy (tsc copies no .sql).
-const SQL_PATH = [new URL('./baseline.sql', import.meta.url), new URL('../../bench/baseline.sql', import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p)) ?? 'bench/baseline.sql';
+const SQL_PATH =
+  [new URL('./baseline.sql', import.meta.url), new URL('../../bench/baseline.sql', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((p) => existsSync(p)) ?? 'bench/baseline.sql';
 
 /** The statements of baseline.sql: the schema (before the first marker) and each `-- @name` statement. */
 export function baselineSql(text = readFileSync(SQL_PATH, 'utf8')): { schema: string; named: Record<string, string> } {
@@ -64,14 +71,18 @@ export function baselineSql(text = readFileSync(SQL_PATH, 'utf8')): { schema: st
 export async function runBaseline(opts: BaselineOptions): Promise<BaselineResult> {
   const out: BaselineResult = { requests: 0, throttled: 0, pages: 0, rows: 0, httpS: 0, insertS: 0, programs: 0 };
   const sql = baselineSql();
-  const instance = await DuckDBInstance.create(opts.dbPath, { autoinstall_known_extensions: 'false', autoload_known_extensions: 'true' });
+  const instance = await DuckDBInstance.create(opts.dbPath, {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'true',
+  });
   const conn = await instance.connect();
   await conn.run(sql.schema);
   const insertProgram = await conn.prepare(sql.named.insert_program as string);
   const insertFramework = await conn.prepare(sql.named.insert_framework as string);
   const { get, insertPage, pages } = naive(opts, out, conn);
   const stamp = { runId: 'naive', collectedAt: new Date().toISOString() };
-  const flatten = (prefix: (string | null)[], periods: Period[], v1: boolean, granularityFirst: string | null) => rowsOf(stamp, prefix, periods, v1, granularityFirst);
+  const flatten = (prefix: (string | null)[], periods: Period[], v1: boolean, granularityFirst: string | null) =>
+    rowsOf(stamp, prefix, periods, v1, granularityFirst);
 
   try {
     for (const w of opts.windows) {
@@ -79,25 +90,48 @@ export async function runBaseline(opts: BaselineOptions): Promise<BaselineResult
       const window = { granularity: w.granularity, from: w.from, to: w.to };
       for (const { id: org } of orgs) {
         let seen = 0;
-        for await (const items of pages(CONSUMPTION_PATHS.v1_programs, { ...window, org_id: org, metrics: V1_METRICS.join(',') }, 'programs')) {
+        for await (const items of pages(
+          CONSUMPTION_PATHS.v1_programs,
+          { ...window, org_id: org, metrics: V1_METRICS.join(',') },
+          'programs',
+        )) {
           if (items === null) break;
-          const rows = items.flatMap((it) => flatten(['v1', w.granularity, org, String(it.program_id)], it.periods as Period[], true, null));
+          const rows = items.flatMap((it) =>
+            flatten(['v1', w.granularity, org, String(it.program_id)], it.periods as Period[], true, null),
+          );
           await insertPage(insertProgram, rows);
           seen += items.length;
           if (opts.programsPerOrg !== undefined && seen >= opts.programsPerOrg) break;
         }
         out.programs += seen;
         seen = 0;
-        for await (const items of pages(CONSUMPTION_PATHS.v2_programs, { ...window, org_id: org, metrics: V2_PROGRAM_METRICS.join(',') }, 'programs')) {
+        for await (const items of pages(
+          CONSUMPTION_PATHS.v2_programs,
+          { ...window, org_id: org, metrics: V2_PROGRAM_METRICS.join(',') },
+          'programs',
+        )) {
           if (items === null) break;
-          const rows = items.flatMap((it) => flatten(['v2', w.granularity, org, String(it.program_id)], it.periods as Period[], false, null));
+          const rows = items.flatMap((it) =>
+            flatten(['v2', w.granularity, org, String(it.program_id)], it.periods as Period[], false, null),
+          );
           await insertPage(insertProgram, rows);
           const ids = items.map((it) => String(it.program_id));
           for (let i = 0; i < ids.length; i += NAIVE_FRAMEWORK_BATCH) {
             const batch = ids.slice(i, i + NAIVE_FRAMEWORK_BATCH).join(',');
-            for await (const fws of pages(CONSUMPTION_PATHS.v2_frameworks, { ...window, program_ids: batch, metrics: V2_FRAMEWORK_METRICS.join(',') }, 'frameworks')) {
+            for await (const fws of pages(
+              CONSUMPTION_PATHS.v2_frameworks,
+              { ...window, program_ids: batch, metrics: V2_FRAMEWORK_METRICS.join(',') },
+              'frameworks',
+            )) {
               if (fws === null) break;
-              const frows = fws.flatMap((it) => flatten([org, String(it.program_id), String(it.framework_id)], it.periods as Period[], false, w.granularity));
+              const frows = fws.flatMap((it) =>
+                flatten(
+                  [org, String(it.program_id), String(it.framework_id)],
+                  it.periods as Period[],
+                  false,
+                  w.granularity,
+                ),
+              );
               await insertPage(insertFramework, frows);
             }
           }
@@ -126,7 +160,9 @@ function naive(opts: BaselineOptions, out: BaselineResult, conn: DuckDBConnectio
     try {
       for (let attempt = 0; ; attempt++) {
         out.requests++;
-        const res = await request(url, { headers: { authorization: `Bearer ${opts.apiKey}`, accept: 'application/json' } });
+        const res = await request(url, {
+          headers: { authorization: `Bearer ${opts.apiKey}`, accept: 'application/json' },
+        });
         const text = await res.body.text();
         if (res.statusCode === 429 && attempt < MAX_429_RETRIES) {
           out.throttled++;
@@ -183,13 +219,24 @@ function rowsOf(
   const rows: (string | number | bigint | null)[][] = [];
   for (const p of periods) {
     for (const b of p.consumption) {
-      const values: [string, number][] = v1 ? V1_METRICS.map((m) => [m, Number(b[m] ?? 0)]) : (b.metrics ?? []).map((m) => [m.metric_name, m.value]);
+      const values: [string, number][] = v1
+        ? V1_METRICS.map((m) => [m, Number(b[m] ?? 0)])
+        : (b.metrics ?? []).map((m) => [m.metric_name, m.value]);
       for (const [metric, value] of values) {
         if (value === 0) continue;
         rows.push([
           ...(granularityFirst !== null ? [granularityFirst] : []),
-          ...prefix, p.period_id, p.period_plan, p.period_start, p.period_end ?? null,
-          b.timeframe_start, b.timeframe_end, metric, BigInt(value), runId, collectedAt,
+          ...prefix,
+          p.period_id,
+          p.period_plan,
+          p.period_start,
+          p.period_end ?? null,
+          b.timeframe_start,
+          b.timeframe_end,
+          metric,
+          BigInt(value),
+          runId,
+          collectedAt,
         ]);
       }
     }

@@ -60,7 +60,16 @@ export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: 
     const wallS = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     sample();
-    return { result, m: { wallS, cpuS: (cpu.user + cpu.system) / 1e6, peakRssMb: peak / MB, httpSpanS: span.stop(), atPeak: split(at) } };
+    return {
+      result,
+      m: {
+        wallS,
+        cpuS: (cpu.user + cpu.system) / 1e6,
+        peakRssMb: peak / MB,
+        httpSpanS: span.stop(),
+        atPeak: split(at),
+      },
+    };
   } finally {
     clearInterval(timer);
     span.stop();

@@ -34,8 +34,18 @@ export interface PageSizes {
   knowsCounts: boolean;
 }
 
-export const OUR_PAGE_SIZES: PageSizes = { programs: PAGE_SIZE.v2_programs.max, frameworks: PAGE_SIZE.v2_frameworks.max, frameworkBatch: MAX_PROGRAM_IDS, knowsCounts: true };
-export const DEFAULT_PAGE_SIZES: PageSizes = { programs: PAGE_SIZE.v2_programs.default, frameworks: PAGE_SIZE.v2_frameworks.default, frameworkBatch: 10, knowsCounts: false };
+export const OUR_PAGE_SIZES: PageSizes = {
+  programs: PAGE_SIZE.v2_programs.max,
+  frameworks: PAGE_SIZE.v2_frameworks.max,
+  frameworkBatch: MAX_PROGRAM_IDS,
+  knowsCounts: true,
+};
+export const DEFAULT_PAGE_SIZES: PageSizes = {
+  programs: PAGE_SIZE.v2_programs.default,
+  frameworks: PAGE_SIZE.v2_frameworks.default,
+  frameworkBatch: 10,
+  knowsCounts: false,
+};
 
 export interface RequestCount {
   /** Pages of data; when the collector knows the counts, with the empty page each exactly full last page
@@ -88,8 +98,22 @@ export function fewestFrameworkRequests(counts: readonly number[], pageSize: num
   return fewest[counts.length]!;
 }
 
-export function minimumRequests(world: World, windows: readonly BenchWindow[], now: number, sizes: PageSizes = OUR_PAGE_SIZES, orgLimit?: Map<string, number>): RequestCount {
-  const c: RequestCount = { pages: 0, forbidden: 0, orgListing: 0, fullLastPages: 0, programs: 0, frameworks: 0, total: 0 };
+export function minimumRequests(
+  world: World,
+  windows: readonly BenchWindow[],
+  now: number,
+  sizes: PageSizes = OUR_PAGE_SIZES,
+  orgLimit?: Map<string, number>,
+): RequestCount {
+  const c: RequestCount = {
+    pages: 0,
+    forbidden: 0,
+    orgListing: 0,
+    fullLastPages: 0,
+    programs: 0,
+    frameworks: 0,
+    total: 0,
+  };
   for (const win of windows) {
     c.orgListing += 1;
     const w = { granularity: win.granularity, from: Date.parse(win.from), to: Date.parse(win.to), now };

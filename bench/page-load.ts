@@ -28,13 +28,24 @@ function page(b: number, p: number): string {
       consumption.push({
         timeframe_start: iso(T0 + h * HOUR),
         timeframe_end: iso(T0 + (h + 1) * HOUR),
-        metrics: V2_FRAMEWORK_METRICS.map((m, i) => ({ metric_name: m, value: ((f * 7919 + h * 104729 + i * 13) % 100_000_000) + 1 })),
+        metrics: V2_FRAMEWORK_METRICS.map((m, i) => ({
+          metric_name: m,
+          value: ((f * 7919 + h * 104729 + i * 13) % 100_000_000) + 1,
+        })),
       });
     }
     frameworks.push({
       program_id: program,
       framework_id: `br-${b}-${p}-${f}`,
-      periods: [{ period_id: `per-${program}`, period_plan: 'scale', period_start: '2026-10-01T00:00:00Z', period_end: null, consumption }],
+      periods: [
+        {
+          period_id: `per-${program}`,
+          period_plan: 'scale',
+          period_start: '2026-10-01T00:00:00Z',
+          period_end: null,
+          consumption,
+        },
+      ],
     });
   }
   return JSON.stringify({ frameworks, pagination: {} });
@@ -55,8 +66,14 @@ async function main(): Promise<void> {
     let values = 0;
     for (let b = 0; b < BATCHES; b++) {
       const batch = store.usage.beginBatch({
-        table: 'usage_framework', granularity: 'hourly', windowStart: new Date(T0), windowEnd: new Date(T0 + HOURS * HOUR), scope: {},
-        runId: 'page-load', collectedAt: new Date(), coverage: { source: 'v2_frameworks', scope: `batch-${b}`, status: 'complete' },
+        table: 'usage_framework',
+        granularity: 'hourly',
+        windowStart: new Date(T0),
+        windowEnd: new Date(T0 + HOURS * HOUR),
+        scope: {},
+        runId: 'page-load',
+        collectedAt: new Date(),
+        coverage: { source: 'v2_frameworks', scope: `batch-${b}`, status: 'complete' },
       });
       let t = cpuMs();
       for (let p = 0; p < PAGES; p++) values += (await batch.appendPage('v2_frameworks', pages[b * PAGES + p]!)).rows;
@@ -65,14 +82,23 @@ async function main(): Promise<void> {
       await batch.commit();
       commitMs += cpuMs() - t;
     }
-    const [duck] = await rawSql(store).query<{ mb: number }>('SELECT round(sum(memory_usage_bytes) / 1048576) AS mb FROM duckdb_memory()');
+    const [duck] = await rawSql(store).query<{ mb: number }>(
+      'SELECT round(sum(memory_usage_bytes) / 1048576) AS mb FROM duckdb_memory()',
+    );
     const mu = process.memoryUsage();
     await store.close();
-    console.log(JSON.stringify({
-      threads: THREADS, values, stage_cpu_ms: Math.round(stageMs), commit_cpu_ms: Math.round(commitMs),
-      cpu_s_per_million_values: Number(((stageMs + commitMs) / 1000 / (values / 1e6)).toFixed(2)),
-      duckdb_memory_mb: Number(duck?.mb ?? 0), heap_mb: Math.round(mu.heapTotal / 2 ** 20), rss_mb: Math.round(mu.rss / 2 ** 20),
-    }));
+    console.log(
+      JSON.stringify({
+        threads: THREADS,
+        values,
+        stage_cpu_ms: Math.round(stageMs),
+        commit_cpu_ms: Math.round(commitMs),
+        cpu_s_per_million_values: Number(((stageMs + commitMs) / 1000 / (values / 1e6)).toFixed(2)),
+        duckdb_memory_mb: Number(duck?.mb ?? 0),
+        heap_mb: Math.round(mu.heapTotal / 2 ** 20),
+        rss_mb: Math.round(mu.rss / 2 ** 20),
+      }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

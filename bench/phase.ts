@@ -14,17 +14,46 @@ import { measure, procMemoryMb, type PhaseMeasure } from './measure.js';
 
 export type PhaseSpec =
   | {
-    kind: 'collect'; root: string; db: string; apiKey: string; baseUrl: string; now: number;
-    granularity: Granularity; from: string; to: string; profile?: string;
-  }
+      kind: 'collect';
+      root: string;
+      db: string;
+      apiKey: string;
+      baseUrl: string;
+      now: number;
+      granularity: Granularity;
+      from: string;
+      to: string;
+      profile?: string;
+    }
   | {
-    kind: 'report'; root: string; db: string; outDir: string; now: number; formats: ('parquet' | 'xlsx')[];
-    month?: string; from?: string; to?: string;
-  };
+      kind: 'report';
+      root: string;
+      db: string;
+      outDir: string;
+      now: number;
+      formats: ('parquet' | 'xlsx')[];
+      month?: string;
+      from?: string;
+      to?: string;
+    };
 
-export interface CollectOutcome { requests: number; retries: number; throttled: number; rows: number; exitCode: number }
-export interface ReportOutcome { dir: string; files: { path: string; rows: number }[]; rows: Record<string, number>; partial: boolean }
-export interface PhaseOutput<T> { result: T; m: PhaseMeasure }
+export interface CollectOutcome {
+  requests: number;
+  retries: number;
+  throttled: number;
+  rows: number;
+  exitCode: number;
+}
+export interface ReportOutcome {
+  dir: string;
+  files: { path: string; rows: number }[];
+  rows: Record<string, number>;
+  partial: boolean;
+}
+export interface PhaseOutput<T> {
+  result: T;
+  m: PhaseMeasure;
+}
 
 type InspectorSession = import('node:inspector/promises').Session;
 async function startProfiler(): Promise<InspectorSession> {
@@ -41,8 +70,16 @@ async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Prom
   const session = spec.profile ? await startProfiler() : null;
   const { result, m } = await measure(() =>
     collectCommand({
-      db: spec.db, cwd: spec.root, env: { USAGE_API_KEY: spec.apiKey }, baseUrl: spec.baseUrl, now: () => spec.now,
-      granularity: spec.granularity, from: spec.from, to: spec.to, inventory: 'never', log: createLogger({ level: 'warn' }),
+      db: spec.db,
+      cwd: spec.root,
+      env: { USAGE_API_KEY: spec.apiKey },
+      baseUrl: spec.baseUrl,
+      now: () => spec.now,
+      granularity: spec.granularity,
+      from: spec.from,
+      to: spec.to,
+      inventory: 'never',
+      log: createLogger({ level: 'warn' }),
     }),
   );
   if (session && spec.profile) {
@@ -63,14 +100,28 @@ async function reportPhase(spec: Extract<PhaseSpec, { kind: 'report' }>): Promis
     try {
       const period = spec.month !== undefined ? { month: spec.month } : { from: spec.from!, to: spec.to! };
       return await runReport({
-        store, ...period, outDir: spec.outDir, formats: spec.formats, priceBookPath: join(spec.root, 'config/prices.toml'),
-        now: new Date(spec.now), log, memoryLimit: config.report.memory_limit,
+        store,
+        ...period,
+        outDir: spec.outDir,
+        formats: spec.formats,
+        priceBookPath: join(spec.root, 'config/prices.toml'),
+        now: new Date(spec.now),
+        log,
+        memoryLimit: config.report.memory_limit,
       });
     } finally {
       await store.close();
     }
   });
-  return { result: { dir: result.dir, files: result.files.map((f) => ({ path: f.path, rows: f.rows })), rows: result.rows, partial: result.partial }, m };
+  return {
+    result: {
+      dir: result.dir,
+      files: result.files.map((f) => ({ path: f.path, rows: f.rows })),
+      rows: result.rows,
+      partial: result.partial,
+    },
+    m,
+  };
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as PhaseSpec;

@@ -19,7 +19,14 @@ import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasu
 import type { CollectOutcome, PhaseOutput, PhaseSpec, ReportOutcome } from './phase.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
 import { startSandboxProcess } from './sandboxProcess.js';
-import { benchMarkdown, benchTable, summaryJson, type BenchReport, type CollectPhase, type SetUpCollection } from './table.js';
+import {
+  benchMarkdown,
+  benchTable,
+  summaryJson,
+  type BenchReport,
+  type CollectPhase,
+  type SetUpCollection,
+} from './table.js';
 import { benchPlan, type BenchPlan } from './windows.js';
 import { measureStartup, startupLine } from './startup.js';
 
@@ -45,8 +52,24 @@ interface Mode {
 const MODES: Record<'quick' | 'full', Mode> = {
   // The same 10,000 programs and 100,000 frameworks, so the request counts and the rate bound are the full
   // run's; short windows keep the values (and the time) small.
-  quick: { name: 'quick', scenario: 'large', days: 2, hours: 3, baselinePrograms: 20, storeLoadRows: 500_000, quickReport: true },
-  full: { name: 'full', scenario: 'large', days: 30, hours: 48, baselinePrograms: 50, storeLoadRows: 2_000_000, quickReport: false },
+  quick: {
+    name: 'quick',
+    scenario: 'large',
+    days: 2,
+    hours: 3,
+    baselinePrograms: 20,
+    storeLoadRows: 500_000,
+    quickReport: true,
+  },
+  full: {
+    name: 'full',
+    scenario: 'large',
+    days: 30,
+    hours: 48,
+    baselinePrograms: 50,
+    storeLoadRows: 2_000_000,
+    quickReport: false,
+  },
 };
 
 const { values: flags } = parseArgs({
@@ -67,7 +90,9 @@ const mode = MODES[flags.quick ? 'quick' : 'full'];
 const latencyMs = Number(flags['latency-ms']);
 const fixedNow = Date.parse(flags.now);
 if (!Number.isInteger(latencyMs) || latencyMs < 0 || Number.isNaN(fixedNow)) {
-  console.error('usage: npm run bench -- [--quick] [--json] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only]');
+  console.error(
+    'usage: npm run bench -- [--quick] [--json] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only]',
+  );
   process.exit(64);
 }
 const writeMd = flags.write ?? mode.name === 'full';
@@ -91,7 +116,9 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const dbPath = join(dir, 'usage.duckdb');
   const started = new Date();
-  say(`bench ${mode.name}: scenario ${mode.scenario}, latency ${latencyMs} ms, now ${flags.now}; daily ${plan.daily.from}..${plan.daily.to}, hourly ${plan.hourly.from}..${plan.hourly.to}`);
+  say(
+    `bench ${mode.name}: scenario ${mode.scenario}, latency ${latencyMs} ms, now ${flags.now}; daily ${plan.daily.from}..${plan.daily.to}, hourly ${plan.hourly.from}..${plan.hourly.to}`,
+  );
   const { minimum, monthMinimum, setUpNow, setUpWindows, setUpMinimum } = await minimums(plan, windows);
 
   const sandbox = await startSandboxProcess({ scenario: mode.scenario, latencyMs, now: flags.now });
@@ -103,16 +130,29 @@ async function main(): Promise<void> {
     // No pause between phases: each paces evenly below the per-minute limit from its first request, so
     // the requests of two phases back to back never exceed the limit in any rolling minute.
     const daily = await collectPhase(b, `daily ${mode.days} d`, plan.daily, minimum.perWindow[0]?.total ?? null);
-    const hourly = await collectPhase(b, `hourly ${mode.hours} h`, plan.hourly, minimum.perWindow[1]?.total ?? null, flags.profile);
+    const hourly = await collectPhase(
+      b,
+      `hourly ${mode.hours} h`,
+      plan.hourly,
+      minimum.perWindow[1]?.total ?? null,
+      flags.profile,
+    );
     let month: CollectPhase | null = null;
     if (plan.monthWindow && !mode.quickReport) {
-      month = await collectPhase(b, `month ${plan.month} (monthly)`, plan.monthWindow, monthMinimum?.ours.total ?? null);
+      month = await collectPhase(
+        b,
+        `month ${plan.month} (monthly)`,
+        plan.monthWindow,
+        monthMinimum?.ours.total ?? null,
+      );
     }
 
     const report = await reportPhase(b, plan);
     // The DuckDB load path alone (bench/store-load.ts), in its own process.
     const storeLoad = await storeLoadChild(mode.storeLoadRows);
-    say(`store load: ${storeLoad.append_values_per_s} values/s appended, ${storeLoad.end_to_end_values_per_s} values/s to commit`);
+    say(
+      `store load: ${storeLoad.append_values_per_s} values/s appended, ${storeLoad.end_to_end_values_per_s} values/s to commit`,
+    );
 
     const baseline = await baselinePhase(b, windows);
     const sandboxPeak = sandboxRss.stop() ?? procMemoryMb(sandbox.pid)?.peak ?? null;
@@ -158,18 +198,35 @@ interface Bench {
 /** The fewest requests each window needs, computed from the world in child processes. */
 async function minimums(plan: BenchPlan, windows: BenchWindow[]) {
   // The minimum is computed from the world in its own process: the large world is big, and it is not the collector's memory.
-  const minimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows, programsPerOrg: mode.baselinePrograms });
-  const monthMinimum = plan.monthWindow && !mode.quickReport ? await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows: [plan.monthWindow] }) : null;
+  const minimum = await computeMinimumChild({
+    scenario: mode.scenario,
+    now: flags.now,
+    windows,
+    programsPerOrg: mode.baselinePrograms,
+  });
+  const monthMinimum =
+    plan.monthWindow && !mode.quickReport
+      ? await computeMinimumChild({ scenario: mode.scenario, now: flags.now, windows: [plan.monthWindow] })
+      : null;
   // The set-up: the same collections a day earlier (the store a daily cron has filled by the measured run).
   const setUpNow = fixedNow - DAY_MS;
   const setUpPlan = benchPlan(setUpNow, mode.days, mode.hours);
   const setUpWindows = [
     { name: `daily ${mode.days} d`, window: setUpPlan.daily },
     { name: `hourly ${mode.hours} h`, window: setUpPlan.hourly },
-    ...(setUpPlan.monthWindow && !mode.quickReport ? [{ name: `month ${setUpPlan.month} (monthly)`, window: setUpPlan.monthWindow }] : []),
+    ...(setUpPlan.monthWindow && !mode.quickReport
+      ? [{ name: `month ${setUpPlan.month} (monthly)`, window: setUpPlan.monthWindow }]
+      : []),
   ];
-  const setUpMinimum = await computeMinimumChild({ scenario: mode.scenario, now: flags.now, clock: new Date(setUpNow).toISOString(), windows: setUpWindows.map((x) => x.window) });
-  say(`minimum requests: ${minimum.ours.total} (${minimum.ours.pages} pages, ${minimum.ours.forbidden} 403s, ${minimum.ours.orgListing} org listings)`);
+  const setUpMinimum = await computeMinimumChild({
+    scenario: mode.scenario,
+    now: flags.now,
+    clock: new Date(setUpNow).toISOString(),
+    windows: setUpWindows.map((x) => x.window),
+  });
+  say(
+    `minimum requests: ${minimum.ours.total} (${minimum.ours.pages} pages, ${minimum.ours.forbidden} 403s, ${minimum.ours.orgListing} org listings)`,
+  );
   return { minimum, monthMinimum, setUpNow, setUpWindows, setUpMinimum };
 }
 
@@ -185,8 +242,16 @@ async function collectPhase(
   const cpu0 = procCpuSeconds(sandbox.pid);
   const profilePath = profile ? join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`) : undefined;
   const { result, m } = await phaseChild<CollectOutcome>({
-    kind: 'collect', root: ROOT, db: dbPath, apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl, now: fixedNow,
-    granularity: w.granularity, from: w.from, to: w.to, ...(profilePath ? { profile: profilePath } : {}),
+    kind: 'collect',
+    root: ROOT,
+    db: dbPath,
+    apiKey: sandbox.apiKey,
+    baseUrl: sandbox.baseUrl,
+    now: fixedNow,
+    granularity: w.granularity,
+    from: w.from,
+    to: w.to,
+    ...(profilePath ? { profile: profilePath } : {}),
   });
   if (profilePath) {
     say(`CPU profile of the phase: ${profilePath}`);
@@ -207,7 +272,9 @@ async function collectPhase(
     minimum: minimumRequests,
     ...m,
   };
-  say(`${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`);
+  say(
+    `${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`,
+  );
   return phase;
 }
 
@@ -266,20 +333,41 @@ async function firstAndSteady({ sandbox, dir }: Bench, plan: BenchPlan): Promise
   await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
   const fillT0 = performance.now();
   const fill = await collectCommand({
-    db: firstDb, config: fillConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-    now: () => fixedNow, granularity: plan.daily.granularity, from: plan.daily.from, to: plan.daily.to, inventory: 'auto', log,
+    db: firstDb,
+    config: fillConfig,
+    cwd: ROOT,
+    env: { USAGE_API_KEY: sandbox.apiKey },
+    baseUrl: sandbox.baseUrl,
+    now: () => fixedNow,
+    granularity: plan.daily.granularity,
+    from: plan.daily.from,
+    to: plan.daily.to,
+    inventory: 'auto',
+    log,
   });
   const fillS = (performance.now() - fillT0) / 1000;
-  await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+  await sandbox.setPace({
+    latency_ms: latencyMs,
+    per_minute: RATE_LIMIT_PER_MINUTE,
+    per_second_per_route: BURST_PER_SECOND_PER_ROUTE,
+  });
   const steadyNow = fixedNow + DAY_MS;
   await sandbox.setClock(new Date(steadyNow).toISOString());
   await sandbox.resetStats();
   const steady = await collectCommand({
-    db: firstDb, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-    now: () => steadyNow, granularity: 'daily', inventory: 'auto', log,
+    db: firstDb,
+    cwd: ROOT,
+    env: { USAGE_API_KEY: sandbox.apiKey },
+    baseUrl: sandbox.baseUrl,
+    now: () => steadyNow,
+    granularity: 'daily',
+    inventory: 'auto',
+    log,
   });
   await sandbox.setClock(new Date(fixedNow).toISOString());
-  say(`steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`);
+  say(
+    `steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`,
+  );
   const firstRun = {
     consumptionRequests,
     consumptionCommittedS: (consumptionAt - t0) / 1000,
@@ -291,7 +379,9 @@ async function firstAndSteady({ sandbox, dir }: Bench, plan: BenchPlan): Promise
     steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
     projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
   };
-  say(`first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`);
+  say(
+    `first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`,
+  );
   return firstRun;
 }
 
@@ -314,15 +404,31 @@ async function setUpCollections(
   const setUp: SetUpCollection[] = [];
   for (const [i, { name, window: w }] of setUpWindows.entries()) {
     const r = await collectCommand({
-      db: dbPath, config: setUpConfig, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-      now: () => setUpNow, granularity: w.granularity, from: w.from, to: w.to, inventory: 'never', log,
+      db: dbPath,
+      config: setUpConfig,
+      cwd: ROOT,
+      env: { USAGE_API_KEY: sandbox.apiKey },
+      baseUrl: sandbox.baseUrl,
+      now: () => setUpNow,
+      granularity: w.granularity,
+      from: w.from,
+      to: w.to,
+      inventory: 'never',
+      log,
     });
-    if (r.exitCode !== 0) throw new Error(`the set-up collection ${name} (${w.from}..${w.to}) exited with ${r.exitCode}`);
+    if (r.exitCode !== 0)
+      throw new Error(`the set-up collection ${name} (${w.from}..${w.to}) exited with ${r.exitCode}`);
     setUp.push({ name, window: w, requests: r.requests, minimum: setUpMinimum.perWindow[i]?.total ?? null });
   }
-  await sandbox.setPace({ latency_ms: latencyMs, per_minute: RATE_LIMIT_PER_MINUTE, per_second_per_route: BURST_PER_SECOND_PER_ROUTE });
+  await sandbox.setPace({
+    latency_ms: latencyMs,
+    per_minute: RATE_LIMIT_PER_MINUTE,
+    per_second_per_route: BURST_PER_SECOND_PER_ROUTE,
+  });
   await sandbox.setClock(new Date(fixedNow).toISOString());
-  say(`set-up, the same collections a day earlier into the empty file (not measured): ${setUp.map((x) => `${x.name} ${x.requests} requests (minimum ${x.minimum ?? 'n/a'})`).join(', ')}`);
+  say(
+    `set-up, the same collections a day earlier into the empty file (not measured): ${setUp.map((x) => `${x.name} ${x.requests} requests (minimum ${x.minimum ?? 'n/a'})`).join(', ')}`,
+  );
   return setUp;
 }
 
@@ -330,18 +436,40 @@ async function setUpCollections(
 async function reportPhase({ dir, dbPath }: Bench, plan: BenchPlan): Promise<BenchReport['report']> {
   // The report of one billing month (quick: of the daily window), from the database the collections filled.
   const outDir = join(dir, 'reports');
-  const period = mode.quickReport ? { from: plan.daily.from.slice(0, 10), to: plan.daily.to.slice(0, 10) } : { month: plan.month };
+  const period = mode.quickReport
+    ? { from: plan.daily.from.slice(0, 10), to: plan.daily.to.slice(0, 10) }
+    : { month: plan.month };
   const formats: ('parquet' | 'xlsx')[] = mode.quickReport ? ['parquet'] : ['parquet', 'xlsx'];
   const { result: report, m: reportM } = await phaseChild<ReportOutcome>({
-    kind: 'report', root: ROOT, db: dbPath, outDir, now: fixedNow, formats, ...period,
+    kind: 'report',
+    root: ROOT,
+    db: dbPath,
+    outDir,
+    now: fixedNow,
+    formats,
+    ...period,
   });
   const reportFiles = report.files.map((f) => {
     const path = resolve(report.dir, f.path);
-    return { path: f.path, rows: f.rows, bytes: existsSync(path) ? statSync(path).size : existsSync(f.path) ? statSync(f.path).size : 0 };
+    return {
+      path: f.path,
+      rows: f.rows,
+      bytes: existsSync(path) ? statSync(path).size : existsSync(f.path) ? statSync(f.path).size : 0,
+    };
   });
   const reportLabel = mode.quickReport ? `${period.from}..${period.to} (Parquet only)` : plan.month;
-  say(`report ${reportLabel}: ${reportM.wallS.toFixed(1)} s, ${Object.values(report.rows).reduce((a, b) => a + b, 0)} rows`);
-  return { month: reportLabel, wallS: reportM.wallS, cpuS: reportM.cpuS, peakRssMb: reportM.peakRssMb, rows: report.rows, files: reportFiles, partial: report.partial };
+  say(
+    `report ${reportLabel}: ${reportM.wallS.toFixed(1)} s, ${Object.values(report.rows).reduce((a, b) => a + b, 0)} rows`,
+  );
+  return {
+    month: reportLabel,
+    wallS: reportM.wallS,
+    cpuS: reportM.cpuS,
+    peakRssMb: reportM.peakRssMb,
+    rows: report.rows,
+    files: reportFiles,
+    partial: report.partial,
+  };
 }
 
 /** The naive baseline, unless skipped. */
@@ -351,16 +479,34 @@ async function baselinePhase({ sandbox, dir }: Bench, windows: BenchWindow[]): P
   if (!flags['skip-baseline']) {
     await sandbox.resetStats();
     const { result, m } = await measure(() =>
-      runBaseline({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, dbPath: join(dir, 'naive.duckdb'), windows, programsPerOrg: mode.baselinePrograms }),
+      runBaseline({
+        baseUrl: sandbox.baseUrl,
+        apiKey: sandbox.apiKey,
+        dbPath: join(dir, 'naive.duckdb'),
+        windows,
+        programsPerOrg: mode.baselinePrograms,
+      }),
     );
     baseline = { ...result, ...m, sandbox: await sandbox.stats() };
-    say(`baseline (first ${mode.baselinePrograms} programs per organization): ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU`);
+    say(
+      `baseline (first ${mode.baselinePrograms} programs per organization): ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU`,
+    );
   }
   return baseline;
 }
 
-async function computeMinimumChild(args: { scenario: string; now: string; clock?: string; windows: BenchWindow[]; programsPerOrg?: number }): Promise<MinimumResult> {
-  const { stdout } = await run(process.execPath, [fileURLToPath(new URL('./minimum.js', import.meta.url)), JSON.stringify(args)], { maxBuffer: 1 << 20 });
+async function computeMinimumChild(args: {
+  scenario: string;
+  now: string;
+  clock?: string;
+  windows: BenchWindow[];
+  programsPerOrg?: number;
+}): Promise<MinimumResult> {
+  const { stdout } = await run(
+    process.execPath,
+    [fileURLToPath(new URL('./minimum.js', import.meta.url)), JSON.stringify(args)],
+    { maxBuffer: 1 << 20 },
+  );
   return JSON.parse(stdout) as MinimumResult;
 }
 
@@ -375,7 +521,9 @@ export interface StoreLoadResult {
 }
 
 async function storeLoadChild(rows: number): Promise<StoreLoadResult> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./store-load.js', import.meta.url)), String(rows)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./store-load.js', import.meta.url)), String(rows)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const rss = childRssSampler(child.pid as number);
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
@@ -391,7 +539,9 @@ async function storeLoadChild(rows: number): Promise<StoreLoadResult> {
  * that process's own, not what earlier phases left in this one.
  */
 async function phaseChild<T>(spec: PhaseSpec): Promise<PhaseOutput<T>> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./phase.js', import.meta.url)), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./phase.js', import.meta.url)), JSON.stringify(spec)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
@@ -421,21 +571,41 @@ async function reportLarge(): Promise<void> {
   try {
     const { result, m } = await measure(() =>
       collectCommand({
-        db: dbPath, cwd: ROOT, env: { USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl, now: () => fixedNow,
+        db: dbPath,
+        cwd: ROOT,
+        env: { USAGE_API_KEY: sandbox.apiKey },
+        baseUrl: sandbox.baseUrl,
+        now: () => fixedNow,
         // The month's consumption only: a first inventory of 10,000 programs is ~20,000 requests (half an
         // hour at the rate limit; the first-run phase measures it). The report then names programs by id.
-        granularity: 'daily', from: monthStart, to: monthEnd, inventory: 'never', log,
+        granularity: 'daily',
+        from: monthStart,
+        to: monthEnd,
+        inventory: 'never',
+        log,
       }),
     );
-    say(`collect ${plan.month} daily: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s, exit ${result.exitCode}`);
+    say(
+      `collect ${plan.month} daily: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s, exit ${result.exitCode}`,
+    );
   } finally {
     await sandbox.stop();
   }
   const outDir = join(dir, 'reports');
   rmSync(outDir, { recursive: true, force: true });
   const formats = 'parquet,xlsx,html,focus';
-  const args = [fileURLToPath(new URL('../src/cli/main.js', import.meta.url)), 'report', '--db', dbPath, '--month', plan.month,
-    '--format', formats, '--out', outDir];
+  const args = [
+    fileURLToPath(new URL('../src/cli/main.js', import.meta.url)),
+    'report',
+    '--db',
+    dbPath,
+    '--month',
+    plan.month,
+    '--format',
+    formats,
+    '--out',
+    outDir,
+  ];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const rss = childRssSampler(child.pid as number);
@@ -448,17 +618,28 @@ async function reportLarge(): Promise<void> {
   say(out.trim());
   const monthDir = join(outDir, plan.month);
   const files = existsSync(monthDir)
-    ? readdirSync(monthDir).sort().map((name) => ({ name, bytes: statSync(join(monthDir, name)).size }))
+    ? readdirSync(monthDir)
+        .sort()
+        .map((name) => ({ name, bytes: statSync(join(monthDir, name)).size }))
     : [];
   const xlsx = files.find((f) => f.name.endsWith('.xlsx'));
   const summary = {
-    phase: 'report_large', month: plan.month, formats, command: `node ${args.map((a) => a.replace(ROOT, '')).join(' ')}`,
-    exit_code: code, wall_s: Number(wallS.toFixed(1)), peak_rss_mb: peak === null ? null : Math.round(peak),
-    rss_goal_mb: REPORT_RSS_GOAL_MB, files: files.map((f) => ({ name: f.name, mb: Number((f.bytes / 2 ** 20).toFixed(2)) })),
-    xlsx_mb: xlsx ? Number((xlsx.bytes / 2 ** 20).toFixed(2)) : null, xlsx_goal_mb: WORKBOOK_GOAL_MB,
+    phase: 'report_large',
+    month: plan.month,
+    formats,
+    command: `node ${args.map((a) => a.replace(ROOT, '')).join(' ')}`,
+    exit_code: code,
+    wall_s: Number(wallS.toFixed(1)),
+    peak_rss_mb: peak === null ? null : Math.round(peak),
+    rss_goal_mb: REPORT_RSS_GOAL_MB,
+    files: files.map((f) => ({ name: f.name, mb: Number((f.bytes / 2 ** 20).toFixed(2)) })),
+    xlsx_mb: xlsx ? Number((xlsx.bytes / 2 ** 20).toFixed(2)) : null,
+    xlsx_goal_mb: WORKBOOK_GOAL_MB,
   };
   say('');
-  say(`report ${plan.month}, ${formats}: exit ${code}, ${summary.wall_s} s wall, peak RSS ${summary.peak_rss_mb} MB (goal < ${REPORT_RSS_GOAL_MB})`);
+  say(
+    `report ${plan.month}, ${formats}: exit ${code}, ${summary.wall_s} s wall, peak RSS ${summary.peak_rss_mb} MB (goal < ${REPORT_RSS_GOAL_MB})`,
+  );
   for (const f of summary.files) say(`  ${f.name}  ${f.mb} MB`);
   writeFileSync(join(dir, 'result.json'), JSON.stringify(summary, null, 2) + '\n');
   if (flags.json) process.stdout.write(JSON.stringify(summary) + '\n');
@@ -476,7 +657,10 @@ function writeBenchmarksMd(section: string): void {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\n${BEGIN}\n${END}\n`;
   const a = text.indexOf(BEGIN);
   const b = text.indexOf(END);
-  const next = a >= 0 && b > a ? text.slice(0, a + BEGIN.length) + '\n' + section + '\n' + text.slice(b) : `${text.trimEnd()}\n\n${BEGIN}\n${section}\n${END}\n`;
+  const next =
+    a >= 0 && b > a
+      ? text.slice(0, a + BEGIN.length) + '\n' + section + '\n' + text.slice(b)
+      : `${text.trimEnd()}\n\n${BEGIN}\n${section}\n${END}\n`;
   writeFileSync(file, next);
   say(`wrote ${file}`);
 }

@@ -22,14 +22,34 @@ export const CLI_PATH = fileURLToPath(new URL('../src/cli/main.js', import.meta.
 
 const READY_TIMEOUT_MS = 120_000;
 
-export async function startSandboxProcess(opts: { scenario: string; latencyMs: number; now: string; nodeArgs?: string[] }): Promise<SandboxProcess> {
+export async function startSandboxProcess(opts: {
+  scenario: string;
+  latencyMs: number;
+  now: string;
+  nodeArgs?: string[];
+}): Promise<SandboxProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(opts.nodeArgs ?? []), CLI_PATH, 'sandbox', '--port', '0', '--scenario', opts.scenario, '--latency-ms', String(opts.latencyMs), '--now', opts.now],
+    [
+      ...(opts.nodeArgs ?? []),
+      CLI_PATH,
+      'sandbox',
+      '--port',
+      '0',
+      '--scenario',
+      opts.scenario,
+      '--latency-ms',
+      String(opts.latencyMs),
+      '--now',
+      opts.now,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const ready = await new Promise<{ base_url: string; api_key: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the sandbox did not print its ready line within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the sandbox did not print its ready line within ${READY_TIMEOUT_MS / 1000} s`)),
+      READY_TIMEOUT_MS,
+    );
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', (line) => {
       clearTimeout(timer);
@@ -49,10 +69,15 @@ export async function startSandboxProcess(opts: { scenario: string; latencyMs: n
   const call = async (path: string, method: 'GET' | 'POST', body?: unknown): Promise<unknown> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await fetch(control + path, { method, headers: { connection: 'close' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+        const res = await fetch(control + path, {
+          method,
+          headers: { connection: 'close' },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
         return await res.json();
       } catch (err) {
-        if (attempt >= 2 || child.exitCode !== null) throw new Error(`sandbox control ${path} failed (sandbox exit code ${child.exitCode})`, { cause: err });
+        if (attempt >= 2 || child.exitCode !== null)
+          throw new Error(`sandbox control ${path} failed (sandbox exit code ${child.exitCode})`, { cause: err });
         await new Promise((r) => setTimeout(r, 200));
       }
     }

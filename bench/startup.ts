@@ -57,7 +57,13 @@ export async function measureStartup(root: string, runs = 7): Promise<StartupRes
   };
   const help = await of('--help');
   const version = await of('--version');
-  return { cli_help_ms: help.ms, cli_help_rss_mb: help.rssMb, cli_version_ms: version.ms, cli_version_rss_mb: version.rssMb, runs };
+  return {
+    cli_help_ms: help.ms,
+    cli_help_rss_mb: help.rssMb,
+    cli_version_ms: version.ms,
+    cli_version_rss_mb: version.rssMb,
+    runs,
+  };
 }
 
 export function startupLine(s: StartupResult): string {

@@ -10,8 +10,16 @@ import { openStore } from '../src/store/store.js';
 
 const ROWS = Number(process.argv[2] ?? 2_000_000);
 const PAGE_ROWS = 10_000; // about one API page of programs' hourly buckets over a few metrics
-const METRICS = ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'public_network_transfer_bytes',
-  'private_network_transfer_bytes', 'extra_branches_month', 'instant_restore_bytes_month', 'snapshot_storage_bytes_month'];
+const METRICS = [
+  'compute_unit_seconds',
+  'root_branch_bytes_month',
+  'child_branch_bytes_month',
+  'public_network_transfer_bytes',
+  'private_network_transfer_bytes',
+  'extra_branches_month',
+  'instant_restore_bytes_month',
+  'snapshot_storage_bytes_month',
+];
 const HOUR = 3_600_000;
 const START = Date.UTC(2025, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000', '');
@@ -37,7 +45,9 @@ function pages(n: number): { pages: string[]; windowEnd: number } {
     }
     programs.push({
       program_id: `prog-${String(p).padStart(6, '0')}`,
-      periods: [{ period_id: `per-${p}`, period_plan: 'scale', period_start: iso(START), period_end: null, consumption }],
+      periods: [
+        { period_id: `per-${p}`, period_plan: 'scale', period_start: iso(START), period_end: null, consumption },
+      ],
     });
     if (onPage >= PAGE_ROWS || i >= n) {
       out.push(JSON.stringify({ programs, pagination: {} }));
@@ -54,9 +64,14 @@ try {
   const built = pages(ROWS);
   const windowEnd = new Date(built.windowEnd);
   const batch = store.usage.beginBatch({
-    table: 'usage_program', granularity: 'hourly', windowStart: new Date(START), windowEnd,
-    scope: { orgId: 'org-bench' }, coverage: { source: 'v2_programs', scope: 'org-bench', status: 'complete' },
-    runId: 'bench', collectedAt: new Date(),
+    table: 'usage_program',
+    granularity: 'hourly',
+    windowStart: new Date(START),
+    windowEnd,
+    scope: { orgId: 'org-bench' },
+    coverage: { source: 'v2_programs', scope: 'org-bench', status: 'complete' },
+    runId: 'bench',
+    collectedAt: new Date(),
   });
   const t0 = performance.now();
   for (const page of built.pages) await batch.appendPage('v2_programs', page);
@@ -68,14 +83,16 @@ try {
   await store.close();
   const appendS = (t1 - t0) / 1000;
   const commitS = (t2 - t1) / 1000;
-  console.log(JSON.stringify({
-    rows: committed,
-    append_s: +appendS.toFixed(2),
-    commit_s: +commitS.toFixed(2),
-    checkpoint_s: +((t3 - t2) / 1000).toFixed(2),
-    append_values_per_s: Math.round(committed / appendS),
-    end_to_end_values_per_s: Math.round(committed / (appendS + commitS)),
-  }));
+  console.log(
+    JSON.stringify({
+      rows: committed,
+      append_s: +appendS.toFixed(2),
+      commit_s: +commitS.toFixed(2),
+      checkpoint_s: +((t3 - t2) / 1000).toFixed(2),
+      append_values_per_s: Math.round(committed / appendS),
+      end_to_end_values_per_s: Math.round(committed / (appendS + commitS)),
+    }),
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -103,7 +103,16 @@ export interface Figures {
   sandboxCpuS: number | null;
   peakRssMb: number;
   baseline: null | {
-    measured: { requests: number; rows: number; wallS: number; cpuS: number; programs: number; throttled: number; violations: number; peakRssMb: number };
+    measured: {
+      requests: number;
+      rows: number;
+      wallS: number;
+      cpuS: number;
+      programs: number;
+      throttled: number;
+      violations: number;
+      peakRssMb: number;
+    };
     requests: number;
     wallS: number;
     cpuS: number;
@@ -168,7 +177,11 @@ export function figures(b: BenchReport): Figures {
   };
   const base = b.baseline;
   if (base) {
-    const est = extrapolateBaseline(base, { full: b.minimum.naive.total, subset: b.minimum.naiveSubset?.total ?? b.minimum.naive.total }, rows);
+    const est = extrapolateBaseline(
+      base,
+      { full: b.minimum.naive.total, subset: b.minimum.naiveSubset?.total ?? b.minimum.naive.total },
+      rows,
+    );
     f.baseline = {
       measured: {
         requests: base.requests,
@@ -215,7 +228,10 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
     baseline_requests_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.requests, 2) : null,
     baseline_cpu_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.cpu, 2) : null,
     ...(b.setUp && b.setUp.length > 0
-      ? { first_collection_requests: sum(b.setUp.map((x) => x.requests)), first_collection_minimum: sum(b.setUp.map((x) => x.minimum ?? 0)) }
+      ? {
+          first_collection_requests: sum(b.setUp.map((x) => x.requests)),
+          first_collection_minimum: sum(b.setUp.map((x) => x.minimum ?? 0)),
+        }
       : {}),
     ...(b.firstRun
       ? {
@@ -229,7 +245,14 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
           first_run_consumption_minutes_at_50_per_min: round(b.firstRun.consumptionRequests / 50, 1),
         }
       : {}),
-    ...(b.startup ? { cli_help_ms: b.startup.cli_help_ms, cli_help_rss_mb: b.startup.cli_help_rss_mb, cli_version_ms: b.startup.cli_version_ms, cli_version_rss_mb: b.startup.cli_version_rss_mb } : {}),
+    ...(b.startup
+      ? {
+          cli_help_ms: b.startup.cli_help_ms,
+          cli_help_rss_mb: b.startup.cli_help_rss_mb,
+          cli_version_ms: b.startup.cli_version_ms,
+          cli_version_rss_mb: b.startup.cli_version_rss_mb,
+        }
+      : {}),
   };
 }
 
@@ -251,13 +274,13 @@ function verdict(ok: boolean, miss: string): string {
 export function benchTable(b: BenchReport): string {
   const f = figures(b);
   const rowsOut: string[][] = [];
-  const add = (figure: string, value: string, goal: string, met: string, limit: string) => rowsOut.push([figure, value, goal, met, limit]);
+  const add = (figure: string, value: string, goal: string, met: string, limit: string) =>
+    rowsOut.push([figure, value, goal, met, limit]);
   requestRows(b, f, add);
   costRows(b, f, add);
   comparisonRows(b, f, add);
   return markdownTable(['figure', 'value', 'goal', 'verdict', 'limited by'], rowsOut);
 }
-
 
 /** Adds one row of the table: the figure, its value, the goal, the verdict and what limits it. */
 type AddRow = (figure: string, value: string, goal: string, met: string, limit: string) => void;
@@ -269,7 +292,10 @@ function requestRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow)
     'requests / minimum pages',
     `${n0(f.requests)} / ${n0(f.minimum)} = ${n2(f.requestsOverMinimum)}`,
     '1.00',
-    verdict(f.requestsOverMinimum <= GOALS.requestsOverMinimum + 1e-9, `by ${n2(f.requestsOverMinimum - 1)} (${n0(f.requests - f.minimum)} requests)`),
+    verdict(
+      f.requestsOverMinimum <= GOALS.requestsOverMinimum + 1e-9,
+      `by ${n2(f.requestsOverMinimum - 1)} (${n0(f.requests - f.minimum)} requests)`,
+    ),
     'the API (page sizes, one 403 per ineligible org and version, the org listing, the empty page an exactly full one may cost)',
   );
   if (b.setUp && b.setUp.length > 0) {
@@ -287,10 +313,21 @@ function requestRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow)
     'wall / rate-limit bound',
     `${n1(f.wallS)} s / ${n1(f.boundS)} s = ${n2(f.wallOverBound)}`,
     `≤ ${GOALS.wallOverBound}`,
-    verdict(f.wallOverBound <= GOALS.wallOverBound, `by ${n2(f.wallOverBound - GOALS.wallOverBound)} (${n2(f.wallOverBound)}×)`),
-    f.cpuOverBound > 1 ? `collector CPU: it needs ${n2(f.cpuOverBound)}× the bound in CPU seconds` : `the API's rate (${rpm}, less the limiter's headroom)`,
+    verdict(
+      f.wallOverBound <= GOALS.wallOverBound,
+      `by ${n2(f.wallOverBound - GOALS.wallOverBound)} (${n2(f.wallOverBound)}×)`,
+    ),
+    f.cpuOverBound > 1
+      ? `collector CPU: it needs ${n2(f.cpuOverBound)}× the bound in CPU seconds`
+      : `the API's rate (${rpm}, less the limiter's headroom)`,
   );
-  add('429s received / sandbox violations', `${f.throttled} (sandbox 429s ${f.sandbox429}) / ${f.violations}`, '0 / 0', verdict(f.throttled === 0 && f.violations === 0, `${f.throttled} 429s, ${f.violations} violations`), 'the limiter (sliding windows, even pacing)');
+  add(
+    '429s received / sandbox violations',
+    `${f.throttled} (sandbox 429s ${f.sandbox429}) / ${f.violations}`,
+    '0 / 0',
+    verdict(f.throttled === 0 && f.violations === 0, `${f.throttled} 429s, ${f.violations} violations`),
+    'the limiter (sliding windows, even pacing)',
+  );
 }
 
 /** What the run cost: values, CPU, the DuckDB load alone, the report, the memory. */
@@ -303,8 +340,15 @@ function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): v
     verdict(f.cpuOverBound < 1, `CPU is ${n2(f.cpuOverBound)}× the rate-limit bound`),
     'CPU (2 cores shared with the sandbox and DuckDB threads)',
   );
-  add('rate-limit budget left idle by CPU (1 − CPU/wall)', `${(f.idleShare * 100).toFixed(0)} %`, 'wide margin', verdict(f.idleShare > 0.5, `${(f.idleShare * 100).toFixed(0)} % idle`), 'CPU');
-  if (f.sandboxCpuS !== null) add('sandbox CPU (the API side, its own process)', `${n1(f.sandboxCpuS)} s`, '', '', 'CPU (generating the pages)');
+  add(
+    'rate-limit budget left idle by CPU (1 − CPU/wall)',
+    `${(f.idleShare * 100).toFixed(0)} %`,
+    'wide margin',
+    verdict(f.idleShare > 0.5, `${(f.idleShare * 100).toFixed(0)} % idle`),
+    'CPU',
+  );
+  if (f.sandboxCpuS !== null)
+    add('sandbox CPU (the API side, its own process)', `${n1(f.sandboxCpuS)} s`, '', '', 'CPU (generating the pages)');
   add(
     'DuckDB load throughput, alone (store-load)',
     `${n0(b.storeLoad.append_values_per_s)} values/s appended; ${n0(b.storeLoad.end_to_end_values_per_s)} values/s to commit (${n0(b.storeLoad.rows)} values)`,
@@ -312,9 +356,17 @@ function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): v
     '',
     'CPU and disk',
   );
-  const reportRows = Object.entries(b.report.rows).map(([k, v]) => `${k} ${n0(v)}`).join(', ');
+  const reportRows = Object.entries(b.report.rows)
+    .map(([k, v]) => `${k} ${n0(v)}`)
+    .join(', ');
   const files = b.report.files.map((x) => `${x.path.split('/').at(-1)} ${(x.bytes / 1024).toFixed(0)} KB`).join(', ');
-  add(`report ${b.report.month}`, `${n1(b.report.wallS)} s; rows: ${reportRows}; files: ${files}`, '', b.report.partial ? 'PARTIAL coverage' : '', 'CPU (DuckDB queries, workbook writing) and disk');
+  add(
+    `report ${b.report.month}`,
+    `${n1(b.report.wallS)} s; rows: ${reportRows}; files: ${files}`,
+    '',
+    b.report.partial ? 'PARTIAL coverage' : '',
+    'CPU (DuckDB queries, workbook writing) and disk',
+  );
   const rss = [
     ...b.collections.map((p) => `${p.name} ${mb(p.peakRssMb)}`),
     ...(b.month ? [`${b.month.name} ${mb(b.month.peakRssMb)}`] : []),
@@ -323,7 +375,13 @@ function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): v
     `store-load ${mb(b.storeLoad.peak_rss_mb)}`,
     `sandbox ${mb(b.sandboxPeakRssMb)}`,
   ].join('; ');
-  add('peak RSS per phase', rss, `< ${GOALS.peakRssMb} MB`, verdict(f.peakRssMb < GOALS.peakRssMb, `peak ${mb(f.peakRssMb)}, ${n1(f.peakRssMb / GOALS.peakRssMb)}× the goal`), 'memory held by staging (see notes)');
+  add(
+    'peak RSS per phase',
+    rss,
+    `< ${GOALS.peakRssMb} MB`,
+    verdict(f.peakRssMb < GOALS.peakRssMb, `peak ${mb(f.peakRssMb)}, ${n1(f.peakRssMb / GOALS.peakRssMb)}× the goal`),
+    'memory held by staging (see notes)',
+  );
 }
 
 /** The naive baseline and the CLI's start-up. */
@@ -354,7 +412,11 @@ function comparisonRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddR
   }
   if (b.startup) {
     const s = b.startup;
-    const ok = s.cli_help_ms < STARTUP_GOALS.ms && s.cli_help_rss_mb < STARTUP_GOALS.rssMb && s.cli_version_ms < STARTUP_GOALS.ms && s.cli_version_rss_mb < STARTUP_GOALS.rssMb;
+    const ok =
+      s.cli_help_ms < STARTUP_GOALS.ms &&
+      s.cli_help_rss_mb < STARTUP_GOALS.rssMb &&
+      s.cli_version_ms < STARTUP_GOALS.ms &&
+      s.cli_version_rss_mb < STARTUP_GOALS.rssMb;
     add(
       'CLI start-up (--help, --version)',
       `${s.cli_help_ms} ms ${s.cli_help_rss_mb} MB, ${s.cli_version_ms} ms ${s.cli_version_rss_mb} MB (median of ${s.runs})`,
@@ -386,7 +448,25 @@ export function phaseTable(b: BenchReport): string {
       String(p.exitCode),
     ];
   });
-  return markdownTable(['phase', 'window', 'requests', 'minimum (ratio)', 'values', 'wall s', 'first request to last answer s', 'bound s', 'wall/bound', 'CPU s', 'sandbox CPU s', '429s / violations', 'peak RSS', 'exit'], rows);
+  return markdownTable(
+    [
+      'phase',
+      'window',
+      'requests',
+      'minimum (ratio)',
+      'values',
+      'wall s',
+      'first request to last answer s',
+      'bound s',
+      'wall/bound',
+      'CPU s',
+      'sandbox CPU s',
+      '429s / violations',
+      'peak RSS',
+      'exit',
+    ],
+    rows,
+  );
 }
 
 export function benchMarkdown(b: BenchReport): string {
@@ -409,5 +489,9 @@ export function benchMarkdown(b: BenchReport): string {
 
 export function markdownTable(header: string[], rows: string[][]): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
 }

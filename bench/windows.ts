@@ -26,7 +26,9 @@ export function benchPlan(now: number, days: number, hours: number): BenchPlan {
   const month = previousMonth(dayEnd);
   const { start: monthStart, end: monthEnd } = monthRange(month);
   const covered = Date.parse(daily.from) <= monthStart && monthEnd <= dayEnd;
-  const monthWindow: BenchWindow | null = covered ? null : { granularity: 'monthly', from: iso(monthStart), to: iso(monthEnd) };
+  const monthWindow: BenchWindow | null = covered
+    ? null
+    : { granularity: 'monthly', from: iso(monthStart), to: iso(monthEnd) };
   return { daily, hourly, month, monthWindow };
 }
 

@@ -10,7 +10,8 @@ const step = process.argv[2];
 // A pack killed between the two hooks left the stripped file: the saved one is the real one.
 if (existsSync(SAVED)) renameSync(SAVED, 'package.json');
 if (step === 'prepack') {
-  if (process.env.USAGE_PACK_PREBUILT !== '1') execFileSync(process.execPath, ['scripts/prepare.mjs'], { stdio: 'inherit' });
+  if (process.env.USAGE_PACK_PREBUILT !== '1')
+    execFileSync(process.execPath, ['scripts/prepare.mjs'], { stdio: 'inherit' });
   const text = readFileSync('package.json', 'utf8');
   const manifest = JSON.parse(text);
   delete manifest.scripts.prepare;

@@ -13,7 +13,9 @@ try {
   tsc = require.resolve('typescript/bin/tsc');
 } catch {
   if (!existsSync('dist/src/cli/main.js')) {
-    process.stderr.write('usage-pipeline: TypeScript is not installed (dev dependencies omitted), so dist/ was not built: run `npm ci` with dev dependencies to build, or install the packed tarball (`npm pack`), which ships dist/.\n');
+    process.stderr.write(
+      'usage-pipeline: TypeScript is not installed (dev dependencies omitted), so dist/ was not built: run `npm ci` with dev dependencies to build, or install the packed tarball (`npm pack`), which ships dist/.\n',
+    );
   }
   process.exit(0);
 }

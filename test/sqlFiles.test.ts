@@ -11,12 +11,18 @@ const REPO = join(import.meta.dirname, '..');
 function filesUnder(dir: string, suffix: string): string[] {
   return readdirSync(join(REPO, dir), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith(suffix))
-    .map((f) => relative(REPO, join(REPO, dir, f)).split('\\').join('/'))
+    .map((f) =>
+      relative(REPO, join(REPO, dir, f))
+        .split('\\')
+        .join('/'),
+    )
     .sort();
 }
 
 describe('SQL files', () => {
-  const code = [...filesUnder('src', '.ts'), ...filesUnder('bench', '.ts')].map((f) => readFileSync(join(REPO, f), 'utf8')).join('\n');
+  const code = [...filesUnder('src', '.ts'), ...filesUnder('bench', '.ts')]
+    .map((f) => readFileSync(join(REPO, f), 'utf8'))
+    .join('\n');
 
   it.each(filesUnder('src', '.sql'))('%s is named literally by the code that runs it', (file) => {
     expect(code.includes(`'${file}'`)).toBe(true);
@@ -27,12 +33,16 @@ describe('SQL files', () => {
   });
 
   it('every migration file is one the runner applies', () => {
-    const applied = listMigrations().map((m) => m.file).sort();
+    const applied = listMigrations()
+      .map((m) => m.file)
+      .sort();
     expect(applied).toEqual(filesUnder(SCHEMA_DIR, '.sql'));
   });
 
   it('no SQL file is left in a folder without an owner', () => {
-    const loose = filesUnder('queries', '.sql').filter((f) => !f.startsWith(`${SCHEMA_DIR}/`) && !f.startsWith('queries/examples/'));
+    const loose = filesUnder('queries', '.sql').filter(
+      (f) => !f.startsWith(`${SCHEMA_DIR}/`) && !f.startsWith('queries/examples/'),
+    );
     expect(loose).toEqual([]);
   });
 });

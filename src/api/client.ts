@@ -7,7 +7,14 @@ import PQueue from 'p-queue';
 import { Pool } from 'undici';
 import { CONFIG_DEFAULTS } from '../config/schema.js';
 import { silentLogger, type Logger } from '../log.js';
-import { ApiError, isRetryable, NetworkError, ResponseFormatError, ResponseTooLargeError, shortPath } from './errors.js';
+import {
+  ApiError,
+  isRetryable,
+  NetworkError,
+  ResponseFormatError,
+  ResponseTooLargeError,
+  shortPath,
+} from './errors.js';
 import { parseJson } from './json.js';
 import type { RateLimiter } from './limiter.js';
 import { backoffDelay, DEFAULT_MAX_RETRY_DELAY_MS, parseRetryAfter } from './retry.js';
@@ -173,10 +180,20 @@ export class ApiClient {
    * scanned from its bytes (page/scanPage.ts), so its values never become JavaScript objects.
    */
   async getBody(path: string, query?: Query, opts?: CallOptions): Promise<BodyResponse> {
-    return this.get(path, query, opts, (body, requestId, status, target) => ({ body, requestId, status, path: target }));
+    return this.get(path, query, opts, (body, requestId, status, target) => ({
+      body,
+      requestId,
+      status,
+      path: target,
+    }));
   }
 
-  private async get<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
+  private async get<R>(
+    path: string,
+    query: Query | undefined,
+    opts: CallOptions | undefined,
+    decode: Decode<R>,
+  ): Promise<R> {
     const call = this.getWithRetries(path, query, opts, decode);
     this.active.add(call);
     try {
@@ -186,7 +203,12 @@ export class ApiClient {
     }
   }
 
-  private async getWithRetries<R>(path: string, query: Query | undefined, opts: CallOptions | undefined, decode: Decode<R>): Promise<R> {
+  private async getWithRetries<R>(
+    path: string,
+    query: Query | undefined,
+    opts: CallOptions | undefined,
+    decode: Decode<R>,
+  ): Promise<R> {
     const route = opts?.route ?? path;
     const qs = query ? buildQuery(query) : '';
     const target = qs ? `${path}?${qs}` : path;
@@ -229,7 +251,14 @@ export class ApiClient {
   }
 
   /** One attempt: waits for the limiter, sends, reads, classifies. */
-  private async attempt<R>(target: string, route: string, decode: Decode<R>, stop?: AbortSignal, inflight?: AbortSignal, priority = 0): Promise<R> {
+  private async attempt<R>(
+    target: string,
+    route: string,
+    decode: Decode<R>,
+    stop?: AbortSignal,
+    inflight?: AbortSignal,
+    priority = 0,
+  ): Promise<R> {
     stop?.throwIfAborted();
     await abortable(this.limiter.acquire(route, priority), stop);
     // Granted, but the run was stopped meanwhile: nothing new is sent.
@@ -249,14 +278,22 @@ export class ApiClient {
           'user-agent': this.userAgent,
           'x-request-id': requestId,
         },
-        signal: inflight ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), inflight]) : AbortSignal.timeout(this.timeoutMs),
+        signal: inflight
+          ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), inflight])
+          : AbortSignal.timeout(this.timeoutMs),
       });
       status = res.statusCode;
       headers = res.headers;
-      buf = await readCapped(res.body, this.maxBodyBytes, headers, () => new ResponseTooLargeError(requestId, target, this.maxBodyBytes));
+      buf = await readCapped(
+        res.body,
+        this.maxBodyBytes,
+        headers,
+        () => new ResponseTooLargeError(requestId, target, this.maxBodyBytes),
+      );
     } catch (cause) {
       // A malformed request is our bug, not the network's: do not retry it. Nor a body too large.
-      if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG' || cause instanceof ResponseTooLargeError) throw cause;
+      if ((cause as { code?: unknown }).code === 'UND_ERR_INVALID_ARG' || cause instanceof ResponseTooLargeError)
+        throw cause;
       // Our own stop is not the network's fault either.
       if (inflight?.aborted) throw inflight.reason;
       this.counters.networkErrors++;
@@ -265,7 +302,8 @@ export class ApiClient {
     this.counters.bytes += buf.length;
 
     // The server's id for this request (the API echoes ours; a proxy or another server may name its own).
-    if (status >= 200 && status < 300) return decode(buf, headerValue(headers['x-request-id']) ?? requestId, status, target, headers);
+    if (status >= 200 && status < 300)
+      return decode(buf, headerValue(headers['x-request-id']) ?? requestId, status, target, headers);
     const text = buf.toString('utf8');
 
     const retryAfterMs = parseRetryAfter(headers['retry-after']);

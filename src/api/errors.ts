@@ -67,7 +67,9 @@ export class NetworkError extends Error {
   override readonly cause: unknown;
 
   constructor(init: NetworkErrorInit) {
-    super(`${init.method} ${shortPath(init.path)} got no answer (request id ${init.requestId}): ${describeCause(init.cause)}`);
+    super(
+      `${init.method} ${shortPath(init.path)} got no answer (request id ${init.requestId}): ${describeCause(init.cause)}`,
+    );
     this.requestId = init.requestId;
     this.method = init.method;
     this.path = init.path;

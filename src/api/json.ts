@@ -25,7 +25,8 @@ export function parseJson(body: Uint8Array | string): unknown {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const offence = checkJsonText(bytes);
   if (offence !== null) throw new SyntaxError(`${offence.path}: ${offence.problem}`);
-  const text = typeof body === 'string' ? body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+  const text =
+    typeof body === 'string' ? body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
   if (!needsLossless(text)) return JSON.parse(text);
   return losslessParse(text, null, { parseNumber });
 }

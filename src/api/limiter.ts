@@ -156,7 +156,10 @@ export class RateLimiter {
   onThrottled(retryAfterMs?: number): void {
     const now = this.clock();
     this.counters.throttles++;
-    const pause = Math.min(retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : DEFAULT_THROTTLE_PAUSE_MS, this.maxPauseMs);
+    const pause = Math.min(
+      retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : DEFAULT_THROTTLE_PAUSE_MS,
+      this.maxPauseMs,
+    );
     this.pausedUntil = Math.max(this.pausedUntil, now + pause);
     this.recover(now);
     if (now - this.lastCutAt >= THROTTLE_COOLDOWN_MS) {
@@ -191,7 +194,9 @@ export class RateLimiter {
           this.queueHead = 0;
         }
         // The queue is in descending priority: a lower one still waits if the last waiter is lower.
-        this.passedLower = this.queueHead < this.queue.length && (this.queue[this.queue.length - 1] as Waiter).priority < waiter.priority;
+        this.passedLower =
+          this.queueHead < this.queue.length &&
+          (this.queue[this.queue.length - 1] as Waiter).priority < waiter.priority;
         waiter.resolve();
       }
     } finally {
@@ -203,7 +208,8 @@ export class RateLimiter {
   private nextWaiter(): number {
     const head = this.queue[this.queueHead] as Waiter;
     if (this.passedLower) {
-      for (let i = this.queueHead + 1; i < this.queue.length; i++) if ((this.queue[i] as Waiter).priority < head.priority) return i;
+      for (let i = this.queueHead + 1; i < this.queue.length; i++)
+        if ((this.queue[i] as Waiter).priority < head.priority) return i;
     }
     return this.queueHead;
   }

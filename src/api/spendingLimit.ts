@@ -6,10 +6,15 @@ import { ApiError, ResponseFormatError } from './errors.js';
 
 export type SpendingLimit = { answer: 'limit'; cents: bigint } | { answer: 'none'; status: 200 | 403 | 404 };
 
-export async function readSpendingLimit(client: ApiClient, orgId: string, signal?: AbortSignal): Promise<SpendingLimit> {
+export async function readSpendingLimit(
+  client: ApiClient,
+  orgId: string,
+  signal?: AbortSignal,
+): Promise<SpendingLimit> {
   try {
     const { body, requestId } = await client.getJson<{ spending_limit?: unknown }>(
-      `/organizations/${encodeURIComponent(orgId)}/billing/spending_limit`, {},
+      `/organizations/${encodeURIComponent(orgId)}/billing/spending_limit`,
+      {},
       { route: '/organizations/{org_id}/billing/spending_limit', ...(signal ? { signal } : {}) },
     );
     const v = body?.spending_limit;
@@ -19,12 +24,14 @@ export async function readSpendingLimit(client: ApiClient, orgId: string, signal
     if (cents === null || cents < 0n) {
       throw new ResponseFormatError(
         `GET /organizations/${orgId}/billing/spending_limit answered a spending_limit that is not a non-negative integer of cents (request id ${requestId})`,
-        requestId, `/organizations/${orgId}/billing/spending_limit`,
+        requestId,
+        `/organizations/${orgId}/billing/spending_limit`,
       );
     }
     return { answer: 'limit', cents };
   } catch (err) {
-    if (err instanceof ApiError && (err.status === 403 || err.status === 404)) return { answer: 'none', status: err.status };
+    if (err instanceof ApiError && (err.status === 403 || err.status === 404))
+      return { answer: 'none', status: err.status };
     throw err;
   }
 }

@@ -11,7 +11,16 @@ import { publishAnalystCopy } from '../store/publish.js';
 import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
 import { alertsAfterCollect, type AlertsRunSummary } from './alerts.js';
-import { apiClient, checkWritableDir, clientSettings, collectMemoryLimit, openCommandStore, priceBookPaths, type ClientSettings, type CommandContext } from './context.js';
+import {
+  apiClient,
+  checkWritableDir,
+  clientSettings,
+  collectMemoryLimit,
+  openCommandStore,
+  priceBookPaths,
+  type ClientSettings,
+  type CommandContext,
+} from './context.js';
 
 /** DuckDB's threads while collecting: a batch's statements are small, and one thread spends about a third
  *  less CPU on them than two (BENCHMARKS.md, "DuckDB on one thread while collecting (2026-11-23)"), for the same wall time under the API's
@@ -48,7 +57,11 @@ async function holdPhase(phase: string, env: NodeJS.ProcessEnv, signal?: AbortSi
   });
 }
 
-export type CollectOnceResult = CollectResult & { dbPath: string; analystCopy: string | null; alerts: AlertsRunSummary | null };
+export type CollectOnceResult = CollectResult & {
+  dbPath: string;
+  analystCopy: string | null;
+  alerts: AlertsRunSummary | null;
+};
 
 /** What prepareCollect() checked: the client's settings (URL and key). */
 export interface PreparedCollect {
@@ -87,7 +100,11 @@ export async function collectOnce(
   const client = apiClient(ctx, prepared.settings, opts.signal);
   try {
     const memory = collectMemoryLimit(ctx);
-    const store = await openCommandStore(ctx, ctx.log, { threads: COLLECT_THREADS, memoryLimit: memory, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const store = await openCommandStore(ctx, ctx.log, {
+      threads: COLLECT_THREADS,
+      memoryLimit: memory,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     try {
       const result = await collect({
         config: ctx.config,
@@ -107,11 +124,20 @@ export async function collectOnce(
         ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
       });
       // Alerts on what this run changed (never failing it), before publishing so the copy holds them.
-      const alerts = opts.signal?.aborted ? null : await alertsAfterCollect(ctx, store, client, result, { now: (opts.now ?? Date.now)(), ...(opts.signal ? { signal: opts.signal } : {}) });
+      const alerts = opts.signal?.aborted
+        ? null
+        : await alertsAfterCollect(ctx, store, client, result, {
+            now: (opts.now ?? Date.now)(),
+            ...(opts.signal ? { signal: opts.signal } : {}),
+          });
       let analystCopy: string | null = null;
       // An interrupted run publishes too when it committed anything: analysts see what is there. A stop
       // arriving now does not cut the publishing short: it is quick and leaves a whole copy.
-      if (result.status === 'interrupted' ? result.rows > 0 || result.inventoryRequests > 0 : result.rows > 0 || result.status !== 'failed') {
+      if (
+        result.status === 'interrupted'
+          ? result.rows > 0 || result.inventoryRequests > 0
+          : result.rows > 0 || result.status !== 'failed'
+      ) {
         opts.progress?.onPhase?.('publishing');
         await holdPhase('publishing', ctx.env, opts.signal);
         // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
@@ -126,9 +152,12 @@ export async function collectOnce(
       }
       // Out of DuckDB memory outside a scope (recording the run, publishing): what was committed stays.
       if (isOutOfMemory(err)) {
-        throw new Error(outOfMemoryMessage(memory, err, 'Committed scopes are kept, the one in progress was rolled back'), {
-          cause: err,
-        });
+        throw new Error(
+          outOfMemoryMessage(memory, err, 'Committed scopes are kept, the one in progress was rolled back'),
+          {
+            cause: err,
+          },
+        );
       }
       throw err;
     } finally {

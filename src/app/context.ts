@@ -61,8 +61,14 @@ export interface MemoryLimit {
   value: string;
 }
 
-const storeMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'store.memory_limit', value: ctx.config.store.memory_limit });
-export const collectMemoryLimit = (ctx: CommandContext): MemoryLimit => ({ key: 'collect.memory_limit', value: ctx.config.collect.memory_limit });
+const storeMemoryLimit = (ctx: CommandContext): MemoryLimit => ({
+  key: 'store.memory_limit',
+  value: ctx.config.store.memory_limit,
+});
+export const collectMemoryLimit = (ctx: CommandContext): MemoryLimit => ({
+  key: 'collect.memory_limit',
+  value: ctx.config.collect.memory_limit,
+});
 
 /** The command's database, with the configured lock wait and memory limit (store.memory_limit unless given). */
 export async function openCommandStore(
@@ -122,13 +128,19 @@ export function checkBaseUrl(raw: string, o: { insecureHttp?: boolean; warn: (ms
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`--base-url "${raw}" is not a URL: give the API root with its version, e.g. https://api.example.com/v1.`);
+    throw new UsageError(
+      `--base-url "${raw}" is not a URL: give the API root with its version, e.g. https://api.example.com/v1.`,
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`--base-url "${raw}": the scheme ${url.protocol} is not served; use https:// (or http:// on this machine's loopback).`);
+    throw new UsageError(
+      `--base-url "${raw}": the scheme ${url.protocol} is not served; use https:// (or http:// on this machine's loopback).`,
+    );
   }
   if (url.username || url.password) {
-    throw new UsageError('--base-url carries a user name or password; the key comes from USAGE_API_KEY or USAGE_API_KEY_FILE only.');
+    throw new UsageError(
+      '--base-url carries a user name or password; the key comes from USAGE_API_KEY or USAGE_API_KEY_FILE only.',
+    );
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!/\/v\d+$/.test(path)) {
@@ -136,7 +148,8 @@ export function checkBaseUrl(raw: string, o: { insecureHttp?: boolean; warn: (ms
       `--base-url "${raw}" has no version segment: give the API root including it, e.g. ${url.origin}${path}/v1.`,
     );
   }
-  if (url.search || url.hash) throw new UsageError(`--base-url "${raw}" carries a query or fragment; give the API root only.`);
+  if (url.search || url.hash)
+    throw new UsageError(`--base-url "${raw}" carries a query or fragment; give the API root only.`);
   if (url.protocol === 'http:' && !LOOPBACK_HOST.test(url.hostname)) {
     if (!o.insecureHttp) {
       throw new UsageError(
@@ -174,7 +187,12 @@ export function apiClient(ctx: CommandContext, settings: ClientSettings, signal?
   const api = ctx.config.api;
   const rl = api.rate_limit;
   const maxRetryDelayMs = api.max_retry_after_seconds * 1000;
-  const limiter = new RateLimiter({ perMinute: rl.per_minute, perSecondPerRoute: rl.per_second_per_route, headroom: rl.headroom, maxPauseMs: maxRetryDelayMs });
+  const limiter = new RateLimiter({
+    perMinute: rl.per_minute,
+    perSecondPerRoute: rl.per_second_per_route,
+    headroom: rl.headroom,
+    maxPauseMs: maxRetryDelayMs,
+  });
   return new ApiClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,

@@ -28,7 +28,14 @@ export async function exportDataset(ctx: CommandContext, opts: ExportDatasetOpti
     const now = opts.now ?? new Date();
     opts.signal?.throwIfAborted();
     await refreshPrices(store, book, now);
-    return await writeDataset({ store, dir: opts.dir, formats: opts.formats ?? ['parquet'], now, log: ctx.log, ...(opts.signal ? { signal: opts.signal } : {}) });
+    return await writeDataset({
+      store,
+      dir: opts.dir,
+      formats: opts.formats ?? ['parquet'],
+      now,
+      log: ctx.log,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
   } finally {
     await store.close();
   }

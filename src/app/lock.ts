@@ -116,7 +116,12 @@ export function readLockHolder(dbPath: string): LockHolder | null {
   try {
     const v = JSON.parse(readFileSync(lockPaths(dbPath).note, 'utf8')) as Partial<LockHolder>;
     if (typeof v.pid !== 'number' || typeof v.command !== 'string' || typeof v.started_at !== 'string') return null;
-    return { pid: v.pid, command: v.command, started_at: v.started_at, hostname: typeof v.hostname === 'string' ? v.hostname : '' };
+    return {
+      pid: v.pid,
+      command: v.command,
+      started_at: v.started_at,
+      hostname: typeof v.hostname === 'string' ? v.hostname : '',
+    };
   } catch {
     return null;
   }
@@ -134,9 +139,10 @@ function busyMessage(shownPath: string, h: LockHolder | null, waitedMs: number, 
     ? `another collection (pid ${h.pid}${h.hostname && h.hostname !== hostname() ? ` on ${h.hostname}` : ''}, \`${h.command}\`, since ${h.started_at})`
     : 'another collection';
   const waited = waitedMs >= 1000 ? ` (waited ${Math.round(waitedMs / 1000)} s)` : '';
-  const dead = h && (!h.hostname || h.hostname === hostname()) && !pidAlive(h.pid)
-    ? `; pid ${h.pid} is no longer running, so its lock will be taken over once stale, within ${Math.round(staleMs / 1000)} s`
-    : '';
+  const dead =
+    h && (!h.hostname || h.hostname === hostname()) && !pidAlive(h.pid)
+      ? `; pid ${h.pid} is no longer running, so its lock will be taken over once stale, within ${Math.round(staleMs / 1000)} s`
+      : '';
   return `${who} holds the lock on ${shownPath}${waited}; it will be released when that run ends${dead} — try again later`;
 }
 
@@ -202,7 +208,12 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
           controller.abort(new Error(`run lock on ${abs} was compromised: ${err.message}`));
         },
       });
-      const holder: LockHolder = { pid: process.pid, command: opts.command, started_at: new Date().toISOString(), hostname: hostname() };
+      const holder: LockHolder = {
+        pid: process.pid,
+        command: opts.command,
+        started_at: new Date().toISOString(),
+        hostname: hostname(),
+      };
       try {
         writeNote(paths.note, holder);
       } catch (err) {
@@ -242,9 +253,17 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
     }
     if (!loggedWait) {
       loggedWait = true;
-      log.info('waiting for the run lock', { db: abs, holder: describeHolder(readLockHolder(abs)), wait_s: Math.round(opts.waitMs / 1000) });
+      log.info('waiting for the run lock', {
+        db: abs,
+        holder: describeHolder(readLockHolder(abs)),
+        wait_s: Math.round(opts.waitMs / 1000),
+      });
     }
-    await delay(Math.min(RUN_LOCK_POLL_MS, opts.waitMs - waited), undefined, opts.signal ? { signal: opts.signal } : undefined);
+    await delay(
+      Math.min(RUN_LOCK_POLL_MS, opts.waitMs - waited),
+      undefined,
+      opts.signal ? { signal: opts.signal } : undefined,
+    );
   }
 }
 
@@ -252,7 +271,11 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
  * Runs `fn` holding the run lock and releases it afterwards, whatever happens. `fn` gets the lock: pass
  * `lock.signal` to the work so that a compromised lock stops it.
  */
-export async function withRunLock<T>(dbPath: string, opts: RunLockOptions, fn: (lock: RunLock) => Promise<T>): Promise<T> {
+export async function withRunLock<T>(
+  dbPath: string,
+  opts: RunLockOptions,
+  fn: (lock: RunLock) => Promise<T>,
+): Promise<T> {
   const lock = await acquireRunLock(dbPath, opts);
   try {
     return await fn(lock);

@@ -31,16 +31,26 @@ const FAMILIES: [string, 'gauge' | 'counter', string][] = [
   [`${M}last_run_duration_seconds`, 'gauge', 'How long the command last ran'],
   [`${M}api_requests_total`, 'counter', 'API requests sent, retries included'],
   [`${M}api_throttled_total`, 'counter', 'API answers 429 (rate limited)'],
-  [`${M}data_as_of_timestamp_seconds`, 'gauge', 'End of the complete data of a source and granularity (the oldest organization)'],
+  [
+    `${M}data_as_of_timestamp_seconds`,
+    'gauge',
+    'End of the complete data of a source and granularity (the oldest organization)',
+  ],
   [`${M}database_size_bytes`, 'gauge', 'Size of the database file and its write-ahead log'],
-  [`${M}analyst_copy_timestamp_seconds`, 'gauge', 'When the analyst copy was last published (its age is time() minus this)'],
+  [
+    `${M}analyst_copy_timestamp_seconds`,
+    'gauge',
+    'When the analyst copy was last published (its age is time() minus this)',
+  ],
 ];
 
 /** One series per key `name{labels}`, labels in a fixed order. */
 export type Series = Map<string, number>;
 
 const key = (name: string, labels: Record<string, string> = {}) => {
-  const l = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
+  const l = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`,
+  );
   return l.length ? `${name}{${l.join(',')}}` : name;
 };
 
@@ -60,7 +70,8 @@ export function mergeRun(prev: Series, run: RunRecord): Series {
   const cmd = { command: run.command };
   const secs = (ms: number) => ms / 1000;
   s.set(key(`${M}last_run_timestamp_seconds`, cmd), secs(run.finishedMs));
-  if (run.outcome === 'complete' || run.outcome === 'partial') s.set(key(`${M}last_success_timestamp_seconds`, cmd), secs(run.finishedMs));
+  if (run.outcome === 'complete' || run.outcome === 'partial')
+    s.set(key(`${M}last_success_timestamp_seconds`, cmd), secs(run.finishedMs));
   for (const o of OUTCOMES) s.set(key(`${M}last_run_outcome`, { ...cmd, outcome: o }), o === run.outcome ? 1 : 0);
   s.set(key(`${M}last_run_duration_seconds`, cmd), secs(run.finishedMs - run.startedMs));
   if (run.requests !== undefined) {
@@ -84,7 +95,10 @@ export function renderTextfile(s: Series): string {
 
 /** What the database says now: its size, the analyst copy's time, and the data's end per source and granularity. */
 async function storeSeries(ctx: CommandContext, s: Series): Promise<void> {
-  const size = ['', '.wal'].reduce((n, ext) => n + (existsSync(ctx.dbPath + ext) ? statSync(ctx.dbPath + ext).size : 0), 0);
+  const size = ['', '.wal'].reduce(
+    (n, ext) => n + (existsSync(ctx.dbPath + ext) ? statSync(ctx.dbPath + ext).size : 0),
+    0,
+  );
   s.set(key(`${M}database_size_bytes`), size);
   const copy = analystCopyPath(ctx.dbPath);
   if (!existsSync(copy)) return;
@@ -114,7 +128,11 @@ export async function writeRunMetrics(ctx: CommandContext, run: RunRecord): Prom
     const version = (JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8')) as { version: string }).version;
     for (const k of [...s.keys()]) if (k.startsWith(`${M}build_info`)) s.delete(k);
     s.set(key(`${M}build_info`, { version }), 1);
-    await storeSeries(ctx, s).catch((err: unknown) => ctx.log.warn('metrics: the database could not be read; its series keep their last values', { error: (err as Error).message }));
+    await storeSeries(ctx, s).catch((err: unknown) =>
+      ctx.log.warn('metrics: the database could not be read; its series keep their last values', {
+        error: (err as Error).message,
+      }),
+    );
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, renderTextfile(s));
     renameSync(tmp, file);
@@ -132,10 +150,21 @@ export function outcomeOf(result: unknown): RunOutcome {
 }
 
 /** Runs a command and writes its metrics, whatever the outcome (an error is rethrown). */
-export async function withRunMetrics<T>(ctx: CommandContext, command: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+export async function withRunMetrics<T>(
+  ctx: CommandContext,
+  command: string,
+  signal: AbortSignal,
+  fn: () => Promise<T>,
+): Promise<T> {
   const startedMs = Date.now();
   const record = (outcome: RunOutcome, r?: { requests?: number; throttled?: number }) =>
-    writeRunMetrics(ctx, { command, outcome, startedMs, finishedMs: Date.now(), ...(r?.requests !== undefined ? { requests: r.requests, throttled: r.throttled ?? 0 } : {}) });
+    writeRunMetrics(ctx, {
+      command,
+      outcome,
+      startedMs,
+      finishedMs: Date.now(),
+      ...(r?.requests !== undefined ? { requests: r.requests, throttled: r.throttled ?? 0 } : {}),
+    });
   try {
     const out = await fn();
     await record(outcomeOf(out), out as { requests?: number; throttled?: number });

@@ -42,13 +42,23 @@ export function pruneSettings(ctx: CommandContext, o: PruneOptions): { hourlyDay
   const r = ctx.config.store.retention;
   const hourlyDays = o.hourlyDays ?? r.hourly_days;
   if (hourlyDays !== undefined && (!Number.isInteger(hourlyDays) || hourlyDays < 8)) {
-    throw new UsageError(`--hourly-days ${hourlyDays}: give whole days, at least 8 (the API serves hourly data for 168 hours).`);
+    throw new UsageError(
+      `--hourly-days ${hourlyDays}: give whole days, at least 8 (the API serves hourly data for 168 hours).`,
+    );
   }
-  const dataset = o.dataset !== undefined ? resolve(ctx.cwd, o.dataset) : r.dataset !== undefined ? ctx.resolvePath(r.dataset) : undefined;
+  const dataset =
+    o.dataset !== undefined
+      ? resolve(ctx.cwd, o.dataset)
+      : r.dataset !== undefined
+        ? ctx.resolvePath(r.dataset)
+        : undefined;
   return { ...(hourlyDays !== undefined ? { hourlyDays } : {}), ...(dataset !== undefined ? { dataset } : {}) };
 }
 
-const UNIT_STREAM: Record<HourlyDay['table'], string> = { usage_program_buckets: 'usage_program', usage_framework_buckets: 'usage_framework' };
+const UNIT_STREAM: Record<HourlyDay['table'], string> = {
+  usage_program_buckets: 'usage_program',
+  usage_framework_buckets: 'usage_framework',
+};
 
 /** The first day the dataset does not hold exactly, with the reason; undefined when it holds them all. */
 async function notInDataset(store: Store, dataset: string, days: HourlyDay[]): Promise<string | undefined> {
@@ -58,9 +68,16 @@ async function notInDataset(store: Store, dataset: string, days: HourlyDay[]): P
   for (const d of days) {
     const stream = UNIT_STREAM[d.table];
     const id = `${stream}/granularity=hourly/month=${d.day.slice(0, 7)}/part-${d.day}`;
-    const f = await store.dataset.fingerprint({ stream: stream as 'usage_program', granularity: 'hourly', month: d.day.slice(0, 7), day: d.day });
-    if (recorded.get(id) !== `v2:${f.rows}:${f.digest}`) return `the dataset does not hold ${stream} hourly ${d.day} as stored (run export --dataset ${dataset} first)`;
-    if (!existsSync(join(dataset, `${id}.parquet`))) return `the dataset's file ${id}.parquet is missing (run export --dataset ${dataset} first)`;
+    const f = await store.dataset.fingerprint({
+      stream: stream as 'usage_program',
+      granularity: 'hourly',
+      month: d.day.slice(0, 7),
+      day: d.day,
+    });
+    if (recorded.get(id) !== `v2:${f.rows}:${f.digest}`)
+      return `the dataset does not hold ${stream} hourly ${d.day} as stored (run export --dataset ${dataset} first)`;
+    if (!existsSync(join(dataset, `${id}.parquet`)))
+      return `the dataset's file ${id}.parquet is missing (run export --dataset ${dataset} first)`;
   }
   return undefined;
 }
@@ -76,7 +93,12 @@ export async function prune(ctx: CommandContext, o: PruneOptions = {}): Promise<
   const store = await openCommandStore(ctx, ctx.log, o.signal ? { signal: o.signal } : {});
   try {
     const days = await store.usage.hourlyDaysBefore(cutoff);
-    const base: PruneResult = { cutoff: cutoff.toISOString(), dryRun, removed: [], ...(settings.dataset ? { dataset: settings.dataset } : {}) };
+    const base: PruneResult = {
+      cutoff: cutoff.toISOString(),
+      dryRun,
+      removed: [],
+      ...(settings.dataset ? { dataset: settings.dataset } : {}),
+    };
     if (days.length === 0) {
       ctx.log.info('nothing to prune', { granularity: 'hourly', before: base.cutoff });
       return base;
@@ -88,12 +110,33 @@ export async function prune(ctx: CommandContext, o: PruneOptions = {}): Promise<
     o.signal?.throwIfAborted();
     if (dryRun) return { ...base, removed: summarize(days, cutoff) };
     const runId = `${(o.now ?? new Date()).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
-    await store.runs.start({ runId, command: 'prune', options: { hourly_days: settings.hourlyDays, dataset: settings.dataset ?? null } });
+    await store.runs.start({
+      runId,
+      command: 'prune',
+      options: { hourly_days: settings.hourlyDays, dataset: settings.dataset ?? null },
+    });
     const removed = await store.usage.removeHourlyBefore(runId, cutoff, days).catch(async (err: unknown) => {
-      await store.runs.finish({ runId, status: 'failed', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0, error: (err as Error).message });
+      await store.runs.finish({
+        runId,
+        status: 'failed',
+        requests: 0,
+        retries: 0,
+        throttled: 0,
+        pages: 0,
+        rowsLoaded: 0,
+        error: (err as Error).message,
+      });
       throw err;
     });
-    await store.runs.finish({ runId, status: 'complete', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0 });
+    await store.runs.finish({
+      runId,
+      status: 'complete',
+      requests: 0,
+      retries: 0,
+      throttled: 0,
+      pages: 0,
+      rowsLoaded: 0,
+    });
     const out = removed.map(describe);
     for (const r of out) ctx.log.info('pruned', { ...r, run_id: runId });
     await store.checkpoint();
@@ -112,7 +155,14 @@ function summarize(days: HourlyDay[], cutoff: Date): PruneResult['removed'] {
   const out: PruneResult['removed'] = [];
   for (const table of ['usage_program_buckets', 'usage_framework_buckets'] as const) {
     const mine = days.filter((d) => d.table === table);
-    if (mine.length > 0) out.push({ table, granularity: 'hourly', from: `${mine[0]!.day}T00:00:00.000Z`, to: cutoff.toISOString(), rows: mine.reduce((n, d) => n + d.rows, 0) });
+    if (mine.length > 0)
+      out.push({
+        table,
+        granularity: 'hourly',
+        from: `${mine[0]!.day}T00:00:00.000Z`,
+        to: cutoff.toISOString(),
+        rows: mine.reduce((n, d) => n + d.rows, 0),
+      });
   }
   return out;
 }

@@ -18,7 +18,9 @@ export interface QueryResult {
 export async function queryAnalystCopy(ctx: CommandContext, sql: string): Promise<QueryResult> {
   const db = analystCopyPath(ctx.dbPath);
   if (!existsSync(db)) {
-    throw new UsageError(`no analyst copy at ${db} yet: it is published after each collection; run \`usage-pipeline collect\` (or \`npm start\` for the demo) first.`);
+    throw new UsageError(
+      `no analyst copy at ${db} yet: it is published after each collection; run \`usage-pipeline collect\` (or \`npm start\` for the demo) first.`,
+    );
   }
   const store = await openStore({ path: db, readOnly: true, memoryLimit: ctx.config.store.memory_limit, log: ctx.log });
   try {

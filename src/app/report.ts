@@ -44,7 +44,10 @@ export interface PreparedReport {
  * printed once), an output folder this user cannot write (errno and path), and a database that does
  * not exist (a report reads what collect wrote: it never creates the database it was asked to read).
  */
-export function prepareReport(ctx: CommandContext, opts: Pick<WriteReportOptions, 'outDir' | 'prices'> = {}): PreparedReport {
+export function prepareReport(
+  ctx: CommandContext,
+  opts: Pick<WriteReportOptions, 'outDir' | 'prices'> = {},
+): PreparedReport {
   const book = priceBookPaths(ctx, opts.prices);
   loadPriceBook(book.path, book.overlay);
   const outDir = opts.outDir !== undefined ? resolve(ctx.cwd, opts.outDir) : reportOutDir(ctx);
@@ -62,7 +65,10 @@ export async function writeReport(
   // for the daemon is once a month.
   const { runReport } = await import('../report/run.js');
   const { book, outDir } = prepared;
-  const store = await openCommandStore(ctx, ctx.log, { create: false, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const store = await openCommandStore(ctx, ctx.log, {
+    create: false,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   try {
     return await runReport({
       store,

@@ -22,16 +22,14 @@ export interface MetricDef {
 
 export type MetricCatalogue = ReadonlyMap<string, MetricDef>;
 
-const positiveInteger = z
-  .union([z.string(), z.number(), z.bigint()])
-  .transform((v, ctx) => {
-    const s = typeof v === 'string' ? v.trim() : String(v);
-    if (!/^[1-9][0-9]*$/.test(s)) {
-      ctx.addIssue({ code: 'custom', message: 'expected a positive integer (a string of digits)' });
-      return z.NEVER;
-    }
-    return BigInt(s);
-  });
+const positiveInteger = z.union([z.string(), z.number(), z.bigint()]).transform((v, ctx) => {
+  const s = typeof v === 'string' ? v.trim() : String(v);
+  if (!/^[1-9][0-9]*$/.test(s)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a positive integer (a string of digits)' });
+    return z.NEVER;
+  }
+  return BigInt(s);
+});
 
 export const metricEntrySchema = z.strictObject({
   api_version: z.enum(['v1', 'v2']),

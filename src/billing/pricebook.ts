@@ -72,8 +72,12 @@ const dateString = z.unknown().transform((v, ctx) => {
   else if (v instanceof Date && typeof (v as { isDate?: () => boolean }).isDate === 'function') {
     if ((v as unknown as { isDate: () => boolean }).isDate()) s = v.toISOString().slice(0, 10);
   }
-  if (s === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(s) || Number.isNaN(Date.parse(`${s}T00:00:00Z`)) ||
-      new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) !== s) {
+  if (
+    s === undefined ||
+    !/^\d{4}-\d{2}-\d{2}$/.test(s) ||
+    Number.isNaN(Date.parse(`${s}T00:00:00Z`)) ||
+    new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) !== s
+  ) {
     ctx.addIssue({ code: 'custom', message: DATE_MSG });
     return z.NEVER;
   }
@@ -193,8 +197,12 @@ function checkedRates(raw: RawBook['rates'], metrics: ReturnType<typeof buildCat
   });
   rates.forEach((r, i) => {
     rates.forEach((o, j) => {
-      if (j < i && o.plan === r.plan && o.metric === r.metric &&
-          overlaps({ from: r.effectiveFrom, to: r.effectiveTo }, { from: o.effectiveFrom, to: o.effectiveTo }))
+      if (
+        j < i &&
+        o.plan === r.plan &&
+        o.metric === r.metric &&
+        overlaps({ from: r.effectiveFrom, to: r.effectiveTo }, { from: o.effectiveFrom, to: o.effectiveTo })
+      )
         problems.push(`rates[${i}]: overlaps rates[${j}] for plan "${r.plan}" and metric "${r.metric}"`);
     });
   });
@@ -208,19 +216,27 @@ function checkedRates(raw: RawBook['rates'], metrics: ReturnType<typeof buildCat
 }
 
 /** The book's allowances, each checked against the catalogue (summed metrics, whole raw units) and the others; problems appended. */
-function checkedAllowances(raw: RawBook['allowances'], metrics: ReturnType<typeof buildCatalogue>, problems: string[]): Allowance[] {
+function checkedAllowances(
+  raw: RawBook['allowances'],
+  metrics: ReturnType<typeof buildCatalogue>,
+  problems: string[],
+): Allowance[] {
   const allowances: Allowance[] = raw.map((a, i) => {
     const def = metrics.get(a.metric);
     let includedRaw = 0n;
     if (!def) problems.push(`allowances[${i}].metric: "${a.metric}" is not in [metrics]`);
     else {
       if (def.aggregation !== 'sum')
-        problems.push(`allowances[${i}].metric: "${a.metric}" is a gauge (aggregation max); allowances apply to summed metrics only`);
+        problems.push(
+          `allowances[${i}].metric: "${a.metric}" is a gauge (aggregation max); allowances apply to summed metrics only`,
+        );
       // included is in billing units; it must be a whole number of raw units.
       const scaled = parseDecimal(a.included, 9)!;
       const num = scaled * def.divisor;
       if (num % 1_000_000_000n !== 0n)
-        problems.push(`allowances[${i}].included: ${a.included} ${def.billingUnit} is not a whole number of ${def.rawUnit}`);
+        problems.push(
+          `allowances[${i}].included: ${a.included} ${def.billingUnit} is not a whole number of ${def.rawUnit}`,
+        );
       includedRaw = num / 1_000_000_000n;
     }
     if (a.effective_to !== undefined && a.effective_to <= a.effective_from)
@@ -239,8 +255,12 @@ function checkedAllowances(raw: RawBook['allowances'], metrics: ReturnType<typeo
   });
   allowances.forEach((a, i) => {
     allowances.forEach((o, j) => {
-      if (j < i && o.metric === a.metric && o.plans.some((p) => a.plans.includes(p)) &&
-          overlaps({ from: a.effectiveFrom, to: a.effectiveTo }, { from: o.effectiveFrom, to: o.effectiveTo }))
+      if (
+        j < i &&
+        o.metric === a.metric &&
+        o.plans.some((p) => a.plans.includes(p)) &&
+        overlaps({ from: a.effectiveFrom, to: a.effectiveTo }, { from: o.effectiveFrom, to: o.effectiveTo })
+      )
         problems.push(`allowances[${i}]: overlaps allowances[${j}] for metric "${a.metric}" on a shared plan`);
     });
   });
@@ -269,17 +289,29 @@ export function loadPriceBook(path: string, overlayPath?: string): PriceBook {
   const base = tomlOf(text, path);
   const over = tomlOf(overlayText, overlayPath);
   if (typeof over.revision !== 'string' || over.revision === '') {
-    throw new PriceBookError(overlayPath, ['revision: an overlay needs its own revision id, e.g. revision = "ours-2026-01"']);
+    throw new PriceBookError(overlayPath, [
+      'revision: an overlay needs its own revision id, e.g. revision = "ours-2026-01"',
+    ]);
   }
   if (over.currency !== undefined && over.currency !== base.currency) {
-    throw new PriceBookError(overlayPath, [`currency: "${String(over.currency)}" differs from the base book's "${String(base.currency)}"`]);
+    throw new PriceBookError(overlayPath, [
+      `currency: "${String(over.currency)}" differs from the base book's "${String(base.currency)}"`,
+    ]);
   }
   const merged = {
     ...base,
     revision: `${String(base.revision)}+${over.revision}`,
     metrics: { ...(base.metrics as object), ...(over.metrics as object) },
-    rates: overlayByKey(base.rates, over.rates, (r) => `${String(r.plan)}/${String(r.metric)}@${dayOf(r.effective_from)}`),
-    allowances: overlayByKey(base.allowances, over.allowances, (a) => `${String(a.metric)}/${String(a.scope)}@${dayOf(a.effective_from)}`),
+    rates: overlayByKey(
+      base.rates,
+      over.rates,
+      (r) => `${String(r.plan)}/${String(r.metric)}@${dayOf(r.effective_from)}`,
+    ),
+    allowances: overlayByKey(
+      base.allowances,
+      over.allowances,
+      (a) => `${String(a.metric)}/${String(a.scope)}@${dayOf(a.effective_from)}`,
+    ),
   };
   const sha = createHash('sha256').update(text).update('\0').update(overlayText).digest('hex');
   return bookFromRaw(merged, `${path} overlaid by ${overlayPath}`, sha);
@@ -300,4 +332,3 @@ function overlayByKey(base: unknown, over: unknown, key: (e: Record<string, unkn
   }
   return out;
 }
-

@@ -1,7 +1,13 @@
 // `usage-pipeline collect`: checks the flags (commander parsed them in main.ts) and runs collectOnce().
 import { GRANULARITIES, SOURCES, type Granularity, type Source } from '../domain/granularity.js';
 import type { CollectProgress } from '../collect/collect.js';
-import { collectOnce, prepareCollect, type CollectOnceOptions, type CollectOnceResult, type PreparedCollect } from '../app/collect.js';
+import {
+  collectOnce,
+  prepareCollect,
+  type CollectOnceOptions,
+  type CollectOnceResult,
+  type PreparedCollect,
+} from '../app/collect.js';
 import { parseIsoFlag } from '../collect/planner.js';
 import { UsageError } from '../domain/errors.js';
 import { commandContext, type CommandContext, type CommonOptions } from '../app/context.js';
@@ -23,10 +29,15 @@ export interface CollectCommandOptions extends CommonOptions {
 }
 
 export function parseList<T extends string>(flag: string, value: string, allowed: readonly T[]): T[] {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = items.filter((i) => !allowed.includes(i as T));
   if (!items.length || bad.length) {
-    throw new UsageError(`${flag} "${value}": ${bad.length ? `unknown value ${bad.map((b) => `"${b}"`).join(', ')}` : 'empty'}; allowed: ${allowed.join(', ')} (comma-separated).`);
+    throw new UsageError(
+      `${flag} "${value}": ${bad.length ? `unknown value ${bad.map((b) => `"${b}"`).join(', ')}` : 'empty'}; allowed: ${allowed.join(', ')} (comma-separated).`,
+    );
   }
   return [...new Set(items)] as T[];
 }
@@ -38,10 +49,20 @@ export function validateCollectFlags(opts: CollectCommandOptions) {
   if (from !== undefined && to !== undefined && to <= from) {
     throw new UsageError(`--to ${opts.to} is not after --from ${opts.from}: the range is half-open [from, to).`);
   }
-  const granularities = opts.granularity !== undefined ? parseList<Granularity>('--granularity', opts.granularity, GRANULARITIES) : undefined;
+  const granularities =
+    opts.granularity !== undefined
+      ? parseList<Granularity>('--granularity', opts.granularity, GRANULARITIES)
+      : undefined;
   const sources = opts.sources !== undefined ? parseList<Source>('--sources', opts.sources, SOURCES) : undefined;
-  const orgs = opts.orgs !== undefined ? opts.orgs.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
-  if (orgs !== undefined && !orgs.length) throw new UsageError('--orgs is empty: give organization ids, comma-separated.');
+  const orgs =
+    opts.orgs !== undefined
+      ? opts.orgs
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined;
+  if (orgs !== undefined && !orgs.length)
+    throw new UsageError('--orgs is empty: give organization ids, comma-separated.');
   return { from, to, granularities, sources, orgs };
 }
 

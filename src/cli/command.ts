@@ -40,9 +40,15 @@ export class Interrupted extends Error {
  * command exits 130/143. A second signal exits at once (the lock is released first). Everything that can
  * be refused is checked by the caller before this takes the lock.
  */
-export async function underRunLock<T>(o: CommonOptions, command: string, fn: (signal: AbortSignal, lock: { dbPath: string }) => Promise<T>): Promise<T> {
+export async function underRunLock<T>(
+  o: CommonOptions,
+  command: string,
+  fn: (signal: AbortSignal, lock: { dbPath: string }) => Promise<T>,
+): Promise<T> {
   const [{ commandContext }, { withRunLock, releaseAllHeldLocks }, { withRunMetrics }] = await Promise.all([
-    import('../app/context.js'), import('../app/lock.js'), import('../app/metrics.js'),
+    import('../app/context.js'),
+    import('../app/lock.js'),
+    import('../app/metrics.js'),
   ]);
   const ctx = commandContext(o);
   const interrupt = new AbortController();
@@ -63,7 +69,13 @@ export async function underRunLock<T>(o: CommonOptions, command: string, fn: (si
   try {
     const out = await withRunLock(
       ctx.dbPath,
-      { waitMs: ctx.config.store.lock_timeout_seconds * 1000, command, log: ctx.log, cwd: ctx.cwd, signal: interrupt.signal },
+      {
+        waitMs: ctx.config.store.lock_timeout_seconds * 1000,
+        command,
+        log: ctx.log,
+        cwd: ctx.cwd,
+        signal: interrupt.signal,
+      },
       (lock) => {
         const signal = AbortSignal.any([lock.signal, interrupt.signal]);
         // Every run's outcome goes to the metrics textfile, if one is configured (the demo's is not a run).
@@ -83,5 +95,8 @@ export async function underRunLock<T>(o: CommonOptions, command: string, fn: (si
 export /** One error line on stderr: plain on a terminal, else JSON, so `>> log 2>&1` stays parseable. */
 function printError(message: string, code: number): void {
   if (process.stderr.isTTY) process.stderr.write(`usage-pipeline: ${message}\n`);
-  else process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: message, exit_code: code }) + '\n');
+  else
+    process.stderr.write(
+      JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: message, exit_code: code }) + '\n',
+    );
 }

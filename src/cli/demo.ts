@@ -49,7 +49,11 @@ export async function demoCommand(
       },
     );
     const month = previousMonth(clock());
-    const report = await writeReport(ctx, { month, ...(opts.outDir !== undefined ? { outDir: opts.outDir } : {}), now: new Date(clock()) });
+    const report = await writeReport(ctx, {
+      month,
+      ...(opts.outDir !== undefined ? { outDir: opts.outDir } : {}),
+      now: new Date(clock()),
+    });
     // The example query as the `query` command runs it (on the analyst copy), so the hint shows the same rows.
     const query = readSql(DEMO_QUERY_FILE);
     const queryResult = (await queryAnalystCopy(ctx, query)).rows;
@@ -68,7 +72,11 @@ export async function demoCommand(
       collect: collected,
       report,
       month,
-      query: query.split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(),
+      query: query
+        .split('\n')
+        .filter((l) => !l.startsWith('--'))
+        .join('\n')
+        .trim(),
       queryResult,
       hints,
     };

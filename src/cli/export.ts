@@ -16,13 +16,22 @@ export interface ExportCommandOptions extends CommonOptions {
 }
 
 /** The flags checked and the dataset's options, before the lock is taken (main.ts). */
-export function prepareExportCommand(opts: ExportCommandOptions): { ctx: CommandContext; options: ExportDatasetOptions } {
+export function prepareExportCommand(opts: ExportCommandOptions): {
+  ctx: CommandContext;
+  options: ExportDatasetOptions;
+} {
   const ctx = commandContext(opts);
   // The flag against the working directory; the config's [export] dataset is already absolute.
   const dir = opts.dataset ? resolve(ctx.cwd, opts.dataset) : ctx.config.export.dataset;
-  if (!dir) throw new UsageError('say where the dataset goes: --dataset DIR (a folder, a mounted bucket, or a folder you sync), or [export] dataset in the config.');
-  const formats = opts.format ? parseList<ExportFormat>('--format', opts.format, EXPORT_FORMATS) : (['parquet'] as ExportFormat[]);
-  if (!formats.includes('parquet')) throw new UsageError('--format must include parquet (the dataset itself); add arrow for Arrow IPC copies.');
+  if (!dir)
+    throw new UsageError(
+      'say where the dataset goes: --dataset DIR (a folder, a mounted bucket, or a folder you sync), or [export] dataset in the config.',
+    );
+  const formats = opts.format
+    ? parseList<ExportFormat>('--format', opts.format, EXPORT_FORMATS)
+    : (['parquet'] as ExportFormat[]);
+  if (!formats.includes('parquet'))
+    throw new UsageError('--format must include parquet (the dataset itself); add arrow for Arrow IPC copies.');
   return {
     ctx,
     options: {

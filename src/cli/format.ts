@@ -40,17 +40,26 @@ export function wrap(text: string, width = 80): string {
 }
 
 /** One line for cron and logs; on a terminal (verbose) also where things are and which orgs use which API. */
-export function formatCollectSummary(r: CollectResult & { dbPath: string; analystCopy: string | null }, verbose = true, width = 80): string {
+export function formatCollectSummary(
+  r: CollectResult & { dbPath: string; analystCopy: string | null },
+  verbose = true,
+  width = 80,
+): string {
   return wrap(collectSummaryLines(r, verbose).join('\n'), width);
 }
 
-function collectSummaryLines(r: CollectResult & { dbPath: string; analystCopy: string | null }, verbose: boolean): string[] {
+function collectSummaryLines(
+  r: CollectResult & { dbPath: string; analystCopy: string | null },
+  verbose: boolean,
+): string[] {
   const lines = [
     `collect ${r.status}: ${n(r.rows)} values in ${n(r.pages)} pages, ${n(r.requests)} requests (${n(r.retries)} retried, ${n(r.throttled)} throttled) in ${(r.durationMs / 1000).toFixed(1)} s; run ${r.runId}`,
   ];
   if (!verbose) {
     // Failures still get a line each: they are what the operator must act on.
-    for (const s of r.scopes) if (s.status === 'failed') lines.push(`  failed: ${s.source} ${s.granularity ?? ''} ${s.scope} - ${s.detail ?? ''}`);
+    for (const s of r.scopes)
+      if (s.status === 'failed')
+        lines.push(`  failed: ${s.source} ${s.granularity ?? ''} ${s.scope} - ${s.detail ?? ''}`);
     if (r.error) lines.push(`  error: ${r.error}`);
     return lines;
   }
@@ -63,7 +72,9 @@ function collectSummaryLines(r: CollectResult & { dbPath: string; analystCopy: s
       lines.push(`  ${s.status}: ${s.source} ${s.granularity ?? ''} ${s.scope}${s.detail ? ` - ${s.detail}` : ''}`);
     }
   }
-  const served = new Set(r.scopes.filter((s) => s.status !== 'not_eligible' && s.source !== 'inventory').map((s) => s.scope));
+  const served = new Set(
+    r.scopes.filter((s) => s.status !== 'not_eligible' && s.source !== 'inventory').map((s) => s.scope),
+  );
   for (const [org, sources] of byOrg) {
     const why = served.has(org) ? 'its plan is served by the other API version' : 'no billable usage: complete';
     lines.push(`  ${org}: not eligible for ${[...sources].sort().join(', ')} (${why})`);
@@ -96,7 +107,14 @@ function age(v: Date | null, now: number): string {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => '  ' + r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+  return rows.map(
+    (r) =>
+      '  ' +
+      r
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+  );
 }
 
 /** `status` fits the terminal (80 columns off one): long details are cut, the full text is in `status --json`. */
@@ -108,11 +126,15 @@ export function formatStatus(s: StatusResult, now: number = Date.now(), width: n
   out.push(`database ${s.db} (schema v${s.schemaVersion})`);
   if (s.running) {
     const r = s.running;
-    out.push(`  collection running: pid ${r.pid} since ${r.since}${r.phase ? `, phase ${r.phase}, ${r.requestsDone} of ${r.requestsPlanned} requests, ${r.valuesLoaded} values` : ''}`);
+    out.push(
+      `  collection running: pid ${r.pid} since ${r.since}${r.phase ? `, phase ${r.phase}, ${r.requestsDone} of ${r.requestsPlanned} requests, ${r.valuesLoaded} values` : ''}`,
+    );
   }
   if (s.readFrom !== s.db) out.push(`  read from ${s.readFrom}: ${s.note}`);
   out.push(`usage rows: ${n(s.rows.usage_program)} program, ${n(s.rows.usage_framework)} framework`);
-  out.push(`inventory: ${n(s.rows.programs)} programs, ${n(s.rows.frameworks)} frameworks, ${n(s.rows.snapshots)} snapshots`);
+  out.push(
+    `inventory: ${n(s.rows.programs)} programs, ${n(s.rows.frameworks)} frameworks, ${n(s.rows.snapshots)} snapshots`,
+  );
   out.push('', 'coverage (complete data per source, granularity and organization):');
   const rows = [['source', 'gran.', 'scope', 'complete to', 'collected', 'last status']];
   for (const c of s.coverage) {
@@ -129,7 +151,15 @@ export function formatStatus(s: StatusResult, now: number = Date.now(), width: n
   out.push('', 'last runs:');
   const runs = [['run', 'command', 'status', 'started', 'requests', '429s', 'rows']];
   for (const r of s.runs) {
-    runs.push([shortRunId(r.runId), r.command, r.status, minute(r.startedAt), n(r.requests), n(r.throttled), n(r.rowsLoaded)]);
+    runs.push([
+      shortRunId(r.runId),
+      r.command,
+      r.status,
+      minute(r.startedAt),
+      n(r.requests),
+      n(r.throttled),
+      n(r.rowsLoaded),
+    ]);
   }
   out.push(...table(runs));
   const errors = s.runs.filter((r) => r.error);
@@ -155,18 +185,33 @@ export function formatReportSummary(r: ReportResult, width = 80): string {
   const lines = [
     `report ${r.period.label}${r.partial ? ' PARTIAL (not every scope is completely collected for the period)' : ''}: total ${r.currency} ${r.total} (${r.granularity} data, price book ${r.priceBookRevision})`,
   ];
-  if (r.unpricedLines > 0) lines.push(`  UNPRICED: ${n(r.unpricedLines)} line(s) have no rate in the price book (plan or metric without a rate): their cost is blank, not 0, and in no total`);
+  if (r.unpricedLines > 0)
+    lines.push(
+      `  UNPRICED: ${n(r.unpricedLines)} line(s) have no rate in the price book (plan or metric without a rate): their cost is blank, not 0, and in no total`,
+    );
   if (r.assumed.used.length > 0) {
-    lines.push(`  ASSUMED RATES: ${r.currency} ${r.assumed.amount} of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} of the ${r.assumed.marked} rate(s) the price book marks assumed`);
+    lines.push(
+      `  ASSUMED RATES: ${r.currency} ${r.assumed.amount} of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} of the ${r.assumed.marked} rate(s) the price book marks assumed`,
+    );
   }
-  for (const s of r.summarised) lines.push(`  workbook: ${s.name} has ${n(s.rows)} lines, summarised on ${s.sheets.length} sheets; every line is in ${s.name}.parquet`);
+  for (const s of r.summarised)
+    lines.push(
+      `  workbook: ${s.name} has ${n(s.rows)} lines, summarised on ${s.sheets.length} sheets; every line is in ${s.name}.parquet`,
+    );
   if (r.forecast?.current && r.forecast.totals.projection !== null) {
-    lines.push(`  month to date ${r.currency} ${r.forecast.totals.monthToDate}; projected month end ${r.currency} ${r.forecast.totals.projection} (a projection from the last ${r.forecast.windowDays} complete days; the method is on the workbook's Forecast sheet)`);
+    lines.push(
+      `  month to date ${r.currency} ${r.forecast.totals.monthToDate}; projected month end ${r.currency} ${r.forecast.totals.projection} (a projection from the last ${r.forecast.windowDays} complete days; the method is on the workbook's Forecast sheet)`,
+    );
   }
   if (r.focus) {
-    lines.push(`  FOCUS 1.2: ${n(r.focus.rows)} rows${r.focus.corrections ? `, ${n(r.focus.corrections)} Correction rows against the finalised month` : ''}; costs are an ${r.focus.costBasis}`);
+    lines.push(
+      `  FOCUS 1.2: ${n(r.focus.rows)} rows${r.focus.corrections ? `, ${n(r.focus.corrections)} Correction rows against the finalised month` : ''}; costs are an ${r.focus.costBasis}`,
+    );
     if (r.focus.leftOut.lines > 0) lines.push(`  FOCUS left out ${focusLeftOutLine(r.focus)}`);
-    if (r.focus.finalized) lines.push(`  finalised as ${r.focus.finalized.finalizationId}: later changes to this month are exported as corrections`);
+    if (r.focus.finalized)
+      lines.push(
+        `  finalised as ${r.focus.finalized.finalizationId}: later changes to this month are exported as corrections`,
+      );
   }
   lines.push(`  written to ${r.dir}`);
   for (const f of r.files) lines.push(`    ${f.path.split('/').pop()}  ${n(f.rows)} rows`);
@@ -181,9 +226,27 @@ export function shellWrap(command: string, indent: string, width = 80): string {
 
 export function formatDemo(r: DemoResult, width = 80): string {
   const out = [formatCollectSummary(r.collect, true, width), formatReportSummary(r.report, width)];
-  out.push('', 'Try it: a query on the analyst copy', `  ${r.analystCopy ?? r.dbPath}:`, shellWrap(r.hints.query, '  ', width), ...r.query.split('\n').map((l) => `    ${l}`));
+  out.push(
+    '',
+    'Try it: a query on the analyst copy',
+    `  ${r.analystCopy ?? r.dbPath}:`,
+    shellWrap(r.hints.query, '  ', width),
+    ...r.query.split('\n').map((l) => `    ${l}`),
+  );
   out.push('', 'which answers:');
-  for (const row of r.queryResult) out.push('  ' + Object.values(row).map((v) => String(v)).join('  '));
-  out.push('', 'Next:', shellWrap(r.hints.status, '  ', width), shellWrap(r.hints.report, '  ', width), '  and the README for finance, operators and analysts.');
+  for (const row of r.queryResult)
+    out.push(
+      '  ' +
+        Object.values(row)
+          .map((v) => String(v))
+          .join('  '),
+    );
+  out.push(
+    '',
+    'Next:',
+    shellWrap(r.hints.status, '  ', width),
+    shellWrap(r.hints.report, '  ', width),
+    '  and the README for finance, operators and analysts.',
+  );
   return wrap(out.join('\n'), width);
 }

@@ -64,9 +64,22 @@ export function collectProgress(opts: { json: boolean; stream?: NodeJS.WriteStre
     onPhase(next: CollectPhase, detail?: Record<string, unknown>) {
       phase = next;
       if (!tty && !opts.json) {
-        stream.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'phase', phase: next, requests_done: requestsDone(), requests_planned: planned, values_loaded: values, ...detail }) + '\n');
+        stream.write(
+          JSON.stringify({
+            time: new Date().toISOString(),
+            level: 'info',
+            msg: 'phase',
+            phase: next,
+            requests_done: requestsDone(),
+            requests_planned: planned,
+            values_loaded: values,
+            ...detail,
+          }) + '\n',
+        );
       } else if (!tty && opts.json) {
-        stream.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'phase', phase: next }) + '\n');
+        stream.write(
+          JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'phase', phase: next }) + '\n',
+        );
       }
       refresh(true);
     },
@@ -85,7 +98,10 @@ export function collectProgress(opts: { json: boolean; stream?: NodeJS.WriteStre
 }
 
 /** The bar on a terminal; log lines print above it while it is shown. */
-function terminalBar(stream: NodeJS.WriteStream, phase: CollectPhase): { multi: cliProgress.MultiBar; bar: cliProgress.SingleBar } {
+function terminalBar(
+  stream: NodeJS.WriteStream,
+  phase: CollectPhase,
+): { multi: cliProgress.MultiBar; bar: cliProgress.SingleBar } {
   const multi = new cliProgress.MultiBar(
     {
       stream,
@@ -107,7 +123,11 @@ function eta(planned: number, done: number, started: number): string {
   const elapsed = (Date.now() - started) / 1000;
   if (done === 0 || elapsed <= 0) return '…';
   const s = Math.round(left / (done / elapsed));
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+      : `${s}s`;
 }
 
 /** The run's summary as one JSON object: the fields `status --json` shows for the last run. */

@@ -17,7 +17,8 @@ export function preparePruneCommand(opts: PruneCommandOptions): { ctx: CommandCo
   let hourlyDays: number | undefined;
   if (opts.hourlyDays !== undefined) {
     hourlyDays = Number(opts.hourlyDays);
-    if (!Number.isInteger(hourlyDays)) throw new UsageError(`--hourly-days ${opts.hourlyDays}: give a whole number of days, at least 8.`);
+    if (!Number.isInteger(hourlyDays))
+      throw new UsageError(`--hourly-days ${opts.hourlyDays}: give a whole number of days, at least 8.`);
   }
   const options: PruneOptions = {
     ...(hourlyDays !== undefined ? { hourlyDays } : {}),
@@ -38,8 +39,11 @@ export async function pruneCommand(
 
 /** One line per table removed (or that would be), for a terminal. */
 export function formatPrune(r: PruneResult): string {
-  if (r.cutoff === undefined) return 'retention keeps everything ([store.retention] hourly_days is not set); nothing removed';
+  if (r.cutoff === undefined)
+    return 'retention keeps everything ([store.retention] hourly_days is not set); nothing removed';
   if (r.removed.length === 0) return `nothing to prune: no hourly usage before ${r.cutoff}`;
   const verb = r.dryRun ? 'would remove' : 'removed';
-  return r.removed.map((x) => `${verb} ${x.rows} ${x.granularity} rows of ${x.table} from ${x.from} to ${x.to}`).join('\n');
+  return r.removed
+    .map((x) => `${verb} ${x.rows} ${x.granularity} rows of ${x.table} from ${x.from} to ${x.to}`)
+    .join('\n');
 }

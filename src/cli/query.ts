@@ -32,15 +32,24 @@ export function exampleQueries(): ExampleQuery[] {
     .sort()
     .map((f) => {
       const first = readFileSync(join(dir, f), 'utf8').split('\n')[0] ?? '';
-      return { name: f.replace(/^\d+_|\.sql$/g, ''), file: join(dir, f), summary: first.replace(/^--\s*Query:\s*\w+\s*[—-]?\s*/, '') };
+      return {
+        name: f.replace(/^\d+_|\.sql$/g, ''),
+        file: join(dir, f),
+        summary: first.replace(/^--\s*Query:\s*\w+\s*[—-]?\s*/, ''),
+      };
     });
 }
 
 function exampleFile(name: string): string {
   const bare = name.replace(/\.sql$/, '');
   const all = exampleQueries();
-  const hit = all.find((e) => e.name === bare || e.file.endsWith(`/${bare}.sql`) || e.file.split('/').at(-1)!.startsWith(`${bare}_`));
-  if (!hit) throw new UsageError(`no example query "${name}": \`usage-pipeline query --examples\` lists them (${all.map((e) => e.name).join(', ')}).`);
+  const hit = all.find(
+    (e) => e.name === bare || e.file.endsWith(`/${bare}.sql`) || e.file.split('/').at(-1)!.startsWith(`${bare}_`),
+  );
+  if (!hit)
+    throw new UsageError(
+      `no example query "${name}": \`usage-pipeline query --examples\` lists them (${all.map((e) => e.name).join(', ')}).`,
+    );
   return hit.file;
 }
 
@@ -58,7 +67,9 @@ export async function queryCommand(opts: QueryCommandOptions): Promise<QueryResu
   const ctx = commandContext(opts);
   const given = [opts.sql, opts.file, opts.example].filter((x) => x !== undefined).length;
   if (given !== 1) {
-    throw new UsageError('give one query: usage-pipeline query "SELECT ...", --file F, or --example NAME (see --examples).');
+    throw new UsageError(
+      'give one query: usage-pipeline query "SELECT ...", --file F, or --example NAME (see --examples).',
+    );
   }
   let sql = opts.sql ?? '';
   if (opts.example !== undefined) sql = readFileSync(exampleFile(opts.example), 'utf8');
@@ -69,7 +80,8 @@ export async function queryCommand(opts: QueryCommandOptions): Promise<QueryResu
       throw new UsageError(`cannot read --file ${opts.file}: ${(err as Error).message}`);
     }
   }
-  if (sql.trim() === '') throw new UsageError('the query is empty: give a SQL statement, e.g. "SELECT count(*) FROM usage_program"');
+  if (sql.trim() === '')
+    throw new UsageError('the query is empty: give a SQL statement, e.g. "SELECT count(*) FROM usage_program"');
   return queryAnalystCopy(ctx, sql);
 }
 
@@ -84,9 +96,16 @@ function cell(v: unknown): string {
 export function formatQuery(r: QueryResult): string {
   if (r.columns.length === 0) return '(no result)';
   const grid = [r.columns, ...r.rows.map((row) => r.columns.map((c) => cell(row[c])))];
-  const numeric = r.columns.map((c) => r.rows.length > 0 && r.rows.every((row) => ['number', 'bigint'].includes(typeof row[c]) || row[c] === null));
+  const numeric = r.columns.map(
+    (c) => r.rows.length > 0 && r.rows.every((row) => ['number', 'bigint'].includes(typeof row[c]) || row[c] === null),
+  );
   const widths = r.columns.map((_, i) => Math.max(...grid.map((line) => line[i]!.length)));
-  const lines = grid.map((line) => line.map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd());
+  const lines = grid.map((line) =>
+    line
+      .map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
   lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   lines.push(`(${r.rows.length} row${r.rows.length === 1 ? '' : 's'})`);
   return lines.join('\n');

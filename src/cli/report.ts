@@ -40,7 +40,9 @@ export function prepareReportCommand(opts: ReportCommandOptions): PreparedReport
   if (opts.month && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) {
     throw new UsageError(`--month "${opts.month}" is not a month: use YYYY-MM (e.g. 2026-10) or last.`);
   }
-  const formats = opts.format ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS) : ctx.config.report.formats;
+  const formats = opts.format
+    ? parseList<OutputFormat>('--format', opts.format, OUTPUT_FORMATS)
+    : ctx.config.report.formats;
   const options: WriteReportOptions = {
     ...(opts.month ? { month: opts.month } : {}),
     ...(opts.from ? { from: opts.from } : {}),
@@ -59,6 +61,10 @@ export async function reportCommand(
   opts: ReportCommandOptions & { signal?: AbortSignal },
   prep: PreparedReportCommand = prepareReportCommand(opts),
 ): Promise<ReportResult & { exitCode: 0 | 2 }> {
-  const result = await writeReport(prep.ctx, { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) }, prep.prepared);
+  const result = await writeReport(
+    prep.ctx,
+    { ...prep.options, ...(opts.signal ? { signal: opts.signal } : {}) },
+    prep.prepared,
+  );
   return { ...result, exitCode: result.partial || result.warnings.length > 0 ? 2 : 0 };
 }

@@ -18,7 +18,8 @@ const SCENARIOS = ['small', 'medium', 'large', 'bigint'] as const;
 function intFlag(flag: string, v: string | undefined, min: number, max: number): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} "${v}" must be a whole number from ${min} to ${max}.`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`${flag} "${v}" must be a whole number from ${min} to ${max}.`);
   return n;
 }
 

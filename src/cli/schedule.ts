@@ -35,7 +35,10 @@ export async function scheduleCommand(opts: ScheduleCommandOptions = {}): Promis
     log = scheduler.log;
     if (received) log.info(`received ${received} during start-up: stopping`);
     for (const job of scheduler.jobs) {
-      scheduler.log.info(`job ${job.name}: ${job.description}`, { cron: job.expression, next_run: job.nextRun()?.toISOString() ?? null });
+      scheduler.log.info(`job ${job.name}: ${job.description}`, {
+        cron: job.expression,
+        next_run: job.nextRun()?.toISOString() ?? null,
+      });
     }
     scheduler.log.info('scheduler running; SIGTERM or SIGINT stops it');
     await stopRequested;

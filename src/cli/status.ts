@@ -48,13 +48,18 @@ function runningCollection(dbPath: string): RunningCollection | undefined {
   };
 }
 
-export async function statusCommand(opts: CommonOptions & { runs?: number; now?: () => number }): Promise<StatusResult> {
+export async function statusCommand(
+  opts: CommonOptions & { runs?: number; now?: () => number },
+): Promise<StatusResult> {
   const ctx = commandContext(opts);
   const running = runningCollection(ctx.dbPath);
   const copy = analystCopyPath(ctx.dbPath);
   if (running && !existsSync(copy)) {
     // The first collection holds the database and has published nothing yet: say so, exit 0.
-    const what = running.requestsDone !== null ? `, ${running.requestsDone} of ${running.requestsPlanned} requests planned done, phase ${running.phase}` : '';
+    const what =
+      running.requestsDone !== null
+        ? `, ${running.requestsDone} of ${running.requestsPlanned} requests planned done, phase ${running.phase}`
+        : '';
     return {
       db: ctx.dbPath,
       readFrom: '',
@@ -63,12 +68,18 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
       coverage: [],
       runs: [],
       rows: { usage_program: 0, usage_framework: 0, programs: 0, frameworks: 0, snapshots: 0 },
-      check: { ok: false, reason: `first collection in progress (pid ${running.pid}, since ${running.since})`, problems: [] },
+      check: {
+        ok: false,
+        reason: `first collection in progress (pid ${running.pid}, since ${running.since})`,
+        problems: [],
+      },
       running,
     };
   }
   if (!existsSync(ctx.dbPath)) {
-    throw new StatusNoDatabase(`no database at ${ctx.dbPath} yet: run \`usage-pipeline collect\` first (or \`npm start\` for the demo).`);
+    throw new StatusNoDatabase(
+      `no database at ${ctx.dbPath} yet: run \`usage-pipeline collect\` first (or \`npm start\` for the demo).`,
+    );
   }
   let store: Store;
   let readFrom = ctx.dbPath;
@@ -81,7 +92,8 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
     if (!(err instanceof StoreLockedError) || !existsSync(copy)) throw err;
     store = await openStore({ path: copy, readOnly: true, log: ctx.log });
     readFrom = copy;
-    note = 'the database is in use (a collection is probably running); showing the analyst copy from the last completed run';
+    note =
+      'the database is in use (a collection is probably running); showing the analyst copy from the last completed run';
   }
   try {
     // Stored rows, from row group sizes: status reads metadata, never the usage itself.
@@ -90,7 +102,12 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
     const coverage = await store.coverage.summary();
     const runs = await store.runs.last(opts.runs ?? 5);
     const holder = readLockHolder(ctx.dbPath);
-    const check = checkStatus({ coverage, runs }, ctx.config, (opts.now ?? Date.now)(), () => holder !== null && pidAlive(holder.pid));
+    const check = checkStatus(
+      { coverage, runs },
+      ctx.config,
+      (opts.now ?? Date.now)(),
+      () => holder !== null && pidAlive(holder.pid),
+    );
     return {
       db: ctx.dbPath,
       readFrom,
@@ -100,7 +117,13 @@ export async function statusCommand(opts: CommonOptions & { runs?: number; now?:
       runs,
       check,
       ...(running ? { running } : {}),
-      rows: { usage_program: usage.usage_program, usage_framework: usage.usage_framework, programs: dims.programs, frameworks: dims.frameworks, snapshots: dims.snapshots },
+      rows: {
+        usage_program: usage.usage_program,
+        usage_framework: usage.usage_framework,
+        programs: dims.programs,
+        frameworks: dims.frameworks,
+        snapshots: dims.snapshots,
+      },
     };
   } finally {
     await store.close();

@@ -28,24 +28,39 @@ export function checkStatus(
   const grans = new Set<string>(config.collect.granularities);
   const maxAge = config.status.max_age_hours as Record<string, number>;
   // An organization that the other API version serves answers 403 here: not a scope to keep fresh.
-  const scopes = s.coverage.filter((c) => sources.has(c.source) && grans.has(c.granularity) && c.lastStatus !== 'not_eligible');
+  const scopes = s.coverage.filter(
+    (c) => sources.has(c.source) && grans.has(c.granularity) && c.lastStatus !== 'not_eligible',
+  );
   if (s.coverage.length === 0) problems.push('nothing collected yet: run `usage-pipeline collect`');
   for (const c of scopes) {
     const limit = (maxAge[c.granularity] ?? 24) * 3_600_000;
     const last = c.lastCompleteCollectedAt?.getTime();
     const what = `${c.source} ${c.granularity} ${c.scope}`;
-    if (last === undefined) problems.push(`${what}: never completely collected (last ${c.lastStatus}${c.lastDetail ? `: ${c.lastDetail}` : ''})`);
-    else if (now - last > limit) problems.push(`${what}: stale, last complete collection ${hours(now - last)} ago (max ${hours(limit)})`);
+    if (last === undefined)
+      problems.push(
+        `${what}: never completely collected (last ${c.lastStatus}${c.lastDetail ? `: ${c.lastDetail}` : ''})`,
+      );
+    else if (now - last > limit)
+      problems.push(`${what}: stale, last complete collection ${hours(now - last)} ago (max ${hours(limit)})`);
   }
   const finished = s.runs.filter((r) => !(r.status === 'running' && runInProgress(r)));
   const last = finished[0];
-  if (last?.status === 'failed') problems.push(`last run ${last.runId} (${last.command}) failed${last.error ? `: ${last.error}` : ''}`);
-  else if (last?.status === 'running') problems.push(`last run ${last.runId} (${last.command}) was interrupted: still marked running, but no process holds the lock`);
-  else if (last?.status === 'interrupted') problems.push(`last run ${last.runId} (${last.command}) was interrupted${last.error ? `: ${last.error}` : ''}`);
+  if (last?.status === 'failed')
+    problems.push(`last run ${last.runId} (${last.command}) failed${last.error ? `: ${last.error}` : ''}`);
+  else if (last?.status === 'running')
+    problems.push(
+      `last run ${last.runId} (${last.command}) was interrupted: still marked running, but no process holds the lock`,
+    );
+  else if (last?.status === 'interrupted')
+    problems.push(`last run ${last.runId} (${last.command}) was interrupted${last.error ? `: ${last.error}` : ''}`);
   // The run problem first: it is usually the cause of the staleness.
   problems.sort((a, b) => Number(b.startsWith('last run')) - Number(a.startsWith('last run')));
   if (problems.length === 0) {
-    return { ok: true, reason: `OK: ${scopes.length} scope(s) fresh; last run ${last ? `${last.status} (${last.runId})` : 'none'}`, problems };
+    return {
+      ok: true,
+      reason: `OK: ${scopes.length} scope(s) fresh; last run ${last ? `${last.status} (${last.runId})` : 'none'}`,
+      problems,
+    };
   }
   const more = problems.length > 1 ? ` (+${problems.length - 1} more: status --json)` : '';
   const first = problems[0]!.replace(/\s+/g, ' ');

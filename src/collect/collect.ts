@@ -16,7 +16,14 @@ import { runScope, type ScopeContext } from './scope.js';
 import { PAGES_IN_HAND } from './stagePage.js';
 import type { CollectOptions, CollectResult, ScopeResult } from './types.js';
 
-export type { CollectOptions, CollectPhase, CollectProgress, CollectResult, ScopeResult, ScopeStatus } from './types.js';
+export type {
+  CollectOptions,
+  CollectPhase,
+  CollectProgress,
+  CollectResult,
+  ScopeResult,
+  ScopeStatus,
+} from './types.js';
 
 export async function collect(opts: CollectOptions): Promise<CollectResult> {
   const { config, store, client, log } = opts;
@@ -57,7 +64,11 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     opts.progress?.onPhase?.('organizations');
     const orgs = await resolveOrgs(opts);
     checkAbort();
-    const plannedConsumption = await expectedRequests(store, granularities.length, orgs.length * granularities.length * sources.size);
+    const plannedConsumption = await expectedRequests(
+      store,
+      granularities.length,
+      orgs.length * granularities.length * sources.size,
+    );
     opts.progress?.onPlanned(plannedConsumption);
     opts.progress?.onPhase?.('consumption', { orgs: orgs.length, granularities, planned_requests: plannedConsumption });
 
@@ -66,7 +77,15 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
     // The consumption of every scope is committed: only now may the inventory spend requests.
     const before = client.stats.requests;
     try {
-      await maybeRefreshInventory(opts, orgs, now, scopes, runId, inventory, client.stats.requests - startStats.requests);
+      await maybeRefreshInventory(
+        opts,
+        orgs,
+        now,
+        scopes,
+        runId,
+        inventory,
+        client.stats.requests - startStats.requests,
+      );
     } finally {
       inventory.requests = client.stats.requests - before;
     }
@@ -110,7 +129,10 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
         planWindow({
           now: now(),
           granularity: g,
-          heldEnd: opts.from !== undefined || opts.to !== undefined ? null : toMs(await store.coverage.latestCompleteEnd(source, g, org)),
+          heldEnd:
+            opts.from !== undefined || opts.to !== undefined
+              ? null
+              : toMs(await store.coverage.latestCompleteEnd(source, g, org)),
           settle: config.collect.settle,
           ...(opts.from !== undefined ? { from: opts.from } : {}),
           ...(opts.to !== undefined ? { to: opts.to } : {}),
@@ -134,8 +156,8 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
       }
       if (sources.has('v2_programs')) {
         tasks.push(
-          Promise.all([plan('v2_programs'), sources.has('v2_frameworks') ? plan('v2_frameworks') : null]).then(([wp, wf]) =>
-            runV2(ctx, widest(wp, wf), sources.has('v2_frameworks'), scopes),
+          Promise.all([plan('v2_programs'), sources.has('v2_frameworks') ? plan('v2_frameworks') : null]).then(
+            ([wp, wf]) => runV2(ctx, widest(wp, wf), sources.has('v2_frameworks'), scopes),
           ),
         );
       }
@@ -157,15 +179,35 @@ async function endRun(r: {
   interrupted: boolean;
   error: string | undefined;
 }): Promise<CollectResult> {
-  const { opts: { client, store }, runId, startStats, scopes, counts: { pages, rows }, inventory, startedMono, interrupted, error } = r;
+  const {
+    opts: { client, store },
+    runId,
+    startStats,
+    scopes,
+    counts: { pages, rows },
+    inventory,
+    startedMono,
+    interrupted,
+    error,
+  } = r;
   const st = client.stats;
   const delta = {
     requests: st.requests - startStats.requests,
     retries: st.retries - startStats.retries,
     throttled: st.throttled - startStats.throttled,
   };
-  const { status, exitCode } = interrupted ? { status: 'interrupted' as const, exitCode: 1 as const } : outcome(scopes, error);
-  await store.runs.finish({ runId, status, ...delta, pages, rowsLoaded: rows, inventoryRequests: inventory.requests, ...(error ? { error } : {}) });
+  const { status, exitCode } = interrupted
+    ? { status: 'interrupted' as const, exitCode: 1 as const }
+    : outcome(scopes, error);
+  await store.runs.finish({
+    runId,
+    status,
+    ...delta,
+    pages,
+    rowsLoaded: rows,
+    inventoryRequests: inventory.requests,
+    ...(error ? { error } : {}),
+  });
   return {
     runId,
     status,
@@ -184,7 +226,10 @@ async function endRun(r: {
 /** Exit 0 when every scope was served or answered not eligible; 2 when some scope failed; 1 when the run
  *  could not proceed at all. An organization not eligible for either API version (a Free plan) is a final,
  *  known answer: complete, with no billable usage. */
-function outcome(scopes: ScopeResult[], error: string | undefined): { status: CollectResult['status']; exitCode: 0 | 1 | 2 } {
+function outcome(
+  scopes: ScopeResult[],
+  error: string | undefined,
+): { status: CollectResult['status']; exitCode: 0 | 1 | 2 } {
   const data = scopes.filter((s) => s.source !== 'inventory');
   const anyCollected = data.some((s) => s.status === 'complete' || s.status === 'partial' || s.status === 'up_to_date');
   if (error && !anyCollected) return { status: 'failed', exitCode: 1 };
@@ -196,7 +241,9 @@ function outcome(scopes: ScopeResult[], error: string | undefined): { status: Co
  *  many programs there are, so the last complete run's, scaled by the granularities asked for, is a good
  *  guess; without one, at least a request per scope. */
 async function expectedRequests(store: Store, granularities: number, scopes: number): Promise<number> {
-  const last = (await store.runs.last(10)).find((r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests);
+  const last = (await store.runs.last(10)).find(
+    (r) => r.command === 'collect' && r.status === 'complete' && r.requests > r.inventoryRequests,
+  );
   if (!last?.options) return scopes;
   const before = (JSON.parse(last.options) as { granularities?: unknown[] }).granularities?.length ?? 3;
   return Math.max(scopes, Math.round(((last.requests - last.inventoryRequests) * granularities) / Math.max(1, before)));

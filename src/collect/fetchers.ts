@@ -1,13 +1,30 @@
 // The three consumption fetchers: v1 programs, and v2 programs with the frameworks of each programs page
 // pipelined behind it.
 import { ResponseFormatError } from '../api/errors.js';
-import { CONSUMPTION_PATHS, MAX_PROGRAM_IDS, PAGE_SIZE, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import {
+  CONSUMPTION_PATHS,
+  MAX_PROGRAM_IDS,
+  PAGE_SIZE,
+  V1_METRICS,
+  V2_FRAMEWORK_METRICS,
+  V2_PROGRAM_METRICS,
+} from '../contract/api.js';
 import type { UsageBatch } from '../store/store.js';
 import { CollectInterrupted } from './errors.js';
 import { nextBatchSize } from './frameworkBatches.js';
 import { cursorPages } from './pagers.js';
 import type { Window } from './planner.js';
-import { abortFailed, baseQuery, beginBatch, describe, pageBound, scopeFailure, scopeResult, type Fetcher, type ScopeContext } from './scope.js';
+import {
+  abortFailed,
+  baseQuery,
+  beginBatch,
+  describe,
+  pageBound,
+  scopeFailure,
+  scopeResult,
+  type Fetcher,
+  type ScopeContext,
+} from './scope.js';
 import { stagePage, stagedInOrder } from './stagePage.js';
 import type { ScopeResult } from './types.js';
 
@@ -17,7 +34,14 @@ export const fetchV1: Fetcher = async (ctx, w, batch) => {
   const maxPages = pageBound(ctx, await ctx.store.inventory.programCount(ctx.org), limit, 'programs');
   const pages = stagedInOrder(
     cursorPages(
-      (cursor) => stagePage(ctx, batch, 'v1_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V1_METRICS, limit, cursor }),
+      (cursor) =>
+        stagePage(ctx, batch, 'v1_programs', what, {
+          ...baseQuery(ctx, w),
+          org_id: ctx.org,
+          metrics: V1_METRICS,
+          limit,
+          cursor,
+        }),
       { itemsKey: 'programs', limit, describe: what, maxPages },
     ),
   );
@@ -29,9 +53,22 @@ export const fetchV1: Fetcher = async (ctx, w, batch) => {
  * programs, in requests of at most 100 programs sized by FrameworkQueue (frameworkBatches.ts). Deleted
  * programs are on the programs pages too, so their frameworks are asked about as well.
  */
-export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks: boolean, out: ScopeResult[]): Promise<void> {
+export async function runV2(
+  ctx: ScopeContext,
+  w: Window | null,
+  withFrameworks: boolean,
+  out: ScopeResult[],
+): Promise<void> {
   if (!w) {
-    out.push({ source: 'v2_programs', granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0 });
+    out.push({
+      source: 'v2_programs',
+      granularity: ctx.granularity,
+      scope: ctx.org,
+      from: null,
+      to: null,
+      status: 'up_to_date',
+      rows: 0,
+    });
     return;
   }
   const programs = beginBatch(ctx, 'v2_programs', w);
@@ -54,7 +91,13 @@ export async function runV2(ctx: ScopeContext, w: Window | null, withFrameworks:
     for await (const page of stagedInOrder(
       cursorPages(
         (cursor) =>
-          stagePage(ctx, programs, 'v2_programs', what, { ...baseQuery(ctx, w), org_id: ctx.org, metrics: V2_PROGRAM_METRICS, limit, cursor }),
+          stagePage(ctx, programs, 'v2_programs', what, {
+            ...baseQuery(ctx, w),
+            org_id: ctx.org,
+            metrics: V2_PROGRAM_METRICS,
+            limit,
+            cursor,
+          }),
         { itemsKey: 'programs', limit, describe: what, maxPages },
       ),
     )) {
@@ -131,7 +174,10 @@ class FrameworkQueue {
 
   async add(programIds: string[], final: boolean): Promise<void> {
     if (programIds.length > 0) {
-      const [inventory, inUsage] = await Promise.all([this.ctx.store.inventory.frameworkCountsByProgram(programIds, new Date(this.w.from)), this.inUsage]);
+      const [inventory, inUsage] = await Promise.all([
+        this.ctx.store.inventory.frameworkCountsByProgram(programIds, new Date(this.w.from)),
+        this.inUsage,
+      ]);
       for (const id of programIds) {
         const c = inventory.get(id);
         this.ids.push(id);
@@ -143,7 +189,7 @@ class FrameworkQueue {
         this.known.push(c?.known ?? 0);
       }
     }
-    for (let n; (n = nextBatchSize(this.counts, PAGE_SIZE.v2_frameworks.max, MAX_PROGRAM_IDS, final)) > 0; ) {
+    for (let n; (n = nextBatchSize(this.counts, PAGE_SIZE.v2_frameworks.max, MAX_PROGRAM_IDS, final)) > 0;) {
       this.counts.splice(0, n);
       const known = this.known.splice(0, n).reduce((a, b) => a + b, 0);
       this.send(this.ids.splice(0, n), known);

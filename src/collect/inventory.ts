@@ -24,7 +24,11 @@ export const PROGRAMS_LIST_LIMIT = 400;
 /** Listings committed together: small enough that a stop loses little, large enough to be cheap to commit. */
 export const LISTING_BATCH = 100;
 
-const STATE = { cursor: 'programs_cursor', started: 'programs_listing_started_at', listed: 'programs_listed_at' } as const;
+const STATE = {
+  cursor: 'programs_cursor',
+  started: 'programs_listing_started_at',
+  listed: 'programs_listed_at',
+} as const;
 
 type Obj = Record<string, unknown>;
 
@@ -61,7 +65,8 @@ export interface InventoryOptions {
   onPlanned?: (requests: number) => void;
 }
 
-const asDate = (v: unknown): Date | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
+const asDate = (v: unknown): Date | null =>
+  typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : null;
 const asStr = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** One refresh's shared state: what it has spent and found so far, and how it calls the API. */
@@ -119,7 +124,13 @@ export async function refreshInventory(opts: InventoryOptions): Promise<Inventor
       throw failed.reason;
     }
   }
-  opts.log.info('inventory refreshed', { programs: out.programs, frameworks: out.frameworks, snapshots: out.snapshots, requests: out.requests, remaining: out.remaining });
+  opts.log.info('inventory refreshed', {
+    programs: out.programs,
+    frameworks: out.frameworks,
+    snapshots: out.snapshots,
+    requests: out.requests,
+    remaining: out.remaining,
+  });
   return out;
 }
 
@@ -162,9 +173,14 @@ async function programsById(r: Refresh, unknown: string[]): Promise<void> {
       opts.stop?.throwIfAborted();
       spend();
       try {
-        const { body } = await client.getJson<{ program?: Obj }>(`/programs/${encodeURIComponent(id)}`, {}, { route: '/programs/{id}', ...call });
+        const { body } = await client.getJson<{ program?: Obj }>(
+          `/programs/${encodeURIComponent(id)}`,
+          {},
+          { route: '/programs/{id}', ...call },
+        );
         const p = body.program;
-        if (p && typeof p === 'object' && (wanted.size === 0 || wanted.has(String(p.org_id)))) found.push(programRow(p));
+        if (p && typeof p === 'object' && (wanted.size === 0 || wanted.has(String(p.org_id))))
+          found.push(programRow(p));
       } catch (err) {
         // Deleted before the inventory ever saw it: looked for once (below), not on every run.
         if (!(err instanceof ApiError && err.status === 404)) throw err;
@@ -199,13 +215,22 @@ async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> 
       const { body, requestId } = await client.getJson('/programs', { limit: PROGRAMS_LIST_LIMIT, cursor: c }, call);
       return jsonPage<Obj>(body, 'programs', requestId);
     },
-    { itemsKey: 'programs', limit: PROGRAMS_LIST_LIMIT, describe: 'GET /programs', ...(cursor ? { start: cursor } : {}) },
+    {
+      itemsKey: 'programs',
+      limit: PROGRAMS_LIST_LIMIT,
+      describe: 'GET /programs',
+      ...(cursor ? { start: cursor } : {}),
+    },
   );
   try {
     for await (const page of pages) {
       const rows = page.list.filter((p) => wanted.size === 0 || wanted.has(String(p.org_id))).map(programRow);
       const last = !page.cursor || page.items === null || page.items < PROGRAMS_LIST_LIMIT;
-      await store.inventory.recordProgramsPage(rows, { seenAt: started, cursorKey: STATE.cursor, cursor: last ? null : page.cursor });
+      await store.inventory.recordProgramsPage(rows, {
+        seenAt: started,
+        cursorKey: STATE.cursor,
+        cursor: last ? null : page.cursor,
+      });
       out.programs += rows.length;
     }
   } catch (err) {
@@ -219,10 +244,15 @@ async function programsListing(r: Refresh, plan: ListingPlan): Promise<boolean> 
     await store.inventory.setState(STATE.started, null);
     await store.inventory.setState(STATE.listed, started.toISOString());
   } else if (!isRefresh) {
-    opts.log.info('inventory budget spent in the programs listing; the next run resumes it', { requests: out.requests });
+    opts.log.info('inventory budget spent in the programs listing; the next run resumes it', {
+      requests: out.requests,
+    });
     return false;
   } else {
-    opts.log.info('programs listing refresh trickled: the next run goes on from its cursor', { requests: r.refreshSpent, refresh_budget: opts.refreshBudget });
+    opts.log.info('programs listing refresh trickled: the next run goes on from its cursor', {
+      requests: r.refreshSpent,
+      refresh_budget: opts.refreshBudget,
+    });
   }
   return true;
 }
@@ -269,7 +299,13 @@ async function listingBatch(
       const path = `/programs/${encodeURIComponent(programId)}/${kind}`;
       let body: { frameworks?: Obj[]; snapshots?: Obj[] };
       try {
-        body = (await client.getJson<{ frameworks?: Obj[]; snapshots?: Obj[] }>(path, {}, { route: `/programs/{id}/${kind}`, ...call })).body;
+        body = (
+          await client.getJson<{ frameworks?: Obj[]; snapshots?: Obj[] }>(
+            path,
+            {},
+            { route: `/programs/{id}/${kind}`, ...call },
+          )
+        ).body;
       } catch (err) {
         // Deleted since the programs listing: it has no live frameworks or snapshots any more.
         if (err instanceof ApiError && err.status === 404) body = {};
@@ -285,7 +321,13 @@ async function listingBatch(
     }),
   );
   // What arrived is committed even when the run is stopping: it is never asked for again.
-  await store.inventory.recordListings({ frameworksOf, frameworks, snapshotsOf, snapshots, listedAt: new Date(opts.now()) });
+  await store.inventory.recordListings({
+    frameworksOf,
+    frameworks,
+    snapshotsOf,
+    snapshots,
+    listedAt: new Date(opts.now()),
+  });
   out.frameworks += frameworks.length;
   out.snapshots += snapshots.length;
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -50,7 +50,10 @@ export async function maybeRefreshInventory(
       maxAgeHours: opts.config.inventory.max_age_hours,
       budget,
       // Refreshing what is known takes a small share of this run's own consumption requests (at least one).
-      refreshBudget: Math.min(budget, Math.max(1, Math.floor(opts.config.inventory.refresh_share * consumptionRequests))),
+      refreshBudget: Math.min(
+        budget,
+        Math.max(1, Math.floor(opts.config.inventory.refresh_share * consumptionRequests)),
+      ),
       force: mode === 'always',
       ...(opts.signal ? { stop: opts.signal } : {}),
       ...(grace ? { inflight: grace.signal } : {}),
@@ -58,15 +61,35 @@ export async function maybeRefreshInventory(
     });
     acc.remaining = r.remaining;
     if (r.remaining > 0) {
-      opts.log.info('inventory budget reached; the next run goes on where this one stopped', { remaining_listings: r.remaining, budget_requests: budget });
+      opts.log.info('inventory budget reached; the next run goes on where this one stopped', {
+        remaining_listings: r.remaining,
+        budget_requests: budget,
+      });
     }
-    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'complete', rows: r.programs + r.frameworks + r.snapshots });
+    scopes.push({
+      source: 'inventory',
+      granularity: null,
+      scope: 'all',
+      from: null,
+      to: null,
+      status: 'complete',
+      rows: r.programs + r.frameworks + r.snapshots,
+    });
   } catch (err) {
     if (opts.signal?.aborted) throw new CollectInterrupted();
     if (err instanceof ApiError && err.status === 401) throw fatal401(err);
     const detail = err instanceof Error ? err.message : String(err);
     opts.log.warn('inventory refresh failed; consumption is collected anyway', { error: detail });
-    scopes.push({ source: 'inventory', granularity: null, scope: 'all', from: null, to: null, status: 'failed', rows: 0, detail });
+    scopes.push({
+      source: 'inventory',
+      granularity: null,
+      scope: 'all',
+      from: null,
+      to: null,
+      status: 'failed',
+      rows: 0,
+      detail,
+    });
   } finally {
     if (timer) clearTimeout(timer);
   }

@@ -8,13 +8,26 @@ export async function resolveOrgs(opts: CollectOptions): Promise<string[]> {
   const given = opts.orgs?.length ? opts.orgs : opts.config.collect.orgs;
   if (given.length) return [...given];
   try {
-    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown; name?: unknown }[] }>('/users/me/organizations', {}, opts.signal ? { signal: opts.signal } : {});
-    const orgs = (body.organizations ?? []).filter((o): o is { id: string; name?: unknown } => typeof o.id === 'string');
-    if (!orgs.length) throw new FatalCollectError('the API key belongs to no organization; set collect.orgs in the config or pass --orgs.');
+    const { body } = await opts.client.getJson<{ organizations?: { id?: unknown; name?: unknown }[] }>(
+      '/users/me/organizations',
+      {},
+      opts.signal ? { signal: opts.signal } : {},
+    );
+    const orgs = (body.organizations ?? []).filter(
+      (o): o is { id: string; name?: unknown } => typeof o.id === 'string',
+    );
+    if (!orgs.length)
+      throw new FatalCollectError(
+        'the API key belongs to no organization; set collect.orgs in the config or pass --orgs.',
+      );
     // Their names name the billing accounts of the reports (FOCUS BillingAccountName).
     const seenAt = new Date((opts.now ?? Date.now)());
     for (const o of orgs) {
-      await opts.store.inventory.upsertOrganization({ orgId: o.id, name: typeof o.name === 'string' && o.name !== '' ? o.name : null, seenAt });
+      await opts.store.inventory.upsertOrganization({
+        orgId: o.id,
+        name: typeof o.name === 'string' && o.name !== '' ? o.name : null,
+        seenAt,
+      });
     }
     return orgs.map((o) => o.id).sort();
   } catch (err) {

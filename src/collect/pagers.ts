@@ -116,5 +116,10 @@ export function jsonPage<T>(body: unknown, itemsKey: string, requestId: string):
   const list = Array.isArray(b[itemsKey]) ? (b[itemsKey] as T[]) : null;
   const p = b.pagination;
   const c = p && typeof p === 'object' ? (p as Record<string, unknown>).cursor : undefined;
-  return { items: list ? list.length : null, cursor: typeof c === 'string' && c.length > 0 ? c : null, requestId, list: list ?? [] };
+  return {
+    items: list ? list.length : null,
+    cursor: typeof c === 'string' && c.length > 0 ? c : null,
+    requestId,
+    list: list ?? [],
+  };
 }

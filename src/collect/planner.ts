@@ -74,7 +74,10 @@ export function planWindow(input: PlanInput): Window | null {
   let from = earliest;
   let reason: Window['reason'] = 'backfill';
   if (input.heldEnd !== null && input.heldEnd > earliest) {
-    from = Math.max(earliest, floorToGranularity(settleStart(Math.min(input.heldEnd, completeEnd), g, input.settle), g));
+    from = Math.max(
+      earliest,
+      floorToGranularity(settleStart(Math.min(input.heldEnd, completeEnd), g, input.settle), g),
+    );
     reason = 'incremental';
   }
   if (end <= from) return null;

@@ -58,9 +58,23 @@ export function pageBound(ctx: ScopeContext, known: number, limit: number, what:
 }
 
 /** One scope with a single source: stage, commit, record. Not-eligible (403) is recorded, not a failure. */
-export async function runScope(ctx: ScopeContext, source: Source, w: Window | null, out: ScopeResult[], fetch: Fetcher): Promise<void> {
+export async function runScope(
+  ctx: ScopeContext,
+  source: Source,
+  w: Window | null,
+  out: ScopeResult[],
+  fetch: Fetcher,
+): Promise<void> {
   if (!w) {
-    out.push({ source, granularity: ctx.granularity, scope: ctx.org, from: null, to: null, status: 'up_to_date', rows: 0 });
+    out.push({
+      source,
+      granularity: ctx.granularity,
+      scope: ctx.org,
+      from: null,
+      to: null,
+      status: 'up_to_date',
+      rows: 0,
+    });
     return;
   }
   const batch = beginBatch(ctx, source, w);
@@ -81,11 +95,18 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
   // (ARCHITECTURE.md, "Storage"). The scope was rolled back; the run stops (exit 1), the file intact.
   if (isOutOfMemory(err)) {
     throw new FatalCollectError(
-      outOfMemoryMessage({ key: 'collect.memory_limit', value: ctx.config.collect.memory_limit }, err, 'Nothing of the scope in progress was written'),
+      outOfMemoryMessage(
+        { key: 'collect.memory_limit', value: ctx.config.collect.memory_limit },
+        err,
+        'Nothing of the scope in progress was written',
+      ),
     );
   }
   // The database file itself cannot be read: nothing more is written, and it must never be published.
-  if (isStoreCorruption(err)) throw err instanceof StoreCorruptError ? err : new StoreCorruptError(ctx.store.path, (err as Error).message.split('\n')[0] ?? '');
+  if (isStoreCorruption(err))
+    throw err instanceof StoreCorruptError
+      ? err
+      : new StoreCorruptError(ctx.store.path, (err as Error).message.split('\n')[0] ?? '');
   // Stopped by a signal: every wait ends with the signal's reason; the scope is rolled back, not failed.
   if (ctx.signal?.aborted) throw new CollectInterrupted();
   const notEligible = err instanceof ApiError && err.status === 403;
@@ -96,7 +117,13 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
       ? err.message
       : String(err);
   const status = notEligible ? 'not_eligible' : 'failed';
-  if (!notEligible) ctx.log.warn('scope failed; other scopes go on', { source, granularity: ctx.granularity, org: ctx.org, error: detail });
+  if (!notEligible)
+    ctx.log.warn('scope failed; other scopes go on', {
+      source,
+      granularity: ctx.granularity,
+      org: ctx.org,
+      error: detail,
+    });
   await ctx.store.coverage.record({
     source,
     granularity: ctx.granularity,
@@ -112,7 +139,13 @@ export async function scopeFailure(ctx: ScopeContext, source: Source, w: Window,
   return { ...scopeResult(source, ctx, w, status, 0), detail };
 }
 
-export function scopeResult(source: Source, ctx: ScopeContext, w: Window, status: ScopeStatus, rows: number): ScopeResult {
+export function scopeResult(
+  source: Source,
+  ctx: ScopeContext,
+  w: Window,
+  status: ScopeStatus,
+  rows: number,
+): ScopeResult {
   return {
     source,
     granularity: ctx.granularity,

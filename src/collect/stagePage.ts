@@ -47,7 +47,10 @@ export async function stagePage(
   const chained = source !== 'v2_frameworks';
   const release = chained ? holdsNoSlot : await ctx.pagesInHand.acquire();
   try {
-    const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, { priority: chained ? 1 : 0, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const res = await ctx.client.getBody(CONSUMPTION_PATHS[source], query, {
+      priority: chained ? 1 : 0,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     ctx.checkAbort();
     // Not `res` itself in what outlives the read: it holds the page's bytes.
     const answered = { requestId: res.requestId, path: res.path };
@@ -72,8 +75,16 @@ export async function stagePage(
     staged.catch(() => {
       // awaited by stagedInOrder; a page abandoned after a stop must not surface as unhandled
     });
-    const ids = source === 'v2_frameworks' ? rows.frameworkIds.filter((id): id is string => id !== null) : rows.programIds;
-    return { items: rows.items, cursor: rows.cursor, programIds: rows.programIds, ids, requestId: answered.requestId, staged };
+    const ids =
+      source === 'v2_frameworks' ? rows.frameworkIds.filter((id): id is string => id !== null) : rows.programIds;
+    return {
+      items: rows.items,
+      cursor: rows.cursor,
+      programIds: rows.programIds,
+      ids,
+      requestId: answered.requestId,
+      staged,
+    };
   } catch (err) {
     release();
     throw err;
@@ -96,7 +107,12 @@ export async function* stagedInOrder<P extends { staged: Promise<void> }>(pages:
 }
 
 /** What the API's content causes, as the API's fault (ResponseFormatError); anything else (memory, disk) as it is. */
-function contentError(err: unknown, what: string, source: PageSource, res: { requestId: string; path: string }): unknown {
+function contentError(
+  err: unknown,
+  what: string,
+  source: PageSource,
+  res: { requestId: string; path: string },
+): unknown {
   if (err instanceof PageContentError) {
     return new ResponseFormatError(
       `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): a "${leafName(err.offence.path)}" ` +
@@ -109,7 +125,11 @@ function contentError(err: unknown, what: string, source: PageSource, res: { req
   if (!/^(Conversion|Constraint|Invalid Input) Error/.test(raw)) return err;
   const missing = /NOT NULL constraint failed: staging_\w+\.(\w+)/.exec(raw)?.[1];
   const why = missing ? `a "${missing}" is missing or not of the documented type` : raw;
-  return new ResponseFormatError(`${what}: the answer is not the documented ${source} page (request id ${res.requestId}): ${why}`, res.requestId, res.path);
+  return new ResponseFormatError(
+    `${what}: the answer is not the documented ${source} page (request id ${res.requestId}): ${why}`,
+    res.requestId,
+    res.path,
+  );
 }
 
 /** The key a JSON path ends in: `$.programs[1].periods[0].period_start` -> period_start. */

@@ -36,7 +36,8 @@ export function defaultPlaces(env: NodeJS.ProcessEnv = process.env): { db: strin
   const root = packageRoot();
   const prices = join(root, 'config', 'prices.toml');
   // A git checkout keeps today's layout beside the code; an installed package must not write there.
-  if (existsSync(join(root, '.git'))) return { db: join(root, 'data', 'usage.duckdb'), reports: join(root, 'reports'), prices };
+  if (existsSync(join(root, '.git')))
+    return { db: join(root, 'data', 'usage.duckdb'), reports: join(root, 'reports'), prices };
   const state = join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'usage-pipeline');
   return { db: join(state, 'usage.duckdb'), reports: join(state, 'reports'), prices };
 }
@@ -69,8 +70,15 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
       break;
     } catch (err) {
       if (c.explicit || (err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        const how = opts.path !== undefined ? 'Pass --config <file>' : env.USAGE_CONFIG && c.explicit ? 'Set USAGE_CONFIG to' : 'Fix or remove it, or pass --config <file>';
-        throw new UsageError(`cannot read config file ${c.file}: ${(err as Error).message}. ${how} with a readable TOML file.`);
+        const how =
+          opts.path !== undefined
+            ? 'Pass --config <file>'
+            : env.USAGE_CONFIG && c.explicit
+              ? 'Set USAGE_CONFIG to'
+              : 'Fix or remove it, or pass --config <file>';
+        throw new UsageError(
+          `cannot read config file ${c.file}: ${(err as Error).message}. ${how} with a readable TOML file.`,
+        );
       }
     }
   }
@@ -79,7 +87,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
     try {
       raw = parseToml(text);
     } catch (err) {
-      const detail = err instanceof TomlError ? `line ${err.line}, column ${err.column}: ${err.message.split('\n')[0]}` : (err as Error).message;
+      const detail =
+        err instanceof TomlError
+          ? `line ${err.line}, column ${err.column}: ${err.message.split('\n')[0]}`
+          : (err as Error).message;
       throw new UsageError(`config file ${file} is not valid TOML (${detail}).`);
     }
   }

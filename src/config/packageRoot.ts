@@ -21,7 +21,10 @@ export function packageRoot(): string {
       return dir;
     }
     const up = dirname(dir);
-    if (up === dir) throw new Error(`cannot find the package root (package.json with queries/) above ${fileURLToPath(import.meta.url)}`);
+    if (up === dir)
+      throw new Error(
+        `cannot find the package root (package.json with queries/) above ${fileURLToPath(import.meta.url)}`,
+      );
     dir = up;
   }
 }

@@ -6,7 +6,10 @@ import { OUTPUT_FORMATS } from '../domain/formats.js';
 const positiveInt = z.number().int().positive();
 /** A DuckDB memory_limit, such as "256MB" or "1GB". */
 const memorySize = (fallback: string) =>
-  z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"').default(fallback);
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'expected a size such as "256MB" or "1GB"')
+    .default(fallback);
 
 export const configSchema = z
   .object({
@@ -35,8 +38,14 @@ export const configSchema = z
     collect: z
       .object({
         orgs: z.array(z.string().min(1)).default([]),
-        granularities: z.array(z.enum(GRANULARITIES)).min(1).default([...GRANULARITIES]),
-        sources: z.array(z.enum(SOURCES)).min(1).default([...SOURCES]),
+        granularities: z
+          .array(z.enum(GRANULARITIES))
+          .min(1)
+          .default([...GRANULARITIES]),
+        sources: z
+          .array(z.enum(SOURCES))
+          .min(1)
+          .default([...SOURCES]),
         include_partial: z.boolean().default(false),
         // An answer that would delete more than this share of a window's stored rows is held (a failed
         // scope) unless collect --accept-deletions is given.
@@ -85,7 +94,11 @@ export const configSchema = z
         // so no later collect can rewrite a pruned day. With a dataset, only what it holds is removed.
         retention: z
           .object({
-            hourly_days: z.number().int().min(8, 'must be at least 8 (the API serves hourly data for 168 hours)').optional(),
+            hourly_days: z
+              .number()
+              .int()
+              .min(8, 'must be at least 8 (the API serves hourly data for 168 hours)')
+              .optional(),
             dataset: z.string().min(1).optional(),
           })
           .strict()
@@ -138,7 +151,12 @@ export const configSchema = z
       .strict()
       .prefault({}),
     metrics: z
-      .object({ /** A Prometheus textfile rewritten after every run (node_exporter's textfile collector). */ textfile: z.string().min(1).optional() })
+      .object({
+        /** A Prometheus textfile rewritten after every run (node_exporter's textfile collector). */ textfile: z
+          .string()
+          .min(1)
+          .optional(),
+      })
       .strict()
       .prefault({}),
     // Spend alerts (README, "Alerts"): every number of the anomaly rule, the organizations' default
@@ -149,9 +167,12 @@ export const configSchema = z
         // https, or plain http to this machine's loopback only (the rule of the API base URL).
         webhook_url: z
           .url({ protocol: /^https?$/ })
-          .refine((u) => u.startsWith('https:') || /^http:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(u), {
-            message: 'the webhook must be https (plain http is allowed to this machine\'s loopback only)',
-          })
+          .refine(
+            (u) => u.startsWith('https:') || /^http:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(u),
+            {
+              message: "the webhook must be https (plain http is allowed to this machine's loopback only)",
+            },
+          )
           .optional(),
         webhook_timeout_ms: positiveInt.max(120_000).default(10_000),
         // Attempts per alert and run (retried on a 5xx or a network error); a failed alert is tried again next run.
@@ -161,7 +182,10 @@ export const configSchema = z
         organization_thresholds_pct: z.array(z.number().positive().max(1000)).min(1).default([50, 80, 100]),
         anomaly: z
           .object({
-            min_excess_usd: z.string().regex(/^\d+(\.\d{1,2})?$/, 'a decimal amount such as "10" or "10.50"').default('10'),
+            min_excess_usd: z
+              .string()
+              .regex(/^\d+(\.\d{1,2})?$/, 'a decimal amount such as "10" or "10.50"')
+              .default('10'),
             min_ratio: z.number().min(1).default(1.5),
             min_score: z.number().min(0).default(4),
             baseline_days: z.number().int().min(1).max(90).default(28),
@@ -178,7 +202,10 @@ export const configSchema = z
         z
           .object({
             name: z.string().min(1),
-            amount_usd: z.string().regex(/^\d+(\.\d{1,2})?$/, 'a decimal amount such as "500" or "499.99"').optional(),
+            amount_usd: z
+              .string()
+              .regex(/^\d+(\.\d{1,2})?$/, 'a decimal amount such as "500" or "499.99"')
+              .optional(),
             organization: z.string().min(1).optional(),
             programs: z.array(z.string().min(1)).min(1).optional(),
             thresholds_pct: z.array(z.number().positive().max(1000)).min(1).default([50, 80, 100]),

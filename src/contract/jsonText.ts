@@ -79,7 +79,9 @@ class TextCheck {
   show(): string {
     const c = this.b[this.p];
     if (c === undefined) return 'end of text';
-    return c >= 0x21 && c <= 0x7e ? `'${String.fromCharCode(c)}' at byte ${this.p}` : `byte 0x${c.toString(16).padStart(2, '0')} at byte ${this.p}`;
+    return c >= 0x21 && c <= 0x7e
+      ? `'${String.fromCharCode(c)}' at byte ${this.p}`
+      : `byte 0x${c.toString(16).padStart(2, '0')} at byte ${this.p}`;
   }
 
   ws(): void {
@@ -95,7 +97,8 @@ class TextCheck {
     else if (c === 0x5b) this.array(depth + 1);
     else if (c === 0x22) this.string(false);
     else if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) this.number();
-    else if (!this.word('true') && !this.word('false') && !this.word('null')) throw new Refusal(`not JSON: unexpected ${this.show()}`);
+    else if (!this.word('true') && !this.word('false') && !this.word('null'))
+      throw new Refusal(`not JSON: unexpected ${this.show()}`);
   }
 
   private object(depth: number): void {
@@ -162,21 +165,33 @@ class TextCheck {
     let p = start;
     for (let c = b[p]; c !== 0x22; c = b[p]) {
       if (c === undefined) throw new Refusal('not JSON: a string is not closed before the end of the text');
-      if (c < 0x20) throw new Refusal(`not JSON: control byte 0x${c.toString(16).padStart(2, '0')} inside a string at byte ${p}`);
+      if (c < 0x20)
+        throw new Refusal(`not JSON: control byte 0x${c.toString(16).padStart(2, '0')} inside a string at byte ${p}`);
       if (c === 0x5c) {
         escaped = true;
         const e = b[p + 1];
         if (e === 0x75) {
-          for (let i = 2; i <= 5; i++) if (!isHex(b[p + i])) throw new Refusal(`not JSON: a \\u escape without four hex digits at byte ${p}`);
+          for (let i = 2; i <= 5; i++)
+            if (!isHex(b[p + i])) throw new Refusal(`not JSON: a \\u escape without four hex digits at byte ${p}`);
           p += 6;
-        } else if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+        } else if (
+          e === 0x22 ||
+          e === 0x5c ||
+          e === 0x2f ||
+          e === 0x62 ||
+          e === 0x66 ||
+          e === 0x6e ||
+          e === 0x72 ||
+          e === 0x74
+        ) {
           p += 2;
         } else {
           throw new Refusal(`not JSON: an invalid escape at byte ${p}`);
         }
       } else if (c >= 0x80) {
         const n = utf8SequenceLength(b, p);
-        if (n === 0) throw new Refusal(`not valid UTF-8 at byte ${p} (0x${c.toString(16)}): the text must be UTF-8 (RFC 8259)`);
+        if (n === 0)
+          throw new Refusal(`not valid UTF-8 at byte ${p} (0x${c.toString(16)}): the text must be UTF-8 (RFC 8259)`);
         p += n;
       } else {
         p++;
@@ -218,7 +233,8 @@ class TextCheck {
 }
 
 const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
-const isHex = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+const isHex = (c: number | undefined) =>
+  c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
 
 const TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 
@@ -247,7 +263,16 @@ export function realInstant(s: string): bigint | null {
   const m = TIME.exec(s);
   if (m === null) return null;
   const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
-  if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!) || hour! > 23 || minute! > 59 || second! > 59) return null;
+  if (
+    month! < 1 ||
+    month! > 12 ||
+    day! < 1 ||
+    day! > daysInMonth(year!, month!) ||
+    hour! > 23 ||
+    minute! > 59 ||
+    second! > 59
+  )
+    return null;
   let offset = 0;
   if (m[8] !== undefined) {
     const oh = Number(m[9]);

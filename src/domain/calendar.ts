@@ -77,6 +77,9 @@ export function isMonth(s: string): boolean {
 export function monthRange(month: string, timeZone: string = UTC): { start: number; end: number } {
   const m = MONTH.exec(month);
   if (!m) throw new RangeError(`"${month}" is not a month (YYYY-MM)`);
-  const start = timeZone === UTC ? new UTCDateMini(Number(m[1]), Number(m[2]) - 1, 1) : new TZDateMini(Number(m[1]), Number(m[2]) - 1, 1, timeZone);
+  const start =
+    timeZone === UTC
+      ? new UTCDateMini(Number(m[1]), Number(m[2]) - 1, 1)
+      : new TZDateMini(Number(m[1]), Number(m[2]) - 1, 1, timeZone);
   return { start: start.getTime(), end: addMonths(start, 1).getTime() };
 }

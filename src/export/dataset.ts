@@ -22,7 +22,14 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ExportFormat } from '../domain/formats.js';
 import { silentLogger, type Logger } from '../log.js';
-import { DATASET_LAYOUT, DIMENSION_STREAMS, unitsOfWindow, type DatasetPartitionKey, type DatasetState, type Store } from '../store/store.js';
+import {
+  DATASET_LAYOUT,
+  DIMENSION_STREAMS,
+  unitsOfWindow,
+  type DatasetPartitionKey,
+  type DatasetState,
+  type Store,
+} from '../store/store.js';
 import { readManifest, writeDirectory, type DirectoryWork, type Unit } from './datasetFiles.js';
 
 export { ARROW_ROOT, MANIFEST_NAME } from './datasetFiles.js';
@@ -50,15 +57,26 @@ export interface ExportResult {
 /** Where a unit goes below DIR. */
 export function unitOf(key: DatasetPartitionKey): Unit {
   const usage = key.stream === 'usage_program' || key.stream === 'usage_framework';
-  const dir = usage ? `${key.stream}/granularity=${key.granularity}/month=${key.month}` : key.stream === 'spend_daily' ? `spend_daily/month=${key.month}` : key.stream;
+  const dir = usage
+    ? `${key.stream}/granularity=${key.granularity}/month=${key.month}`
+    : key.stream === 'spend_daily'
+      ? `spend_daily/month=${key.month}`
+      : key.stream;
   const file = key.day !== undefined ? `part-${key.day}` : 'part-0';
   return { key, dir, file, id: `${dir}/${file}` };
 }
 
 /** A unit id recorded by this layout ('dir/part-…'), back into its key; undefined for another layout's. */
 function keyOfId(id: string): DatasetPartitionKey | undefined {
-  const m = /^(usage_program|usage_framework)\/granularity=(\w+)\/month=(\d{4}-\d{2})\/part-(0|\d{4}-\d{2}-\d{2})$/.exec(id);
-  if (m) return { stream: m[1] as 'usage_program', granularity: m[2]!, month: m[3]!, ...(m[4] !== '0' ? { day: m[4]! } : {}) };
+  const m =
+    /^(usage_program|usage_framework)\/granularity=(\w+)\/month=(\d{4}-\d{2})\/part-(0|\d{4}-\d{2}-\d{2})$/.exec(id);
+  if (m)
+    return {
+      stream: m[1] as 'usage_program',
+      granularity: m[2]!,
+      month: m[3]!,
+      ...(m[4] !== '0' ? { day: m[4]! } : {}),
+    };
   const s = /^spend_daily\/month=(\d{4}-\d{2})\/part-0$/.exec(id);
   if (s) return { stream: 'spend_daily', month: s[1]! };
   const d = /^(programs|frameworks|snapshots)\/part-0$/.exec(id);
@@ -82,7 +100,12 @@ function addUnit(m: Map<string, Unit>, key: DatasetPartitionKey): void {
 }
 
 /** Which units this export looks at, from the folder's record and what changed since. */
-async function plan(store: Store, dir: string, previous: Map<string, string>, formats: readonly ExportFormat[]): Promise<Plan> {
+async function plan(
+  store: Store,
+  dir: string,
+  previous: Map<string, string>,
+  formats: readonly ExportFormat[],
+): Promise<Plan> {
   const recorded = await store.dataset.state(dir);
   const full = recorded?.layout !== DATASET_LAYOUT;
   const pending = full ? 1 : await store.dataset.runsPending(dir);
@@ -96,11 +119,13 @@ async function plan(store: Store, dir: string, previous: Map<string, string>, fo
     for (const key of await store.dataset.units()) addUnit(candidates, key);
     for (const id of previous.keys()) {
       const key = keyOfId(id);
-      if (key) addUnit(candidates, key); // it may have lost its rows: looked at, removed if so
+      if (key)
+        addUnit(candidates, key); // it may have lost its rows: looked at, removed if so
       else stale.push(id);
     }
   } else {
-    for (const w of pending > 0 ? await store.dataset.changedWindows(dir) : []) for (const key of unitsOfWindow(w)) addUnit(candidates, key);
+    for (const w of pending > 0 ? await store.dataset.changedWindows(dir) : [])
+      for (const key of unitsOfWindow(w)) addUnit(candidates, key);
     if (state.contextDigest !== recorded?.contextDigest) {
       for (const month of await store.dataset.spendMonths()) addUnit(candidates, { stream: 'spend_daily', month });
       for (const id of previous.keys()) if (id.startsWith('spend_daily/')) addUnit(candidates, keyOfId(id)!);
@@ -111,7 +136,8 @@ async function plan(store: Store, dir: string, previous: Map<string, string>, fo
       const key = keyOfId(id);
       if (!key) continue;
       const u = unitOf(key);
-      if (!manifests.has(u.dir)) manifests.set(u.dir, new Set((await readManifest(dir, u.dir))?.files.map((f) => f.file) ?? []));
+      if (!manifests.has(u.dir))
+        manifests.set(u.dir, new Set((await readManifest(dir, u.dir))?.files.map((f) => f.file) ?? []));
       if (!manifests.get(u.dir)!.has(`${u.file}.parquet`) || !filesPresent(dir, u, formats)) {
         candidates.set(u.id, u);
         forced.add(u.id);
@@ -124,7 +150,10 @@ async function plan(store: Store, dir: string, previous: Map<string, string>, fo
 }
 
 function filesPresent(dir: string, u: Unit, formats: readonly ExportFormat[]): boolean {
-  return existsSync(join(dir, u.dir, `${u.file}.parquet`)) && (!formats.includes('arrow') || existsSync(join(dir, '_arrow', u.dir, `${u.file}.arrow`)));
+  return (
+    existsSync(join(dir, u.dir, `${u.file}.parquet`)) &&
+    (!formats.includes('arrow') || existsSync(join(dir, '_arrow', u.dir, `${u.file}.arrow`)))
+  );
 }
 
 export async function exportDataset(opts: {
@@ -145,18 +174,30 @@ export async function exportDataset(opts: {
 
   const previous = await store.dataset.exportedPartitions(dir);
   const p = await plan(store, dir, previous, formats);
-  const result: ExportResult = { dir, partitions: 0, written: [], unchanged: 0, removed: [], files: [], checked: 0, full: p.full, rows: 0 };
+  const result: ExportResult = {
+    dir,
+    partitions: 0,
+    written: [],
+    unchanged: 0,
+    removed: [],
+    files: [],
+    checked: 0,
+    full: p.full,
+    rows: 0,
+  };
 
   // One directory at a time: its changed files are written, then renamed in together.
   const byDir = new Map<string, Unit[]>();
-  for (const u of [...p.candidates.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) byDir.set(u.dir, [...(byDir.get(u.dir) ?? []), u]);
+  for (const u of [...p.candidates.values()].sort((a, b) => (a.id < b.id ? -1 : 1)))
+    byDir.set(u.dir, [...(byDir.get(u.dir) ?? []), u]);
   for (const [partition, units] of byDir) {
     opts.signal?.throwIfAborted();
     const work: DirectoryWork = { dir, partition, units, previous, forced: p.forced, formats, now };
     const done = await writeDirectory(store, work, opts.signal);
     result.checked += done.checked;
     result.files.push(...done.written);
-    if (done.written.length > 0 || done.removedFiles > 0) (done.emptied ? result.removed : result.written).push(partition);
+    if (done.written.length > 0 || done.removedFiles > 0)
+      (done.emptied ? result.removed : result.written).push(partition);
   }
   await store.dataset.dropStaged();
   opts.signal?.throwIfAborted();
@@ -164,10 +205,19 @@ export async function exportDataset(opts: {
   if (p.full) await removeStrayFiles(dir, previous, p.candidates);
   await store.dataset.recordExported(dir, p.state, now);
 
-  result.partitions = new Set([...(await store.dataset.exportedPartitions(dir)).keys()].map((id) => id.replace(/\/[^/]+$/, ''))).size;
+  result.partitions = new Set(
+    [...(await store.dataset.exportedPartitions(dir)).keys()].map((id) => id.replace(/\/[^/]+$/, '')),
+  ).size;
   result.unchanged = result.partitions - result.written.length;
   result.rows = await store.dataset.exportedRows(dir);
-  log.info('dataset exported', { dir, full: p.full, checked: result.checked, files: result.files.length, partitions_written: result.written.length, removed: result.removed.length });
+  log.info('dataset exported', {
+    dir,
+    full: p.full,
+    checked: result.checked,
+    files: result.files.length,
+    partitions_written: result.written.length,
+    removed: result.removed.length,
+  });
   return result;
 }
 
@@ -189,7 +239,9 @@ async function removeStrayFiles(dir: string, previous: Map<string, string>, curr
   for (const u of current.values()) dirs.delete(u.dir);
   for (const d of dirs) {
     for (const root of [join(dir, d), join(dir, '_arrow', d)]) {
-      const left = existsSync(root) ? (await readdir(root)).filter((f) => !f.startsWith('_') && !f.startsWith('.')) : [];
+      const left = existsSync(root)
+        ? (await readdir(root)).filter((f) => !f.startsWith('_') && !f.startsWith('.'))
+        : [];
       if (left.length === 0) await rm(root, { recursive: true, force: true });
     }
   }

@@ -69,16 +69,33 @@ const fingerprintOf = (rows: bigint, digest: string) => `v2:${rows}:${digest}`;
 
 /** Stages a unit and writes its files under temporary names; undefined when it has no rows, 'same'
  *  when its staged rows have the fingerprint `unlessSame`. */
-async function stageAndWrite(store: Store, w: DirectoryWork, u: Unit, known?: string, unlessSame?: string): Promise<Written | 'same' | undefined> {
+async function stageAndWrite(
+  store: Store,
+  w: DirectoryWork,
+  u: Unit,
+  known?: string,
+  unlessSame?: string,
+): Promise<Written | 'same' | undefined> {
   const runIds = await store.dataset.stagePartition(u.key);
-  const fp = known ?? (await store.dataset.stagedFingerprint().then((f) => (f.rows === 0n ? undefined : fingerprintOf(f.rows, f.digest))));
+  const fp =
+    known ??
+    (await store.dataset
+      .stagedFingerprint()
+      .then((f) => (f.rows === 0n ? undefined : fingerprintOf(f.rows, f.digest))));
   if (fp === undefined) return undefined;
   if (fp === unlessSame) return 'same';
   const rows = Number(fp.split(':')[1]);
   const parquet = join(w.dir, w.partition, `${u.file}.parquet`);
   const tmp: Written['tmp'] = { parquet: tempPathFor(parquet) };
   await store.dataset.copyStaged(tmp.parquet);
-  const entry: ManifestFile = { file: `${u.file}.parquet`, rows, sha256: await sha256File(tmp.parquet), run_ids: runIds, fingerprint: fp, exported_at: w.now.toISOString() };
+  const entry: ManifestFile = {
+    file: `${u.file}.parquet`,
+    rows,
+    sha256: await sha256File(tmp.parquet),
+    run_ids: runIds,
+    fingerprint: fp,
+    exported_at: w.now.toISOString(),
+  };
   if (w.formats.includes('arrow')) {
     const arrowDir = join(w.dir, ARROW_ROOT, w.partition);
     await mkdir(arrowDir, { recursive: true });
@@ -128,7 +145,9 @@ export async function writeDirectory(store: Store, w: DirectoryWork, signal?: Ab
     for (const x of written) for (const t of Object.values(x.tmp)) await rm(t, { force: true });
     throw err;
   }
-  const removable = emptied.filter((u) => w.previous.has(u.id) || existsSync(join(w.dir, w.partition, `${u.file}.parquet`)));
+  const removable = emptied.filter(
+    (u) => w.previous.has(u.id) || existsSync(join(w.dir, w.partition, `${u.file}.parquet`)),
+  );
   if (written.length === 0 && removable.length === 0) return { checked, written: [], removedFiles: 0, emptied: false };
   const files = await swapIn(store, w, written, removable);
   return { checked, written: written.map((x) => x.unit.id), removedFiles: removable.length, emptied: files === 0 };
@@ -145,10 +164,14 @@ async function swapIn(store: Store, w: DirectoryWork, written: Written[], emptie
   }
   for (const u of emptied) entries.delete(`${u.file}.parquet`);
   // Whatever part file the manifest does not list goes: an emptied unit's, or an earlier layout's.
-  for (const [root, ext] of [[join(w.dir, w.partition), '.parquet'], [join(w.dir, ARROW_ROOT, w.partition), '.arrow']] as const) {
+  for (const [root, ext] of [
+    [join(w.dir, w.partition), '.parquet'],
+    [join(w.dir, ARROW_ROOT, w.partition), '.arrow'],
+  ] as const) {
     if (!existsSync(root)) continue;
     for (const f of await readdir(root)) {
-      if (f.startsWith('part-') && f.endsWith(ext) && !entries.has(f.replace(/\.arrow$/, '.parquet'))) await rm(join(root, f), { force: true });
+      if (f.startsWith('part-') && f.endsWith(ext) && !entries.has(f.replace(/\.arrow$/, '.parquet')))
+        await rm(join(root, f), { force: true });
     }
   }
   const files = [...entries.values()].sort((a, b) => (a.file < b.file ? -1 : 1));
@@ -156,10 +179,19 @@ async function swapIn(store: Store, w: DirectoryWork, written: Written[], emptie
     await rm(join(w.dir, w.partition), { recursive: true, force: true });
     await rm(join(w.dir, ARROW_ROOT, w.partition), { recursive: true, force: true });
   } else {
-    await writeAtomically(join(w.dir, w.partition, MANIFEST_NAME), (tmp) => writeFile(tmp, JSON.stringify(manifestOf(w, files), null, 2) + '\n'));
+    await writeAtomically(join(w.dir, w.partition, MANIFEST_NAME), (tmp) =>
+      writeFile(tmp, JSON.stringify(manifestOf(w, files), null, 2) + '\n'),
+    );
   }
   for (const x of written) {
-    await store.dataset.recordExportedPartition({ dir: w.dir, partition: x.unit.id, fingerprint: x.entry.fingerprint, rows: x.entry.rows, sha256: x.entry.sha256, exportedAt: w.now });
+    await store.dataset.recordExportedPartition({
+      dir: w.dir,
+      partition: x.unit.id,
+      fingerprint: x.entry.fingerprint,
+      rows: x.entry.rows,
+      sha256: x.entry.sha256,
+      exportedAt: w.now,
+    });
   }
   for (const u of emptied) await store.dataset.forgetExportedPartition(w.dir, u.id);
   return files.length;
@@ -175,7 +207,14 @@ function manifestOf(w: DirectoryWork, files: ManifestFile[]): Record<string, unk
     rows: files.reduce((n, f) => n + f.rows, 0),
     run_ids: [...new Set(files.flatMap((f) => f.run_ids))].sort(),
     exported_at: files.reduce((t, f) => (f.exported_at > t ? f.exported_at : t), ''),
-    ...(only ? { file: only.file, sha256: only.sha256, fingerprint: only.fingerprint, ...(only.arrow ? { arrow: only.arrow } : {}) } : {}),
+    ...(only
+      ? {
+          file: only.file,
+          sha256: only.sha256,
+          fingerprint: only.fingerprint,
+          ...(only.arrow ? { arrow: only.arrow } : {}),
+        }
+      : {}),
     files,
   };
 }

@@ -32,7 +32,7 @@ export function isStoredText(s: string): boolean {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const show = (v: unknown): string => (isLosslessNumber(v) ? v.value : JSON.stringify(v) ?? String(v));
+const show = (v: unknown): string => (isLosslessNumber(v) ? v.value : (JSON.stringify(v) ?? String(v)));
 
 function id(v: unknown): string | null {
   if (typeof v !== 'string' || v.length === 0) return `expected a non-empty string id, got ${show(v)}`;
@@ -72,7 +72,9 @@ export function firstOffence(source: Source, json: string): Offence | null {
   for (const [i, item] of list.entries()) {
     const ip = `$.${key}[${i}]`;
     if (!isObj(item)) return { path: ip, problem: 'expected an object' };
-    const bad = at(`${ip}.program_id`, id(item.program_id)) ?? (source === 'v2_frameworks' ? at(`${ip}.framework_id`, id(item.framework_id)) : null);
+    const bad =
+      at(`${ip}.program_id`, id(item.program_id)) ??
+      (source === 'v2_frameworks' ? at(`${ip}.framework_id`, id(item.framework_id)) : null);
     if (bad) return bad;
     if (!Array.isArray(item.periods)) return { path: `${ip}.periods`, problem: 'expected an array' };
     for (const [j, p] of item.periods.entries()) {
@@ -88,7 +90,8 @@ export function firstOffence(source: Source, json: string): Offence | null {
       for (const [k, b] of p.consumption.entries()) {
         const bp = `${pp}.consumption[${k}]`;
         if (!isObj(b)) return { path: bp, problem: 'expected an object' };
-        const bbad = at(`${bp}.timeframe_start`, time(b.timeframe_start)) ?? at(`${bp}.timeframe_end`, time(b.timeframe_end));
+        const bbad =
+          at(`${bp}.timeframe_start`, time(b.timeframe_start)) ?? at(`${bp}.timeframe_end`, time(b.timeframe_end));
         if (bbad) return bbad;
         if (source === 'v1_programs') {
           for (const f of V1_METRICS) {

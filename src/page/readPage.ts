@@ -102,7 +102,9 @@ class PageWalk {
 
   /** Refuses the page: the walk knows only that it departs from its shape; firstOffence names where. */
   private refuse(): never {
-    throw new PageShapeError(firstOffence(this.source, this.json) ?? { path: '$', problem: 'the page does not have the documented shape' });
+    throw new PageShapeError(
+      firstOffence(this.source, this.json) ?? { path: '$', problem: 'the page does not have the documented shape' },
+    );
   }
 
   page(body: unknown): PageRows {
@@ -111,7 +113,10 @@ class PageWalk {
     const pagination = body.pagination;
     const rawCursor = isObj(pagination) ? pagination.cursor : undefined;
     if (rawCursor !== undefined && rawCursor !== null && typeof rawCursor !== 'string') {
-      throw new PageShapeError({ path: '$.pagination.cursor', problem: `expected a string or null, got ${isLosslessNumber(rawCursor) ? rawCursor.value : JSON.stringify(rawCursor)}` });
+      throw new PageShapeError({
+        path: '$.pagination.cursor',
+        problem: `expected a string or null, got ${isLosslessNumber(rawCursor) ? rawCursor.value : JSON.stringify(rawCursor)}`,
+      });
     }
     out.cursor = rawCursor ?? null;
     const list = body[this.key];
@@ -160,7 +165,10 @@ class PageWalk {
     const te = time(b.timeframe_end);
     if (ts === null || te === null) return this.refuse();
     const r = this.out.beginRow();
-    const reported = this.source === 'v1_programs' ? this.v1Fields(r, b) : this.metrics(r, b, () => `$.${this.key}[${i}].periods[${j}].consumption[${k}]`);
+    const reported =
+      this.source === 'v1_programs'
+        ? this.v1Fields(r, b)
+        : this.metrics(r, b, () => `$.${this.key}[${i}].periods[${j}].consumption[${k}]`);
     if (reported > 0) this.out.finishRow(r, i, period, ts, te, reported); // nothing reported: no row
   }
 
@@ -192,8 +200,13 @@ class PageWalk {
       if (n === undefined) return this.refuse();
       const col = this.allowed.has(m.metric_name) ? METRIC_INDEX.get(m.metric_name) : undefined;
       const path = () => `${bucketPath()}.metrics[${l}]`;
-      if (col === undefined) throw new PageShapeError({ path: `${path()}.metric_name`, problem: `${m.metric_name} is not a metric this request asked for` });
-      if (named & (1 << col)) throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
+      if (col === undefined)
+        throw new PageShapeError({
+          path: `${path()}.metric_name`,
+          problem: `${m.metric_name} is not a metric this request asked for`,
+        });
+      if (named & (1 << col))
+        throw new PageShapeError({ path: path(), problem: `${m.metric_name} is given twice in one bucket` });
       named |= 1 << col;
       if (n === 0) continue; // an explicit 0 is stored as absent: the same usage gives the same rows
       this.out.setMetric(r, col, n);

@@ -64,7 +64,10 @@ class Keys {
   }
 }
 
-const PAGE_KEYS = { programs: new Keys(['programs', 'pagination']), frameworks: new Keys(['frameworks', 'pagination']) };
+const PAGE_KEYS = {
+  programs: new Keys(['programs', 'pagination']),
+  frameworks: new Keys(['frameworks', 'pagination']),
+};
 const CURSOR_KEYS = new Keys(['cursor']);
 const ITEM_KEYS = new Keys(['program_id', 'framework_id', 'periods']);
 const PERIOD_KEYS = new Keys(['period_id', 'period_plan', 'period_start', 'period_end', 'consumption']);
@@ -115,7 +118,10 @@ class PageScan {
     this.metricNames = new Keys(this.framework ? V2_FRAMEWORK_METRICS : [...V2_PROGRAM_METRICS, ...V1_METRICS]);
     // A bucket row takes 250-350 bytes of a page (two times, its metrics' names and values): sized so that
     // a page's rows rarely outgrow the first arrays.
-    this.out = new PageRows(this.framework ? V2_FRAMEWORK_METRICS.length : V2_PROGRAM_METRICS.length + V1_METRICS.length, Math.max(64, b.length >> 8));
+    this.out = new PageRows(
+      this.framework ? V2_FRAMEWORK_METRICS.length : V2_PROGRAM_METRICS.length + V1_METRICS.length,
+      Math.max(64, b.length >> 8),
+    );
   }
 
   page(): void {
@@ -179,7 +185,8 @@ class PageScan {
         continue;
       }
       seen = this.once(seen, k);
-      if (k === 1 && !this.framework) this.skipValue(); // not read on a programs page, yet a key like any other
+      if (k === 1 && !this.framework)
+        this.skipValue(); // not read on a programs page, yet a key like any other
       else if (k === 0) program = this.string(true);
       else if (k === 1) framework = this.string(true);
       else this.periods(index);
@@ -408,7 +415,8 @@ class PageScan {
       c = b[++p]!;
     } while (c >= Ch.Zero && c <= Ch.Nine);
     const digits = p - start;
-    if (digits > 15 || (digits > 1 && b[start] === Ch.Zero) || c === Ch.Dot || c === Ch.LowerE || c === Ch.UpperE) throw GIVE_UP;
+    if (digits > 15 || (digits > 1 && b[start] === Ch.Zero) || c === Ch.Dot || c === Ch.LowerE || c === Ch.UpperE)
+      throw GIVE_UP;
     this.p = p;
     return v;
   }
@@ -418,7 +426,16 @@ class PageScan {
     this.ws();
     const b = this.b;
     const p = this.p;
-    if (b[p] !== Ch.Quote || b[p + 21] !== Ch.Quote || b[p + 5] !== Ch.Minus || b[p + 8] !== Ch.Minus || b[p + 11] !== 84 || b[p + 14] !== Ch.Colon || b[p + 17] !== Ch.Colon || b[p + 20] !== 90) {
+    if (
+      b[p] !== Ch.Quote ||
+      b[p + 21] !== Ch.Quote ||
+      b[p + 5] !== Ch.Minus ||
+      b[p + 8] !== Ch.Minus ||
+      b[p + 11] !== 84 ||
+      b[p + 14] !== Ch.Colon ||
+      b[p + 17] !== Ch.Colon ||
+      b[p + 20] !== 90
+    ) {
       throw GIVE_UP;
     }
     const year = this.digits(p + 1, 4);
@@ -428,8 +445,20 @@ class PageScan {
     const minute = this.digits(p + 15, 2);
     const second = this.digits(p + 18, 2);
     const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-    const monthLength = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-    if (year < 1970 || year > 2199 || month < 1 || month > 12 || day < 1 || day > monthLength || hour > 23 || minute > 59 || second > 59) throw GIVE_UP;
+    const monthLength =
+      month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+    if (
+      year < 1970 ||
+      year > 2199 ||
+      month < 1 ||
+      month > 12 ||
+      day < 1 ||
+      day > monthLength ||
+      hour > 23 ||
+      minute > 59 ||
+      second > 59
+    )
+      throw GIVE_UP;
     // Days since 1970-01-01: whole years, their leap days (a leap day falls before 1 March), the month, the day.
     const y = year - 1970;
     const leapDays = Math.floor((year - 1969) / 4) - Math.floor((year - 1901) / 100) + Math.floor((year - 1601) / 400);
@@ -517,11 +546,21 @@ class PageScan {
         if (e === 117) {
           for (let i = 1; i <= 4; i++) {
             const h = b[p + i];
-            const hex = h !== undefined && ((h >= Ch.Zero && h <= Ch.Nine) || (h >= 65 && h <= 70) || (h >= 97 && h <= 102));
+            const hex =
+              h !== undefined && ((h >= Ch.Zero && h <= Ch.Nine) || (h >= 65 && h <= 70) || (h >= 97 && h <= 102));
             if (!hex) throw GIVE_UP;
           }
           p += 4;
-        } else if (e !== Ch.Quote && e !== Ch.Backslash && e !== 47 && e !== 98 && e !== 102 && e !== 110 && e !== 114 && e !== 116) {
+        } else if (
+          e !== Ch.Quote &&
+          e !== Ch.Backslash &&
+          e !== 47 &&
+          e !== 98 &&
+          e !== 102 &&
+          e !== 110 &&
+          e !== 114 &&
+          e !== 116
+        ) {
           throw GIVE_UP;
         }
       }

@@ -7,8 +7,22 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import {
-  Bool, DateDay, Decimal, Float64, Int32, Int64, RecordBatchFileWriter, Table, TimeUnit, Timestamp, Utf8,
-  makeData, makeVector, vectorFromArray, type DataType, type Vector,
+  Bool,
+  DateDay,
+  Decimal,
+  Float64,
+  Int32,
+  Int64,
+  RecordBatchFileWriter,
+  Table,
+  TimeUnit,
+  Timestamp,
+  Utf8,
+  makeData,
+  makeVector,
+  vectorFromArray,
+  type DataType,
+  type Vector,
 } from 'apache-arrow';
 import type { Store } from '../store/store.js';
 import type { DescribedColumn, ReportTable } from '../store/report/tables.js';
@@ -51,12 +65,15 @@ function column(c: ColumnType, values: unknown[]): { type: DataType; vector: Vec
       const data = BigInt64Array.from(values, (v) => (v === null ? 0n : BigInt(v as bigint)));
       return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
     }
-    case 'INTEGER': case 'SMALLINT': case 'TINYINT': {
+    case 'INTEGER':
+    case 'SMALLINT':
+    case 'TINYINT': {
       const type = new Int32();
       const data = Int32Array.from(values, (v) => (v === null ? 0 : Number(v)));
       return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
     }
-    case 'TIMESTAMP WITH TIME ZONE': case 'TIMESTAMP': {
+    case 'TIMESTAMP WITH TIME ZONE':
+    case 'TIMESTAMP': {
       const type = new Timestamp(TimeUnit.MICROSECOND, c.column_type === 'TIMESTAMP' ? null : 'UTC');
       const data = BigInt64Array.from(values, (v) => (v === null ? 0n : BigInt(v as bigint)));
       return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
@@ -66,12 +83,19 @@ function column(c: ColumnType, values: unknown[]): { type: DataType; vector: Vec
       const data = Int32Array.from(values, (v) => (v === null ? 0 : Number(v)));
       return { type, vector: makeVector(makeData({ type, length, data, ...validity(values) })) };
     }
-    case 'DOUBLE': case 'FLOAT':
+    case 'DOUBLE':
+    case 'FLOAT':
       return { type: new Float64(), vector: vectorFromArray(values as (number | null)[], new Float64()) };
     case 'BOOLEAN':
       return { type: new Bool(), vector: vectorFromArray(values as (boolean | null)[], new Bool()) };
     default:
-      return { type: new Utf8(), vector: vectorFromArray(values.map((v) => (v === null ? null : String(v))), new Utf8()) };
+      return {
+        type: new Utf8(),
+        vector: vectorFromArray(
+          values.map((v) => (v === null ? null : String(v))),
+          new Utf8(),
+        ),
+      };
   }
 }
 
@@ -83,10 +107,20 @@ const BATCH_ROWS = 65_536;
  * is line_no when the relation has it (a report's lines are numbered 1..n in order; a report stage may
  * be a view over Parquet parts, which has no rowid), else the table's rowid.
  */
-async function readBatch(store: Store, table: ReportTable, cols: ColumnType[], key: 'line_no' | 'rowid', from: bigint): Promise<Table> {
+async function readBatch(
+  store: Store,
+  table: ReportTable,
+  cols: ColumnType[],
+  key: 'line_no' | 'rowid',
+  from: bigint,
+): Promise<Table> {
   const rows = await store.report.tables.exactRows(table, cols, key, from, from + BigInt(BATCH_ROWS));
   const vectors: Record<string, Vector> = {};
-  for (const c of cols) vectors[c.column_name] = column(c, rows.map((r) => r[c.column_name] ?? null)).vector;
+  for (const c of cols)
+    vectors[c.column_name] = column(
+      c,
+      rows.map((r) => r[c.column_name] ?? null),
+    ).vector;
   return new Table(vectors);
 }
 

@@ -90,7 +90,9 @@ export async function assessCoverage(store: Store, rangeStart: Date, rangeEnd: D
     let best: Granularity = 'daily';
     let bestMs = -1;
     for (const g of FINEST_FIRST) {
-      const ms = byG(g).filter(required).reduce((a, c) => a + Math.min(c.coveredMs, rangeMs), 0);
+      const ms = byG(g)
+        .filter(required)
+        .reduce((a, c) => a + Math.min(c.coveredMs, rangeMs), 0);
       if (ms > bestMs) {
         best = g;
         bestMs = ms;

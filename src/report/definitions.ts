@@ -16,19 +16,18 @@ export const REPORTS: readonly ReportDefinition[] = [
   { name: 'transfer', title: 'Public and private transfer per program, framework and day' },
 ];
 
-
 export const ROUNDING_RULE =
-  'Quantities are exact integers until priced. Each line is priced once at the rate in force at its buckets\' ' +
+  "Quantities are exact integers until priced. Each line is priced once at the rate in force at its buckets' " +
   'timeframe_start for the plan of its period, and rounded to cents once, half-up (away from zero). ' +
   'Every total is the sum of the rounded lines above it. Every other report (frameworks, snapshot storage, transfer, ' +
-  'FOCUS, charts) divides a program line\'s rounded cost over its days and frameworks by largest remainder, so it adds ' +
+  "FOCUS, charts) divides a program line's rounded cost over its days and frameworks by largest remainder, so it adds " +
   'up to program_spend per line, per program and in total; nothing is rounded twice.';
 
 export const ALLOWANCE_RULE =
   'Included allowances are used in time order as usage accrues, the same way in every report: within each pool ' +
   '(the scope the price book names x billing month) day by day, then by plan period, rate and program on the same day; ' +
-  'within a program\'s day by framework id, the usage no current framework accounts for last.';
+  "within a program's day by framework id, the usage no current framework accounts for last.";
 
 export const GAUGE_RULE =
   'Metrics billed on a peak (v1 synthetic_storage_size_bytes, logical_size_bytes) are charged once per month: the ' +
-  'month\'s peak, shared between the plan periods and rates of the month by the share of the month each covers.';
+  "month's peak, shared between the plan periods and rates of the month by the share of the month each covers.";

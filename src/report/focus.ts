@@ -55,11 +55,16 @@ export const REGION_NAMES: Record<string, string> = {
   'azure-gwc': 'Azure Germany West Central',
 };
 
-
 const DATA_SIZE = /^(b|B|Kb|KB|Mb|MB|Gb|GB|Tb|TB|Pb|PB|Eb|EB|Kib|KiB|Mib|MiB|Gib|GiB|Tib|TiB|Pib|PiB|Eib|EiB)$/;
 const TIME_UNITS: Record<string, string> = {
-  year: 'Year', month: 'Month', day: 'Day', hour: 'Hour', minute: 'Minute', second: 'Second',
-  millisecond: 'Millisecond', microsecond: 'Microsecond',
+  year: 'Year',
+  month: 'Month',
+  day: 'Day',
+  hour: 'Hour',
+  minute: 'Minute',
+  second: 'Second',
+  millisecond: 'Millisecond',
+  microsecond: 'Microsecond',
 };
 
 /**
@@ -68,11 +73,15 @@ const TIME_UNITS: Record<string, string> = {
  * capitalised, the last base unit plural: 'GB-Months', 'CU-Hours', 'Hours', 'Branch-Months', 'GB'.
  */
 export function focusUnit(billingUnit: string): string {
-  const parts = billingUnit.split('-').map((p) => p.trim()).filter(Boolean);
+  const parts = billingUnit
+    .split('-')
+    .map((p) => p.trim())
+    .filter(Boolean);
   return parts
     .map((p, i) => {
       if (DATA_SIZE.test(p)) return p;
-      const base = TIME_UNITS[p.toLowerCase()] ?? (/^[A-Z0-9]+$/.test(p) ? p : p[0]!.toUpperCase() + p.slice(1).toLowerCase());
+      const base =
+        TIME_UNITS[p.toLowerCase()] ?? (/^[A-Z0-9]+$/.test(p) ? p : p[0]!.toUpperCase() + p.slice(1).toLowerCase());
       if (i < parts.length - 1 || /^[A-Z0-9]+$/.test(base)) return base;
       return base.endsWith('s') ? base : `${base}s`;
     })
@@ -94,7 +103,8 @@ export const FOCUS_LEFT_OUT_WHY =
   'and stays in the workbook and the Parquet reports as UNPRICED';
 
 /** What FOCUS's cost columns are here (column x_CostBasis of the file, and the manifest). */
-export const focusCostBasis = (revision: string): string => `estimate from price book revision ${revision}, not an invoice`;
+export const focusCostBasis = (revision: string): string =>
+  `estimate from price book revision ${revision}, not an invoice`;
 
 export interface FocusLeftOut {
   /** program_spend lines without a rate, not in the FOCUS file. */
@@ -143,11 +153,16 @@ export class FocusFinalizeError extends ReportInputError {
 
 /** Checks before anything is written that `finalize` may record this period. */
 export function assertFinalizable(period: ReportPeriod, partial: boolean, now: Date): void {
-  if (period.month === null) throw new FocusFinalizeError('only a calendar month can be finalised: use --month YYYY-MM with --finalize');
+  if (period.month === null)
+    throw new FocusFinalizeError('only a calendar month can be finalised: use --month YYYY-MM with --finalize');
   if (now.getTime() < period.rangeEnd.getTime())
-    throw new FocusFinalizeError(`${period.month} has not ended yet (it ends ${period.rangeEnd.toISOString()}); finalise it after its end`);
+    throw new FocusFinalizeError(
+      `${period.month} has not ended yet (it ends ${period.rangeEnd.toISOString()}); finalise it after its end`,
+    );
   if (partial)
-    throw new FocusFinalizeError(`${period.month} is not completely collected; finalising it would fix a PARTIAL export. Collect the month first`);
+    throw new FocusFinalizeError(
+      `${period.month} is not completely collected; finalising it would fix a PARTIAL export. Collect the month first`,
+    );
 }
 
 /**
@@ -190,38 +205,66 @@ export async function pendingDigest(store: Store, build: FocusBuild): Promise<{ 
  * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
  * current rows, or for a finalised month the finalised rows plus corrections.
  */
-export async function buildFocus(store: Store, o: {
-  period: ReportPeriod;
-  granularity: Granularity;
-  book: PriceBook;
-  /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
-  coverageStatus: 'COMPLETE' | 'PARTIAL';
-  identity?: Partial<FocusIdentity>;
-  /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (store/report/stages.ts). */
-  daily: ParquetStage;
-  /** The run's scratch folder, for the FOCUS rows' parts. */
-  scratchDir: string;
-}): Promise<FocusBuild> {
+export async function buildFocus(
+  store: Store,
+  o: {
+    period: ReportPeriod;
+    granularity: Granularity;
+    book: PriceBook;
+    /** 'COMPLETE' or 'PARTIAL', written to x_CoverageStatus. */
+    coverageStatus: 'COMPLETE' | 'PARTIAL';
+    identity?: Partial<FocusIdentity>;
+    /** The run's detail (rpt_daily) as Parquet parts, one per chunk of programs (store/report/stages.ts). */
+    daily: ParquetStage;
+    /** The run's scratch folder, for the FOCUS rows' parts. */
+    scratchDir: string;
+  },
+): Promise<FocusBuild> {
   const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
   const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
   const params = {
-    granularity: o.granularity, currency: o.book.currency, revision: o.book.revision,
-    provider: id.providerName, publisher: id.publisherName, invoice_issuer: id.invoiceIssuerName,
-    service_name: id.serviceName, service_category: id.serviceCategory, service_subcategory: id.serviceSubcategory,
-    unknown_account: id.unknownBillingAccount, unit_from: units, unit_to: units.map(focusUnit),
-    region_ids: Object.keys(REGION_NAMES), region_names: Object.values(REGION_NAMES), coverage_status: o.coverageStatus,
+    granularity: o.granularity,
+    currency: o.book.currency,
+    revision: o.book.revision,
+    provider: id.providerName,
+    publisher: id.publisherName,
+    invoice_issuer: id.invoiceIssuerName,
+    service_name: id.serviceName,
+    service_category: id.serviceCategory,
+    service_subcategory: id.serviceSubcategory,
+    unknown_account: id.unknownBillingAccount,
+    unit_from: units,
+    unit_to: units.map(focusUnit),
+    region_ids: Object.keys(REGION_NAMES),
+    region_names: Object.values(REGION_NAMES),
+    coverage_status: o.coverageStatus,
   };
   // One group of FOCUS_PROGRAMS_PER_PART programs of a chunk of the detail at a time into Parquet parts
   // (store/report/stages.ts), numbered on from the groups before: no copy of all the rows is ever
   // held, and no window or sort runs over more than one group's wide rows.
   const focusSql = focusRowsSql();
-  const current = await store.report.stages.chunkwise(o.daily, FOCUS_CURRENT_TABLE, o.scratchDir, focusSql, params, false, FOCUS_PROGRAMS_PER_PART);
+  const current = await store.report.stages.chunkwise(
+    o.daily,
+    FOCUS_CURRENT_TABLE,
+    o.scratchDir,
+    focusSql,
+    params,
+    false,
+    FOCUS_PROGRAMS_PER_PART,
+  );
 
   const month = o.period.month;
-  const finalizations = month === null ? [] : (await store.report.focus.focusFinalizations(month)).map((f): FocusFinalization => ({
-    finalizationId: f.finalization_id, seq: Number(f.seq), finalizedAt: f.finalized_at.toISOString(),
-    rows: Number(f.n_rows), billedTotal: f.billed_total, rowsSha256: f.rows_sha256,
-  }));
+  const finalizations =
+    month === null
+      ? []
+      : (await store.report.focus.focusFinalizations(month)).map((f): FocusFinalization => ({
+          finalizationId: f.finalization_id,
+          seq: Number(f.seq),
+          finalizedAt: f.finalized_at.toISOString(),
+          rows: Number(f.n_rows),
+          billedTotal: f.billed_total,
+          rowsSha256: f.rows_sha256,
+        }));
 
   if (finalizations.length === 0) {
     // The rows written are the current rows: the FOCUS table is a view over the same parts.
@@ -241,7 +284,11 @@ export async function buildFocus(store: Store, o: {
   return {
     table: FOCUS_TABLE,
     rows: Number(all.n_rows),
-    leftOut: { lines: byPlan.reduce((a, p) => a + p.lines, 0), plans: [...new Set(byPlan.map((p) => p.plan))].sort(), byPlan },
+    leftOut: {
+      lines: byPlan.reduce((a, p) => a + p.lines, 0),
+      plans: [...new Set(byPlan.map((p) => p.plan))].sort(),
+      byPlan,
+    },
     costBasis: focusCostBasis(o.book.revision),
     corrections: finalizations.length > 0 ? Number(all.n_rows) - finalizedRows : 0,
     billedTotal: all.billed,
@@ -255,18 +302,38 @@ export async function buildFocus(store: Store, o: {
  * Records the rows built by buildFocus as finalised: all of them the first time, the correction rows
  * on a later finalisation; nothing when there is nothing new. Call after the files are written.
  */
-export async function recordFinalization(store: Store, build: FocusBuild, o: { book: PriceBook; now: Date }): Promise<FocusFinalization | null> {
+export async function recordFinalization(
+  store: Store,
+  build: FocusBuild,
+  o: { book: PriceBook; now: Date },
+): Promise<FocusFinalization | null> {
   const { month, after } = build.pending;
   if (month === null) throw new FocusFinalizeError('only a calendar month can be finalised');
   if (build.pending.rows === 0) return null;
   const { rows, digest } = await pendingDigest(store, build);
   const seq = (build.finalizations.at(-1)?.seq ?? 0) + 1;
   const finalizationId = `${month}#${seq}`;
-  if (build.table !== FOCUS_TABLE) throw new Error(`recordFinalization: the FOCUS rows are in ${FOCUS_TABLE}, not ${build.table}`);
+  if (build.table !== FOCUS_TABLE)
+    throw new Error(`recordFinalization: the FOCUS rows are in ${FOCUS_TABLE}, not ${build.table}`);
   await store.report.focus.recordFocusFinalization({
-    finalizationId, month, seq, finalizedAt: o.now, revision: o.book.revision, rows, billedTotal: build.billedTotal, rowsSha256: digest, after,
+    finalizationId,
+    month,
+    seq,
+    finalizedAt: o.now,
+    revision: o.book.revision,
+    rows,
+    billedTotal: build.billedTotal,
+    rowsSha256: digest,
+    after,
   });
-  const f: FocusFinalization = { finalizationId, seq, finalizedAt: o.now.toISOString(), rows, billedTotal: build.billedTotal, rowsSha256: digest };
+  const f: FocusFinalization = {
+    finalizationId,
+    seq,
+    finalizedAt: o.now.toISOString(),
+    rows,
+    billedTotal: build.billedTotal,
+    rowsSha256: digest,
+  };
   build.finalized = f;
   return f;
 }

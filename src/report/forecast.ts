@@ -60,7 +60,12 @@ const money = (c: bigint) => formatScaled(c, 2);
  * all it needs to be given.
  */
 export function forecastDays(o: { rangeStart: Date; rangeEnd: Date; now: Date; dataEnd: Date | null }): {
-  cutoff: number; windowStart: number; daysInPeriod: number; completeDays: number; remainingDays: number; windowDays: number;
+  cutoff: number;
+  windowStart: number;
+  daysInPeriod: number;
+  completeDays: number;
+  remainingDays: number;
+  windowDays: number;
 } {
   const start = o.rangeStart.getTime();
   const end = o.rangeEnd.getTime();
@@ -103,7 +108,8 @@ export function computeForecast(o: {
   const programs: ProgramForecast[] = [...by.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([id, p]) => {
-      const projected = windowDays === 0 ? null : p.complete + divHalfUp(p.window * BigInt(remainingDays), BigInt(windowDays));
+      const projected =
+        windowDays === 0 ? null : p.complete + divHalfUp(p.window * BigInt(remainingDays), BigInt(windowDays));
       return {
         programId: id,
         programName: p.name,
@@ -118,7 +124,7 @@ export function computeForecast(o: {
   const method =
     `Projection, not a bill. For each program: spend over the ${completeDays} complete day(s) so far ` +
     `+ the mean daily spend of its last ${windowDays} complete day(s) x the ${remainingDays} day(s) remaining in the period; ` +
-    'rounded half-up to cents; the total is the sum of the programs\' projections. A complete day is a UTC day that ended ' +
+    "rounded half-up to cents; the total is the sum of the programs' projections. A complete day is a UTC day that ended " +
     'before the report time and is covered by the collected data. It assumes the recent daily rate continues: included ' +
     'allowances already used stay used, and plan or price changes ahead are not anticipated. ' +
     (remainingDays === 0 ? 'The period is over, so the projection is the actual total.' : '');

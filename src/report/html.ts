@@ -28,7 +28,13 @@ export interface HtmlReportInput {
   topFrameworks: { framework_id: string; name: string; program_name: string; cost: string }[];
   storage: { day: Date; metric: string; gb_month: string }[];
   /** Per day; counts are null on days before snapshots_known_from (the inventory had not seen snapshots yet). */
-  snapshots: { day: Date; snapshots: bigint | number | null; manual: bigint | number | null; scheduled: bigint | number | null; known_from: Date | null }[];
+  snapshots: {
+    day: Date;
+    snapshots: bigint | number | null;
+    manual: bigint | number | null;
+    scheduled: bigint | number | null;
+    known_from: Date | null;
+  }[];
   transfer: { day: Date; metric: string; gb: string; cost: string }[];
   /** Shown when the period is in progress (forecast.current). */
   forecast: Forecast | null;
@@ -63,7 +69,8 @@ export function formatMoney(amount: string, currency: string): string {
   return neg ? `-${s}` : s;
 }
 
-const fmtNum = (v: number, digits = 2) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+const fmtNum = (v: number, digits = 2) =>
+  v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
 const dayLabel = (d: Date) => d.toISOString().slice(5, 10);
 const dayKey = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -100,13 +107,20 @@ function yAxis(max: number, fmt: (v: number) => string): string {
 function xLabels(days: Date[], x: (i: number) => number): string {
   const every = days.length > 16 ? Math.ceil(days.length / 16) : 1;
   return days
-    .map((d, i) => (i % every === 0 ? `<text class="tick" x="${x(i).toFixed(1)}" y="${H - M.bottom + 16}" text-anchor="middle">${dayLabel(d)}</text>` : ''))
+    .map((d, i) =>
+      i % every === 0
+        ? `<text class="tick" x="${x(i).toFixed(1)}" y="${H - M.bottom + 16}" text-anchor="middle">${dayLabel(d)}</text>`
+        : '',
+    )
     .join('');
 }
 
 function legend(names: string[], colors: (string | undefined)[] = []): string {
   return `<ul class="legend">${names
-    .map((n, i) => `<li><span class="swatch" style="background:${colors[i] ?? PALETTE[i % PALETTE.length]}"></span>${escapeHtml(n)}</li>`)
+    .map(
+      (n, i) =>
+        `<li><span class="swatch" style="background:${colors[i] ?? PALETTE[i % PALETTE.length]}"></span>${escapeHtml(n)}</li>`,
+    )
     .join('')}</ul>`;
 }
 
@@ -119,7 +133,12 @@ ${content}${points > 0 ? extra : ''}
 }
 
 /** Stacked columns: one column per day, one band per series. */
-function stackedColumns(days: Date[], series: { name: string; values: number[]; color?: string }[], fmt: (v: number) => string, unit: string): string {
+function stackedColumns(
+  days: Date[],
+  series: { name: string; values: number[]; color?: string }[],
+  fmt: (v: number) => string,
+  unit: string,
+): string {
   const totals = days.map((_, i) => series.reduce((a, s) => a + Math.max(0, s.values[i] ?? 0), 0));
   const max = niceMax(Math.max(0, ...totals));
   const iw = W - M.left - M.right;
@@ -153,17 +172,24 @@ function bars(items: { label: string; value: number; text: string; color?: strin
       const y = 5 + i * rowH;
       const w = Math.max(0.5, (iw * Math.max(0, it.value)) / max);
       const label = it.label.length > 44 ? `${it.label.slice(0, 43)}…` : it.label;
-      return `<text class="label" x="${left - 8}" y="${y + 16}" text-anchor="end">${escapeHtml(label)}</text>` +
+      return (
+        `<text class="label" x="${left - 8}" y="${y + 16}" text-anchor="end">${escapeHtml(label)}</text>` +
         `<rect class="mark" x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 7}" fill="${it.color ?? PALETTE[0]}"><title>${escapeHtml(`${it.label}: ${it.text}`)}</title></rect>` +
-        `<text class="value" x="${(left + w + 6).toFixed(1)}" y="${y + 16}">${escapeHtml(it.text)}</text>`;
+        `<text class="value" x="${(left + w + 6).toFixed(1)}" y="${y + 16}">${escapeHtml(it.text)}</text>`
+      );
     })
     .join('');
   return `<svg viewBox="0 0 ${W} ${h}" role="img" preserveAspectRatio="xMidYMid meet">${marks}</svg>`;
 }
 
 /** Lines over days, one per series; a dashed series is drawn dashed (projections); counts get whole-number ticks. */
-function lines(days: Date[], series: { name: string; values: (number | null)[]; dashed?: boolean; color?: string }[], fmt: (v: number) => string, unit: string,
-  o: { integer?: boolean } = {}): string {
+function lines(
+  days: Date[],
+  series: { name: string; values: (number | null)[]; dashed?: boolean; color?: string }[],
+  fmt: (v: number) => string,
+  unit: string,
+  o: { integer?: boolean } = {},
+): string {
   const all = series.flatMap((s) => s.values.filter((v): v is number => v !== null));
   const top = all.reduce((a, v) => Math.max(a, v), 0);
   const max = o.integer ? integerMax(top) : niceMax(top);
@@ -175,7 +201,9 @@ function lines(days: Date[], series: { name: string; values: (number | null)[]; 
   let marks = '';
   series.forEach((s, si) => {
     const color = s.color ?? PALETTE[si % PALETTE.length]!;
-    const pts = s.values.map((v, i) => (v === null ? null : `${x(i).toFixed(1)},${y(v).toFixed(1)}`)).filter((p): p is string => p !== null);
+    const pts = s.values
+      .map((v, i) => (v === null ? null : `${x(i).toFixed(1)},${y(v).toFixed(1)}`))
+      .filter((p): p is string => p !== null);
     if (pts.length === 0) return;
     marks += `<polyline fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${pts.join(' ')}"/>`;
     s.values.forEach((v, i) => {
@@ -233,7 +261,8 @@ const SCRIPT = `(function () {
 /** The days of the period, and each day's index by its key. */
 type Days = { days: Date[]; dayIndex: Map<string, number> };
 
-const countPoints = (ss: { values: (number | null)[] }[]) => ss.reduce((a, s) => a + s.values.filter((v) => v !== null).length, 0);
+const countPoints = (ss: { values: (number | null)[] }[]) =>
+  ss.reduce((a, s) => a + s.values.filter((v) => v !== null).length, 0);
 
 /** Renders the charts report. */
 export function renderReportHtml(r: HtmlReportInput): string {
@@ -242,7 +271,10 @@ export function renderReportHtml(r: HtmlReportInput): string {
   const days = daysOf(r.rangeStart, r.rangeEnd);
   const dayIndex = new Map(days.map((d, i) => [dayKey(d), i]));
   const { programCount, shown, others, series, dailyPoints, topBars, topShare } = spendSeries(r, { days, dayIndex });
-  const { storageSeries, snapSeries, snapCaption, transferSeries, transferCost, transferPoints } = trendSeries(r, { days, dayIndex });
+  const { storageSeries, snapSeries, snapCaption, transferSeries, transferCost, transferPoints } = trendSeries(r, {
+    days,
+    dayIndex,
+  });
   const f = r.forecast && r.forecast.current ? r.forecast : null;
   const forecastHtml = f ? forecastFigure(r, f, { days, dayIndex }, moneyAxis) : '';
 
@@ -250,23 +282,68 @@ export function renderReportHtml(r: HtmlReportInput): string {
     [`Total ${r.partial ? '(partial)' : ''}`, formatMoney(r.total, cur)],
     ['Programs', programCount.toLocaleString('en-US')],
     ['Transfer cost', formatMoney(transferCost.toFixed(2), cur)],
-    ...(f ? [['Projected month end', f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)]] : []),
+    ...(f
+      ? [['Projected month end', f.totals.projection === null ? 'n/a' : formatMoney(f.totals.projection, cur)]]
+      : []),
   ];
 
   const body = [
-    figure('daily-spend', 'Daily spend per program', `Stacked by program: the ${shown.length} largest of the period (${topShare}% of the total, as in the next chart)` +
-      `${others > 0 ? `, the other ${others.toLocaleString('en-US')} together (grey)` : ''}. Each line's rounded cost is spread over its days by billable usage, so the days add up to the total.`,
-      stackedColumns(days, series, moneyAxis, ''), dailyPoints, legend(series.map((s) => s.name), series.map((s) => s.color))),
-    figure('top-programs', 'Top programs by cost', `All metrics, the period's total per program: the ${shown.length} largest${others > 0 ? ' and the rest together' : ''}; the bars add up to the total.`,
-      bars(topBars), topBars.length),
-    figure('top-frameworks', 'Top frameworks by cost', 'The six framework metrics; usage no current framework accounts for is left out.',
-      bars(r.topFrameworks.map((p) => ({ label: `${p.name} (${p.program_name})`, value: Number(p.cost), text: formatMoney(p.cost, cur) }))), r.topFrameworks.length),
-    figure('storage', 'Storage trend', 'GB-month accrued per day, per storage metric, over all programs.',
-      lines(days, storageSeries, (v) => fmtNum(v, 3), ' GB-month'), countPoints(storageSeries), legend(storageSeries.map((s) => s.name))),
-    figure('snapshots', 'Snapshot trend', snapCaption,
-      lines(days, snapSeries, (v) => fmtNum(v, 0), '', { integer: true }), countPoints(snapSeries), legend(['snapshots'])),
-    figure('transfer', 'Transfer per day', 'Public and private network transfer, GB (10^9 bytes) per day, over all programs.',
-      stackedColumns(days, transferSeries, (v) => fmtNum(v, 3), ' GB'), transferPoints, legend(transferSeries.map((s) => s.name))),
+    figure(
+      'daily-spend',
+      'Daily spend per program',
+      `Stacked by program: the ${shown.length} largest of the period (${topShare}% of the total, as in the next chart)` +
+        `${others > 0 ? `, the other ${others.toLocaleString('en-US')} together (grey)` : ''}. Each line's rounded cost is spread over its days by billable usage, so the days add up to the total.`,
+      stackedColumns(days, series, moneyAxis, ''),
+      dailyPoints,
+      legend(
+        series.map((s) => s.name),
+        series.map((s) => s.color),
+      ),
+    ),
+    figure(
+      'top-programs',
+      'Top programs by cost',
+      `All metrics, the period's total per program: the ${shown.length} largest${others > 0 ? ' and the rest together' : ''}; the bars add up to the total.`,
+      bars(topBars),
+      topBars.length,
+    ),
+    figure(
+      'top-frameworks',
+      'Top frameworks by cost',
+      'The six framework metrics; usage no current framework accounts for is left out.',
+      bars(
+        r.topFrameworks.map((p) => ({
+          label: `${p.name} (${p.program_name})`,
+          value: Number(p.cost),
+          text: formatMoney(p.cost, cur),
+        })),
+      ),
+      r.topFrameworks.length,
+    ),
+    figure(
+      'storage',
+      'Storage trend',
+      'GB-month accrued per day, per storage metric, over all programs.',
+      lines(days, storageSeries, (v) => fmtNum(v, 3), ' GB-month'),
+      countPoints(storageSeries),
+      legend(storageSeries.map((s) => s.name)),
+    ),
+    figure(
+      'snapshots',
+      'Snapshot trend',
+      snapCaption,
+      lines(days, snapSeries, (v) => fmtNum(v, 0), '', { integer: true }),
+      countPoints(snapSeries),
+      legend(['snapshots']),
+    ),
+    figure(
+      'transfer',
+      'Transfer per day',
+      'Public and private network transfer, GB (10^9 bytes) per day, over all programs.',
+      stackedColumns(days, transferSeries, (v) => fmtNum(v, 3), ' GB'),
+      transferPoints,
+      legend(transferSeries.map((s) => s.name)),
+    ),
   ];
 
   return page(r, f, kpis, forecastHtml, body);
@@ -282,7 +359,10 @@ function spendSeries(r: HtmlReportInput, { days, dayIndex }: Days) {
   const shown = r.topPrograms.slice(0, TOP_PROGRAMS);
   const others = Math.max(0, programCount - shown.length);
   const seriesIndex = new Map(shown.map((p, i) => [p.program_id, i]));
-  const series: { name: string; values: number[]; color?: string }[] = shown.map((p) => ({ name: p.name, values: days.map(() => 0) }));
+  const series: { name: string; values: number[]; color?: string }[] = shown.map((p) => ({
+    name: p.name,
+    values: days.map(() => 0),
+  }));
   const otherName = `Other programs (${others.toLocaleString('en-US')})`;
   if (others > 0) series.push({ name: otherName, values: days.map(() => 0), color: OTHER_COLOR });
   let dailyPoints = 0;
@@ -299,9 +379,12 @@ function spendSeries(r: HtmlReportInput, { days, dayIndex }: Days) {
   const otherCost = `${otherCents < 0n ? '-' : ''}${(otherCents < 0n ? -otherCents : otherCents) / 100n}.${String((otherCents < 0n ? -otherCents : otherCents) % 100n).padStart(2, '0')}`;
   const topBars = [
     ...shown.map((p) => ({ label: p.name, value: Number(p.cost), text: formatMoney(p.cost, cur) })),
-    ...(others > 0 ? [{ label: otherName, value: Number(otherCost), text: formatMoney(otherCost, cur), color: OTHER_COLOR }] : []),
+    ...(others > 0
+      ? [{ label: otherName, value: Number(otherCost), text: formatMoney(otherCost, cur), color: OTHER_COLOR }]
+      : []),
   ];
-  const topShare = Number(r.total) > 0 ? ((100 * Number(shownCents)) / Number(BigInt(r.total.replace('.', '')))).toFixed(1) : '0.0';
+  const topShare =
+    Number(r.total) > 0 ? ((100 * Number(shownCents)) / Number(BigInt(r.total.replace('.', '')))).toFixed(1) : '0.0';
 
   return { programCount, shown, others, series, dailyPoints, topBars, topShare };
 }
@@ -321,10 +404,11 @@ function trendSeries(r: HtmlReportInput, { days, dayIndex }: Days) {
     if (i !== undefined && s.snapshots !== null) snapSeries[0]!.values[i] = Number(s.snapshots);
   }
   const knownFrom = r.snapshots.find((s) => s.known_from !== null)?.known_from ?? null;
-  const snapCaption = knownFrom === null
-    ? 'Snapshots existing each day, from the inventory: the inventory has not listed snapshots yet, so none are drawn.'
-    : `Snapshots existing each day (manual and scheduled), from the inventory. Snapshots are known from ${knownFrom.toISOString().slice(0, 16).replace('T', ' ')} UTC ` +
-      '(when the inventory first listed them); days before that are not drawn.';
+  const snapCaption =
+    knownFrom === null
+      ? 'Snapshots existing each day, from the inventory: the inventory has not listed snapshots yet, so none are drawn.'
+      : `Snapshots existing each day (manual and scheduled), from the inventory. Snapshots are known from ${knownFrom.toISOString().slice(0, 16).replace('T', ' ')} UTC ` +
+        '(when the inventory first listed them); days before that are not drawn.';
 
   // Transfer per day, public and private stacked.
   const transferMetrics = [...new Set(r.transfer.map((t) => t.metric))].sort().reverse();
@@ -341,7 +425,12 @@ function trendSeries(r: HtmlReportInput, { days, dayIndex }: Days) {
 }
 
 /** The month-end forecast: cumulative actual spend per complete day, then the projection from the last complete day on. */
-function forecastFigure(r: HtmlReportInput, f: NonNullable<HtmlReportInput['forecast']>, { days, dayIndex }: Days, moneyAxis: (v: number) => string): string {
+function forecastFigure(
+  r: HtmlReportInput,
+  f: NonNullable<HtmlReportInput['forecast']>,
+  { days, dayIndex }: Days,
+  moneyAxis: (v: number) => string,
+): string {
   const cur = r.currency;
   const byDay = days.map(() => 0);
   for (const d of r.dailySpend) {
@@ -363,17 +452,25 @@ function forecastFigure(r: HtmlReportInput, f: NonNullable<HtmlReportInput['fore
   const fpoints = countPoints([{ values: actual }, { values: projected }]);
   const rows = [...f.programs]
     .sort((a, b) => Number(b.projection ?? b.monthToDate) - Number(a.projection ?? a.monthToDate))
-    .map((p) => `<tr><td>${escapeHtml(p.programName)}</td><td>${escapeHtml(p.programId)}</td><td class="num">${formatMoney(p.monthToDate, cur)}</td>` +
-      `<td class="num">${formatMoney(p.dailyTrend, cur)}</td><td class="num">${p.projection === null ? 'n/a' : formatMoney(p.projection, cur)}</td></tr>`)
+    .map(
+      (p) =>
+        `<tr><td>${escapeHtml(p.programName)}</td><td>${escapeHtml(p.programId)}</td><td class="num">${formatMoney(p.monthToDate, cur)}</td>` +
+        `<td class="num">${formatMoney(p.dailyTrend, cur)}</td><td class="num">${p.projection === null ? 'n/a' : formatMoney(p.projection, cur)}</td></tr>`,
+    )
     .join('');
   return figure(
     'forecast',
     'Month-end forecast (PROJECTION)',
     `Cumulative spend over complete days (solid) and the projection to the end of the period (dashed). ${f.method}`,
-    lines(days, [
-      { name: 'actual, cumulative', values: actual, color: PALETTE[0] },
-      { name: 'projection', values: projected, dashed: true, color: PALETTE[5] },
-    ], moneyAxis, ''),
+    lines(
+      days,
+      [
+        { name: 'actual, cumulative', values: actual, color: PALETTE[0] },
+        { name: 'projection', values: projected, dashed: true, color: PALETTE[5] },
+      ],
+      moneyAxis,
+      '',
+    ),
     fpoints,
     legend(['actual, cumulative (complete days)', 'projection (dashed)']) +
       `<table><thead><tr><th>program</th><th>id</th><th class="num">month to date</th><th class="num">daily trend</th><th class="num">projected total</th></tr></thead><tbody>${rows}</tbody>` +
@@ -382,7 +479,13 @@ function forecastFigure(r: HtmlReportInput, f: NonNullable<HtmlReportInput['fore
 }
 
 /** The page around the figures. */
-function page(r: HtmlReportInput, f: HtmlReportInput['forecast'] | null, kpis: string[][], forecastHtml: string, body: string[]): string {
+function page(
+  r: HtmlReportInput,
+  f: HtmlReportInput['forecast'] | null,
+  kpis: string[][],
+  forecastHtml: string,
+  body: string[],
+): string {
   const cur = r.currency;
   return `<!doctype html>
 <html lang="en">

@@ -9,9 +9,17 @@ export async function memoryFields(store: Store): Promise<Record<string, number 
   const m = process.memoryUsage();
   const d = await store.report.settings.duckdbMemory();
   // Which of DuckDB's holdings (tables, the file cache, operators) the duckdb_mb figure is.
-  const tags = (await store.report.settings.duckdbMemoryByTag()).filter((t) => mb(t.bytes) > 0).map((t) => `${t.tag}=${mb(t.bytes)}`).join(' ');
+  const tags = (await store.report.settings.duckdbMemoryByTag())
+    .filter((t) => mb(t.bytes) > 0)
+    .map((t) => `${t.tag}=${mb(t.bytes)}`)
+    .join(' ');
   return {
-    rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), external_mb: mb(m.external), array_buffers_mb: mb(m.arrayBuffers),
-    duckdb_mb: mb(d.used), duckdb_spilled_mb: mb(d.spilled), duckdb_tags: tags,
+    rss_mb: mb(m.rss),
+    heap_mb: mb(m.heapUsed),
+    external_mb: mb(m.external),
+    array_buffers_mb: mb(m.arrayBuffers),
+    duckdb_mb: mb(d.used),
+    duckdb_spilled_mb: mb(d.spilled),
+    duckdb_tags: tags,
   };
 }

@@ -28,15 +28,18 @@ function parseInstant(s: string, what: string): Date {
 
 export function resolvePeriod(o: { month?: string; from?: string; to?: string }): ReportPeriod {
   if (o.month !== undefined) {
-    if (o.from !== undefined || o.to !== undefined) throw new ReportInputError('give either a month or from/to, not both');
+    if (o.from !== undefined || o.to !== undefined)
+      throw new ReportInputError('give either a month or from/to, not both');
     if (!isMonth(o.month)) throw new ReportInputError(`month "${o.month}" is not YYYY-MM (for example 2025-10)`);
     const { start, end } = monthRange(o.month);
     return { label: o.month, month: o.month, rangeStart: new Date(start), rangeEnd: new Date(end) };
   }
-  if (o.from === undefined || o.to === undefined) throw new ReportInputError('give a month (YYYY-MM) or both from and to');
+  if (o.from === undefined || o.to === undefined)
+    throw new ReportInputError('give a month (YYYY-MM) or both from and to');
   const rangeStart = parseInstant(o.from, 'from');
   const rangeEnd = parseInstant(o.to, 'to');
-  if (rangeEnd.getTime() <= rangeStart.getTime()) throw new ReportInputError(`to (${o.to}) must be after from (${o.from})`);
+  if (rangeEnd.getTime() <= rangeStart.getTime())
+    throw new ReportInputError(`to (${o.to}) must be after from (${o.from})`);
   const day = (d: Date) => d.toISOString().slice(0, 10);
   const wholeDays = rangeStart.getTime() % 86_400_000 === 0 && rangeEnd.getTime() % 86_400_000 === 0;
   const fmt = (d: Date) => (wholeDays ? day(d) : d.toISOString().slice(0, 16).replace(':', ''));

@@ -42,7 +42,14 @@ export async function refreshPrices(store: Store, book: PriceBook, now: Date = n
     })),
   );
   await store.report.prices.replacePriceTables({
-    revision: book.revision, currency: book.currency, sha256: book.sha256, path: book.path, loadedAt: now, metrics, rates, allowances,
+    revision: book.revision,
+    currency: book.currency,
+    sha256: book.sha256,
+    path: book.path,
+    loadedAt: now,
+    metrics,
+    rates,
+    allowances,
   });
   return true;
 }
@@ -62,7 +69,11 @@ export async function refreshPricesIfValid(
     book = loadPriceBook(path, overlay);
   } catch (err) {
     if (!(err instanceof PriceBookError)) throw err;
-    log.warn('price book not loaded into the database; the spend views keep the previous one', { path, ...(overlay ? { overlay } : {}), problems: err.problems });
+    log.warn('price book not loaded into the database; the spend views keep the previous one', {
+      path,
+      ...(overlay ? { overlay } : {}),
+      problems: err.problems,
+    });
     return;
   }
   await refreshPrices(store, book);

@@ -20,8 +20,17 @@ import { memoryFields } from './memoryLog.js';
 import { assertFinalizable, buildFocus, recordFinalization, type FocusBuild, type FocusIdentity } from './focus.js';
 import { resolvePeriod } from './period.js';
 import {
-  writeArrowFiles, writeCorrections, writeFocusFile, writeHtmlFile, writeManifest, writeParquetFiles, writeWorkbookFile,
-  type ReportFile, type ReportTotals, type StagedReport, type WriteTarget,
+  writeArrowFiles,
+  writeCorrections,
+  writeFocusFile,
+  writeHtmlFile,
+  writeManifest,
+  writeParquetFiles,
+  writeWorkbookFile,
+  type ReportFile,
+  type ReportTotals,
+  type StagedReport,
+  type WriteTarget,
 } from './writers.js';
 import { CONFIG_DEFAULTS } from '../config/schema.js';
 import type { AssumedSummary, ColumnInfo, SheetSource, SummarisedReport } from './workbook.js';
@@ -32,16 +41,21 @@ import type { AssumedSummary, ColumnInfo, SheetSource, SummarisedReport } from '
  */
 async function monthlyRateChangeWarnings(store: Store, params: ReportRange): Promise<string[]> {
   const rows = await store.report.tables.rateChangesInside(params);
-  return rows.map((r) =>
-    `WARNING: rate ${r.rate_id} (${r.plan}, ${r.metric}) starts or ends inside the period ` +
-    `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
-    'but only monthly data is complete: each month is priced at the rate in force at its start. ' +
-    'Collect daily data for the period (usage-pipeline collect --granularity daily) to price the change.');
+  return rows.map(
+    (r) =>
+      `WARNING: rate ${r.rate_id} (${r.plan}, ${r.metric}) starts or ends inside the period ` +
+      `(${r.effective_from.toISOString().slice(0, 10)}..${r.effective_to ? r.effective_to.toISOString().slice(0, 10) : 'open'}), ` +
+      'but only monthly data is complete: each month is priced at the rate in force at its start. ' +
+      'Collect daily data for the period (usage-pipeline collect --granularity daily) to price the change.',
+  );
 }
 
 /** What of the total rests on the rates the price book marks assumed: amount and share (percent, 2 decimals, exact). */
 async function assumedRates(store: Store, ids: string[], total: string): Promise<AssumedSummary> {
-  const used = ids.length === 0 ? [] : (await store.report.tables.assumedRateUse(ids)).map((r) => ({ ...r, lines: Number(r.lines) }));
+  const used =
+    ids.length === 0
+      ? []
+      : (await store.report.tables.assumedRateUse(ids)).map((r) => ({ ...r, lines: Number(r.lines) }));
   const cents = (v: string) => BigInt(v.replace('.', ''));
   const amountCents = used.reduce((a, r) => a + cents(r.cost), 0n);
   const totalCents = cents(total);
@@ -158,7 +172,8 @@ export async function runReport(opts: RunReportOptions): Promise<ReportResult> {
   // The report's own limit, whatever the store was opened with (store.memory_limit, or the collector's
   // collect.memory_limit in a scheduled run).
   const limit = opts.memoryLimit ?? REPORT_MEMORY_LIMIT_DEFAULT;
-  if (!Number.isFinite(sizeBytes(limit))) throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
+  if (!Number.isFinite(sizeBytes(limit)))
+    throw new Error(`report memory limit "${limit}" is not a size such as "256MB"`);
   await opts.store.setMemoryLimit(limit.replace(/\s+/g, ''));
   // DuckDB's cache of the files it read (the stage parts: read once or twice, and the OS caches them anyway)
   // held memory the workbook needed: off while a report runs.
@@ -192,11 +207,16 @@ function sizeBytes(text: string): number {
  * when asked), refreshes the price tables, computes the report tables and the detail (stages), the
  * monthly-rate warnings, FOCUS, and for a finalised month replaces the tables by what was finalised.
  */
-async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o: { log: Logger; now: Date }): Promise<StagedReport> {
+async function stageReport(
+  opts: RunReportOptions,
+  scratch: { dir?: string },
+  o: { log: Logger; now: Date },
+): Promise<StagedReport> {
   const { log, now } = o;
   const period = resolvePeriod(opts);
   const formats = [...new Set(opts.formats)];
-  for (const f of formats) if (!OUTPUT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${OUTPUT_FORMATS.join(', ')})`);
+  for (const f of formats)
+    if (!OUTPUT_FORMATS.includes(f)) throw new Error(`unknown report format "${f}" (use ${OUTPUT_FORMATS.join(', ')})`);
   const book = loadPriceBook(opts.priceBookPath, opts.priceOverlayPath);
   const { store } = opts;
 
@@ -215,12 +235,13 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   const end = period.month !== null ? await store.report.tables.dataEnd(params) : null;
   // The report tables and the detail of program_spend's lines (each line's rounded cost over its days
   // and frameworks): the base of snapshot_storage, transfer, FOCUS, the charts and the forecast.
-  const scratchDir = scratch.dir = await freshStageDir(opts.outDir);
+  const scratchDir = (scratch.dir = await freshStageDir(opts.outDir));
   const detail = await store.report.stages.materialiseReports(params, scratchDir, log, opts.programsPerChunk);
   log.debug('report stages done', await memoryFields(store));
   // The usage tables' blocks the last stages read stay cached through the files and the workbook, the
   // report's peak: freed here (down to REPORT_CACHE_FLOOR).
-  if (!(await store.report.settings.dropCachedBlocks(REPORT_CACHE_FLOOR))) log.debug('report cache not dropped: DuckDB holds more than the floor in use', { floor: REPORT_CACHE_FLOOR });
+  if (!(await store.report.settings.dropCachedBlocks(REPORT_CACHE_FLOOR)))
+    log.debug('report cache not dropped: DuckDB holds more than the floor in use', { floor: REPORT_CACHE_FLOOR });
   log.debug('report cache dropped', await memoryFields(store));
   const warnings = g === 'monthly' ? await monthlyRateChangeWarnings(store, params) : [];
   for (const w of warnings) log.warn(w);
@@ -232,16 +253,34 @@ async function stageReport(opts: RunReportOptions, scratch: { dir?: string }, o:
   if (formats.includes('focus')) await store.report.settings.setThreads(FILE_THREADS);
   const focus = formats.includes('focus')
     ? await buildFocus(store, {
-      period, granularity: g, book, coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
-      ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}),
-      daily: detail, scratchDir,
-    })
+        period,
+        granularity: g,
+        book,
+        coverageStatus: partial ? 'PARTIAL' : 'COMPLETE',
+        ...(opts.focusIdentity ? { identity: opts.focusIdentity } : {}),
+        daily: detail,
+        scratchDir,
+      })
     : null;
   log.debug('report focus built', await memoryFields(store));
   // A finalised month: every writer writes the finalised content, and the changes since are listed.
   const finalized = await store.report.finalized.finalizedState(period.month);
   const corrections = finalized ? await store.report.finalized.applyFinalized(finalized) : null;
-  return { period, formats, book, coverage, partial, g, params, warnings, focus, finalized, corrections, runIds, dataEnd: end };
+  return {
+    period,
+    formats,
+    book,
+    coverage,
+    partial,
+    g,
+    params,
+    warnings,
+    focus,
+    finalized,
+    corrections,
+    runIds,
+    dataEnd: end,
+  };
 }
 
 /** A UTC midnight (ms) as the DATE text forecast_programs.sql compares days with. */
@@ -258,7 +297,10 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
   let unpricedLines = 0;
   for (const def of REPORTS) {
     const table = reportTable(def.name);
-    const columns = (await store.report.tables.tableColumns(table)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+    const columns = (await store.report.tables.tableColumns(table)).map((c): ColumnInfo => ({
+      name: c.column_name,
+      type: c.data_type,
+    }));
     const t = await store.report.tables.moneyTotals(table);
     rows[def.name] = Number(t.n_rows);
     if (def.name === 'program_spend') {
@@ -268,7 +310,11 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
     sheets.push({ def, table, columns, rows: Number(t.n_rows), totalCost: t.cost });
   }
   const { runIds } = st;
-  const assumed = await assumedRates(store, book.rates.filter((r) => r.assumed).map((r) => r.id), total);
+  const assumed = await assumedRates(
+    store,
+    book.rates.filter((r) => r.assumed).map((r) => r.id),
+    total,
+  );
 
   // The forecast and the charts get their per-day figures summed in SQL (forecast_programs.sql,
   // chart_daily_spend.sql), not one row per program and day (about 310,000 at 10,000 programs).
@@ -277,7 +323,10 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
   if (period.month !== null) {
     const range = { rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, now, dataEnd: st.dataEnd };
     const span = forecastDays(range);
-    const daily = await store.report.tables.forecastPrograms({ cutoffDay: utcDay(span.cutoff), windowStartDay: utcDay(span.windowStart) });
+    const daily = await store.report.tables.forecastPrograms({
+      cutoffDay: utcDay(span.cutoff),
+      windowStartDay: utcDay(span.windowStart),
+    });
     forecast = computeForecast({ ...range, currency: book.currency, daily });
   }
   return { sheets, rows, total, unpricedLines, runIds, assumed, dailyShape, forecast };
@@ -288,7 +337,11 @@ async function reportTotals(store: Store, st: StagedReport, now: Date): Promise<
  * recorded is what the files written contain (FOCUS rows only when the FOCUS file was written).
  * Returns the id of the files' finalisation recorded now, if any.
  */
-async function finalizeMonth(store: Store, st: StagedReport, o: { files: ReportFile[]; dir: string; now: Date }): Promise<string | null> {
+async function finalizeMonth(
+  store: Store,
+  st: StagedReport,
+  o: { files: ReportFile[]; dir: string; now: Date },
+): Promise<string | null> {
   const { period, focus, book, finalized } = st;
   let finalizedNow: string | null = null;
   if (period.month !== null) {
@@ -296,7 +349,8 @@ async function finalizeMonth(store: Store, st: StagedReport, o: { files: ReportF
     if (!finalized) {
       finalizedNow = `${period.month}#files`;
       await store.report.finalized.recordFinalizedFiles({
-        finalizationId: finalizedNow, month: period.month,
+        finalizationId: finalizedNow,
+        month: period.month,
         files: o.files.map((f) => ({ name: f.path.slice(o.dir.length + 1), rows: f.rows, sha256: f.sha256 })),
       });
     }
@@ -332,13 +386,25 @@ async function runReportBounded(opts: RunReportOptions, scratch: { dir?: string 
     const title = `Usage and spend, ${period.label}${partial ? ' (PARTIAL)' : ''}`;
     if (formats.includes('html')) await writeHtmlFile(w, st, totals, { title, now });
     const summarised = formats.includes('xlsx')
-      ? await writeWorkbookFile(w, st, totals, { title, now, correctionsSheet, forecast, ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}) })
+      ? await writeWorkbookFile(w, st, totals, {
+          title,
+          now,
+          correctionsSheet,
+          forecast,
+          ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}),
+        })
       : [];
 
     const finalizedNow = opts.finalize ? await finalizeMonth(store, st, { files, dir, now }) : null;
 
     // Step 5, the manifest, then the swap.
-    const manifest = await writeManifest(w, st, totals, { finalDir, now, finalizedNow, summarised, ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}) });
+    const manifest = await writeManifest(w, st, totals, {
+      finalDir,
+      now,
+      finalizedNow,
+      summarised,
+      ...(opts.rowBudget !== undefined ? { rowBudget: opts.rowBudget } : {}),
+    });
     opts.signal?.throwIfAborted();
     await swapInSet(dir, finalDir);
     log.info('report written', { dir: finalDir, total, partial });

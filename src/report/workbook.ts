@@ -58,7 +58,16 @@ export interface WorkbookContent {
   total: string;
   /** Key/value lines of the About sheet, then the rates table. */
   about: [string, string][];
-  rates: { rate_id: string; plan: string; metric: string; rate: string; effective_from: string; effective_to: string; source: string; assumed: boolean }[];
+  rates: {
+    rate_id: string;
+    plan: string;
+    metric: string;
+    rate: string;
+    effective_from: string;
+    effective_to: string;
+    source: string;
+    assumed: boolean;
+  }[];
   sheets: SheetSource[];
   /** A finalised month's changes since finalisation, written after the report sheets. */
   corrections?: SheetSource;
@@ -125,9 +134,25 @@ const FORMATS: Record<Exclude<Kind, 'money'>, string | undefined> = {
 
 function widthOf(name: string, kind: Kind): number {
   const base =
-    kind === 'money' ? 14 : kind === 'decimal' ? 18 : kind === 'rawint' ? 24 : kind === 'int' ? 9 :
-    kind === 'date' || kind === 'month' ? 12 : kind === 'timestamp' ? 17 : kind === 'bool' ? 8 :
-    name === 'note' ? 48 : /(^|_)id$|name$/.test(name) ? 30 : 18;
+    kind === 'money'
+      ? 14
+      : kind === 'decimal'
+        ? 18
+        : kind === 'rawint'
+          ? 24
+          : kind === 'int'
+            ? 9
+            : kind === 'date' || kind === 'month'
+              ? 12
+              : kind === 'timestamp'
+                ? 17
+                : kind === 'bool'
+                  ? 8
+                  : name === 'note'
+                    ? 48
+                    : /(^|_)id$|name$/.test(name)
+                      ? 30
+                      : 18;
   return Math.max(base, name.length + 2);
 }
 
@@ -157,10 +182,15 @@ function cellValue(v: unknown, kind: Kind): ExcelJS.CellValue {
   }
 }
 
-
 const BOLD = { bold: true } as const;
 /** For print: landscape, fit to one page wide (as many pages tall as needed), the header row repeated. */
-const PRINT: Partial<ExcelJS.PageSetup> = { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, paperSize: 9 };
+const PRINT: Partial<ExcelJS.PageSetup> = {
+  orientation: 'landscape',
+  fitToPage: true,
+  fitToWidth: 1,
+  fitToHeight: 0,
+  paperSize: 9,
+};
 
 function columnLetter(n: number): string {
   let s = '';
@@ -180,13 +210,23 @@ function programLabel(r: Record<string, unknown>, c: WorkbookContent): unknown {
   return typeof id === 'string' ? (c.programLabels.get(id) ?? r.program_name ?? id) : r.program_name;
 }
 
-async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: Store, o: {
-  name: string; table: ReportTable; columns: ColumnInfo[]; rows: number; costColumn: string; totalCost: string | null;
-  /** Lines after the totals row (a summary's pointer to the Parquet file). */
-  after?: string[];
-  /** A summary's line_no only pages it; it is not a line of the report. */
-  hideLineNo?: boolean;
-}, c: WorkbookContent): Promise<number> {
+async function writeTableSheet(
+  wb: ExcelJS.stream.xlsx.WorkbookWriter,
+  store: Store,
+  o: {
+    name: string;
+    table: ReportTable;
+    columns: ColumnInfo[];
+    rows: number;
+    costColumn: string;
+    totalCost: string | null;
+    /** Lines after the totals row (a summary's pointer to the Parquet file). */
+    after?: string[];
+    /** A summary's line_no only pages it; it is not a line of the report. */
+    hideLineNo?: boolean;
+  },
+  c: WorkbookContent,
+): Promise<number> {
   const columns = o.columns.filter((col) => !(o.hideLineNo && col.name === 'line_no'));
   const kinds = columns.map((col) => kindOf(col.type, col.name));
   const costCol = columns.findIndex((col) => col.name === o.costColumn);
@@ -209,7 +249,11 @@ async function writeTableSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: St
     const rows = await store.report.tables.reportPage(o.table, after, Math.min(o.rows, after + PAGE_ROWS));
     collectPageGarbage();
     for (const r of rows) {
-      ws.addRow(columns.map((col, i) => (col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!)))).commit();
+      ws.addRow(
+        columns.map((col, i) =>
+          col.name === 'program_name' ? cellValue(programLabel(r, c), 'text') : cellValue(r[col.name], kinds[i]!),
+        ),
+      ).commit();
       if (++written % PACE_ROWS === 0) await sheetCaughtUp(ws);
     }
   }
@@ -244,19 +288,30 @@ function dayColumn(columns: ColumnInfo[]): string | null {
  * metric, by day. Quantities are summed in their own units (DECIMAL columns), cost is the sum of the
  * report's (already allocated) cents, so every summary adds up to the report's total.
  */
-async function summarise(store: Store, src: SheetSource): Promise<{ suffix: string; table: SummaryTable; columns: ColumnInfo[]; rows: number }[]> {
+async function summarise(
+  store: Store,
+  src: SheetSource,
+): Promise<{ suffix: string; table: SummaryTable; columns: ColumnInfo[]; rows: number }[]> {
   const has = (n: string) => src.columns.some((c) => c.name === n);
   const costCol = src.costColumn ?? 'cost';
   const day = dayColumn(src.columns);
   const groupings: { suffix: string; part: SummaryPart; keys: string[] }[] = [
     { suffix: 'by program', part: 'by_program', keys: ['org_id', 'program_id'] },
-    ...(has('metric') ? [{ suffix: 'by metric', part: 'by_metric' as const, keys: ['org_id', 'program_id', 'metric'] }] : []),
+    ...(has('metric')
+      ? [{ suffix: 'by metric', part: 'by_metric' as const, keys: ['org_id', 'program_id', 'metric'] }]
+      : []),
     ...(day ? [{ suffix: 'by day', part: 'by_day' as const, keys: [day] }] : []),
   ];
   const out = [];
   for (const g of groupings) {
     const table: SummaryTable = `${src.table}__${g.part}`;
-    const t = await store.report.tables.summariseTable({ table, source: src.table, columns: src.columns, costColumn: costCol, keys: g.keys });
+    const t = await store.report.tables.summariseTable({
+      table,
+      source: src.table,
+      columns: src.columns,
+      costColumn: costCol,
+      keys: g.keys,
+    });
     const columns = t.columns.map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
     out.push({ suffix: g.suffix, table, columns, rows: t.rows });
   }
@@ -264,32 +319,80 @@ async function summarise(store: Store, src: SheetSource): Promise<{ suffix: stri
 }
 
 /** Writes a report as one sheet, or as its summaries when it is beyond the row budget. */
-async function writeReport(wb: ExcelJS.stream.xlsx.WorkbookWriter, store: Store, src: SheetSource, c: WorkbookContent,
-  summarised: SummarisedReport[]): Promise<number> {
+async function writeReport(
+  wb: ExcelJS.stream.xlsx.WorkbookWriter,
+  store: Store,
+  src: SheetSource,
+  c: WorkbookContent,
+  summarised: SummarisedReport[],
+): Promise<number> {
   const budget = Math.min(c.rowBudget ?? ROW_BUDGET, EXCEL_MAX_ROWS - 2);
   const costColumn = src.costColumn ?? 'cost';
   if (src.rows <= budget) {
-    return writeTableSheet(wb, store, { name: src.def.name, table: src.table, columns: src.columns, rows: src.rows, costColumn, totalCost: src.totalCost }, c);
+    return writeTableSheet(
+      wb,
+      store,
+      {
+        name: src.def.name,
+        table: src.table,
+        columns: src.columns,
+        rows: src.rows,
+        costColumn,
+        totalCost: src.totalCost,
+      },
+      c,
+    );
   }
   const parts = await summarise(store, src);
-  const note = `${src.def.title}: ${src.rows.toLocaleString('en-US')} lines, more than the ${budget.toLocaleString('en-US')} a sheet carries here; ` +
+  const note =
+    `${src.def.title}: ${src.rows.toLocaleString('en-US')} lines, more than the ${budget.toLocaleString('en-US')} a sheet carries here; ` +
     `every line is in ${src.def.name}.parquet (same columns, machine names).`;
   const sheets: string[] = [];
   for (const p of parts) {
     const name = `${src.def.name} ${p.suffix}`;
     sheets.push(name);
-    await writeTableSheet(wb, store, { name, table: p.table, columns: p.columns, rows: Math.min(p.rows, budget), costColumn, totalCost: src.totalCost, after: [note], hideLineNo: true }, c);
+    await writeTableSheet(
+      wb,
+      store,
+      {
+        name,
+        table: p.table,
+        columns: p.columns,
+        rows: Math.min(p.rows, budget),
+        costColumn,
+        totalCost: src.totalCost,
+        after: [note],
+        hideLineNo: true,
+      },
+      c,
+    );
   }
   summarised.push({ name: src.def.name, rows: src.rows, sheets });
   return 0;
 }
 
-async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, summarised: SummarisedReport[]): Promise<void> {
+async function writeSummary(
+  wb: ExcelJS.stream.xlsx.WorkbookWriter,
+  c: WorkbookContent,
+  summarised: SummarisedReport[],
+): Promise<void> {
   const ws = wb.addWorksheet('Summary', { pageSetup: { ...PRINT } });
   const money = moneyFormat(c.currency);
-  ws.columns = [{ width: 34 }, { width: 34 }, { width: 36 }, { width: 22 }, { width: 18 }, { width: 18 }, { width: 16 }, { width: 14 }];
+  ws.columns = [
+    { width: 34 },
+    { width: 34 },
+    { width: 36 },
+    { width: 22 },
+    { width: 18 },
+    { width: 18 },
+    { width: 16 },
+    { width: 14 },
+  ];
   let rows = 0;
-  const add = (values: ExcelJS.CellValue[], o: { bold?: boolean; fill?: boolean; moneyCols?: number[]; decimalCols?: number[]; color?: string } = {}) => {
+  const add = (
+    values: ExcelJS.CellValue[],
+    o: { bold?: boolean; fill?: boolean; moneyCols?: number[]; decimalCols?: number[]; color?: string } = {},
+  ) => {
     const row = ws.addRow(values);
     if (o.bold || o.color) row.font = { ...(o.bold ? BOLD : {}), ...(o.color ? { color: { argb: o.color } } : {}) };
     if (o.fill) row.fill = HEADER_FILL;
@@ -300,7 +403,14 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
   };
   const RED = 'FFC00000';
   add([c.title], { bold: true });
-  add([c.partial ? 'PARTIAL: the period is not completely collected; see About for coverage' : 'Complete: every scope of the period is collected'], { bold: c.partial });
+  add(
+    [
+      c.partial
+        ? 'PARTIAL: the period is not completely collected; see About for coverage'
+        : 'Complete: every scope of the period is collected',
+    ],
+    { bold: c.partial },
+  );
   if (c.chartsLink !== undefined) {
     // A relative hyperlink, so it works wherever the report folder is copied.
     const row = ws.addRow([{ text: `Charts: ${c.chartsLink} (open in a browser)`, hyperlink: c.chartsLink }]);
@@ -310,35 +420,73 @@ async function writeSummary(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookC
   } else add([]);
   add(['Total', null, null, null, Number(c.total)], { bold: true, moneyCols: [5] });
   if (c.unpricedLines > 0) {
-    add([`UNPRICED: ${c.unpricedLines.toLocaleString('en-US')} line(s) have no rate in the price book (plan or metric without a rate): ` +
-      'their cost is blank, not 0, and not in any total'], { bold: true, color: RED });
+    add(
+      [
+        `UNPRICED: ${c.unpricedLines.toLocaleString('en-US')} line(s) have no rate in the price book (plan or metric without a rate): ` +
+          'their cost is blank, not 0, and not in any total',
+      ],
+      { bold: true, color: RED },
+    );
   } else add(['Unpriced lines: none (every line has a rate)']);
   const a = c.assumed;
   if (a.used.length > 0) {
-    add([`ASSUMED RATES: ${formatAmount(a.amount, c.currency)} of the total (${a.share}%) rests on ${a.used.length} of the ${a.marked} rate(s) ` +
-      'the price book marks assumed (not quoted from a published or contracted price): see "Rates marked assumed" below'], { bold: true, color: RED });
+    add(
+      [
+        `ASSUMED RATES: ${formatAmount(a.amount, c.currency)} of the total (${a.share}%) rests on ${a.used.length} of the ${a.marked} rate(s) ` +
+          'the price book marks assumed (not quoted from a published or contracted price): see "Rates marked assumed" below',
+      ],
+      { bold: true, color: RED },
+    );
   } else add([`Assumed rates: none of the ${a.marked} rate(s) the price book marks assumed priced this period`]);
   for (const s of summarised) {
-    add([`${s.name}: ${s.rows.toLocaleString('en-US')} lines, summarised on sheets ${s.sheets.join(', ')}; every line is in ${s.name}.parquet`]);
+    add([
+      `${s.name}: ${s.rows.toLocaleString('en-US')} lines, summarised on sheets ${s.sheets.join(', ')}; every line is in ${s.name}.parquet`,
+    ]);
   }
   add([]);
   add(['Totals by program'], { bold: true });
-  add(['Organization', 'Program id', 'Program', 'Plans', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
+  add(['Organization', 'Program id', 'Program', 'Plans', 'Cost', 'Unpriced lines', 'Unpriced'], {
+    bold: true,
+    fill: true,
+  });
   for (const r of c.summaryByProgram) {
     if (rows % PACE_ROWS === 0) await sheetCaughtUp(ws);
     const unpriced = Number(r.unpriced_lines);
-    add([cellValue(r.org_id, 'text'), cellValue(r.program_id, 'text'), cellValue(programLabel(r, c), 'text'), cellValue(r.plans, 'text'),
-      r.cost === null ? null : Number(r.cost), unpriced, unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [5] });
+    add(
+      [
+        cellValue(r.org_id, 'text'),
+        cellValue(r.program_id, 'text'),
+        cellValue(programLabel(r, c), 'text'),
+        cellValue(r.plans, 'text'),
+        r.cost === null ? null : Number(r.cost),
+        unpriced,
+        unpriced > 0 ? 'UNPRICED' : null,
+      ],
+      { moneyCols: [5] },
+    );
   }
   add(['Total', null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [5] });
   add([]);
   add(['Totals by metric'], { bold: true });
-  add(['API', 'Metric', 'Billing unit', 'Quantity', 'Billable quantity', 'Cost', 'Unpriced lines', 'Unpriced'], { bold: true, fill: true });
+  add(['API', 'Metric', 'Billing unit', 'Quantity', 'Billable quantity', 'Cost', 'Unpriced lines', 'Unpriced'], {
+    bold: true,
+    fill: true,
+  });
   for (const r of c.summaryByMetric) {
     const unpriced = Number(r.unpriced_lines);
-    add([cellValue(r.api_version, 'text'), cellValue(r.metric, 'text'), cellValue(r.billing_unit, 'text'),
-      Number(r.quantity), Number(r.billable_quantity), r.cost === null ? null : Number(r.cost), unpriced,
-      unpriced > 0 ? 'UNPRICED' : null], { moneyCols: [6], decimalCols: [4, 5] });
+    add(
+      [
+        cellValue(r.api_version, 'text'),
+        cellValue(r.metric, 'text'),
+        cellValue(r.billing_unit, 'text'),
+        Number(r.quantity),
+        Number(r.billable_quantity),
+        r.cost === null ? null : Number(r.cost),
+        unpriced,
+        unpriced > 0 ? 'UNPRICED' : null,
+      ],
+      { moneyCols: [6], decimalCols: [4, 5] },
+    );
   }
   add(['Total', null, null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [6] });
   add([]);
@@ -366,7 +514,10 @@ function formatAmount(amount: string, currency: string): string {
 }
 
 async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, f: Forecast): Promise<void> {
-  const ws = wb.addWorksheet('Forecast', { views: [{ state: 'frozen', ySplit: 7 }], pageSetup: { ...PRINT, printTitlesRow: '7:7' } });
+  const ws = wb.addWorksheet('Forecast', {
+    views: [{ state: 'frozen', ySplit: 7 }],
+    pageSetup: { ...PRINT, printTitlesRow: '7:7' },
+  });
   const money = moneyFormat(c.currency);
   ws.columns = [{ width: 30 }, { width: 34 }, { width: 18 }, { width: 20 }, { width: 18 }, { width: 20 }];
   const text = (values: ExcelJS.CellValue[], bold = false) => {
@@ -377,23 +528,45 @@ async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workbook
   text(['Month-end forecast: a PROJECTION, not a bill'], true);
   text(['Method', f.method]);
   text(['As of', `${f.asOf}; complete days through ${f.completeThrough}`]);
-  text(['Days', `${f.completeDays} complete of ${f.daysInPeriod}; ${f.remainingDays} remaining; trend over the last ${f.windowDays}`]);
+  text([
+    'Days',
+    `${f.completeDays} complete of ${f.daysInPeriod}; ${f.remainingDays} remaining; trend over the last ${f.windowDays}`,
+  ]);
   text([]);
   text([]);
-  const head = ws.addRow(['Program id', 'Program', 'Month to date', 'Spend of complete days', 'Daily trend', 'Projected total']);
+  const head = ws.addRow([
+    'Program id',
+    'Program',
+    'Month to date',
+    'Spend of complete days',
+    'Daily trend',
+    'Projected total',
+  ]);
   head.font = BOLD;
   head.fill = HEADER_FILL;
   head.commit();
   for (const [i, p] of f.programs.entries()) {
     if (i % PACE_ROWS === 0) await sheetCaughtUp(ws);
-    const row = ws.addRow([cellValue(p.programId, 'text'), cellValue(c.programLabels.get(p.programId) ?? p.programName, 'text'), Number(p.monthToDate), Number(p.completeDaysSpend),
-      Number(p.dailyTrend), p.projection === null ? null : Number(p.projection)]);
+    const row = ws.addRow([
+      cellValue(p.programId, 'text'),
+      cellValue(c.programLabels.get(p.programId) ?? p.programName, 'text'),
+      Number(p.monthToDate),
+      Number(p.completeDaysSpend),
+      Number(p.dailyTrend),
+      p.projection === null ? null : Number(p.projection),
+    ]);
     for (const i of [3, 4, 6]) row.getCell(i).numFmt = money;
     row.getCell(5).numFmt = '#,##0.0000';
     row.commit();
   }
-  const total = ws.addRow(['Total (projection)', null, Number(f.totals.monthToDate), Number(f.totals.completeDaysSpend), null,
-    f.totals.projection === null ? null : Number(f.totals.projection)]);
+  const total = ws.addRow([
+    'Total (projection)',
+    null,
+    Number(f.totals.monthToDate),
+    Number(f.totals.completeDaysSpend),
+    null,
+    f.totals.projection === null ? null : Number(f.totals.projection),
+  ]);
   total.font = BOLD;
   for (const i of [3, 4, 6]) total.getCell(i).numFmt = money;
   total.commit();
@@ -403,14 +576,32 @@ async function writeForecast(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workbook
 
 async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent): Promise<void> {
   const ws = wb.addWorksheet('About', { pageSetup: { ...PRINT } });
-  ws.columns = [{ width: 28 }, { width: 28 }, { width: 30 }, { width: 12 }, { width: 14 }, { width: 14 }, { width: 10 }, { width: 90 }];
+  ws.columns = [
+    { width: 28 },
+    { width: 28 },
+    { width: 30 },
+    { width: 12 },
+    { width: 14 },
+    { width: 14 },
+    { width: 10 },
+    { width: 90 },
+  ];
   let rows = 0;
   const about: [string, string][] = [
     ...c.about,
-    ['Quantities in API units', `Shown as numbers; above ${EXACT_LIMIT} a spreadsheet keeps 15 significant digits, so those cells are ` +
-      'close approximations: the exact integers are in the Parquet files.'],
-    ['Column names', 'The sheets use words; the Parquet files use the machine names (program_name, quantity_raw, ...), as the analysts\' queries do.'],
-    ['Row budget', `A report of more than ${(c.rowBudget ?? ROW_BUDGET).toLocaleString('en-US')} lines is carried as summaries (by program, by program and metric, by day); its lines are in its Parquet file.`],
+    [
+      'Quantities in API units',
+      `Shown as numbers; above ${EXACT_LIMIT} a spreadsheet keeps 15 significant digits, so those cells are ` +
+        'close approximations: the exact integers are in the Parquet files.',
+    ],
+    [
+      'Column names',
+      "The sheets use words; the Parquet files use the machine names (program_name, quantity_raw, ...), as the analysts' queries do.",
+    ],
+    [
+      'Row budget',
+      `A report of more than ${(c.rowBudget ?? ROW_BUDGET).toLocaleString('en-US')} lines is carried as summaries (by program, by program and metric, by day); its lines are in its Parquet file.`,
+    ],
   ];
   for (const [k, v] of about) {
     const row = ws.addRow([k, v]);
@@ -426,7 +617,16 @@ async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookCon
   rows += 2;
   const date = (d: string) => (d ? new Date(`${d}T00:00:00Z`) : null);
   for (const r of c.rates) {
-    const row = ws.addRow([r.rate_id, r.plan, r.metric, Number(r.rate), date(r.effective_from), date(r.effective_to), r.assumed ? 'ASSUMED' : null, r.source]);
+    const row = ws.addRow([
+      r.rate_id,
+      r.plan,
+      r.metric,
+      Number(r.rate),
+      date(r.effective_from),
+      date(r.effective_to),
+      r.assumed ? 'ASSUMED' : null,
+      r.source,
+    ]);
     row.getCell(4).numFmt = '0.000000';
     row.getCell(5).numFmt = 'yyyy-mm-dd';
     row.getCell(6).numFmt = 'yyyy-mm-dd';
@@ -438,27 +638,80 @@ async function writeAbout(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookCon
 }
 
 /** The Alerts sheet: every alert of the month (budgets and anomalies), its numbers, rule and status. */
-async function writeAlertsSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: WorkbookContent, alerts: readonly AlertRecord[]): Promise<void> {
-  const ws = wb.addWorksheet('Alerts', { views: [{ state: 'frozen', ySplit: 3 }], pageSetup: { ...PRINT, printTitlesRow: '3:3' } });
+async function writeAlertsSheet(
+  wb: ExcelJS.stream.xlsx.WorkbookWriter,
+  c: WorkbookContent,
+  alerts: readonly AlertRecord[],
+): Promise<void> {
+  const ws = wb.addWorksheet('Alerts', {
+    views: [{ state: 'frozen', ySplit: 3 }],
+    pageSetup: { ...PRINT, printTitlesRow: '3:3' },
+  });
   const money = moneyFormat(c.currency);
-  const title = ws.addRow([`Alerts: ${alerts.length}, ${alerts.filter((a) => a.status === 'open').length} open. ` +
-    'Budgets: ACTUAL month-to-date and FORECASTED month-end thresholds; anomalies: a program\'s day against its own baseline. ' +
-    'The per-metric columns of an anomaly add up to its impact.']);
+  const title = ws.addRow([
+    `Alerts: ${alerts.length}, ${alerts.filter((a) => a.status === 'open').length} open. ` +
+      "Budgets: ACTUAL month-to-date and FORECASTED month-end thresholds; anomalies: a program's day against its own baseline. " +
+      'The per-metric columns of an anomaly add up to its impact.',
+  ]);
   title.font = BOLD;
   title.commit();
   ws.addRow([]).commit();
   const cats = ['compute', 'storage', 'instant_restore', 'snapshots', 'transfer', 'extra_branches', 'other'] as const;
-  const head = ws.addRow(['Alert id', 'Status', 'Kind', 'Rule', 'Month', 'Day', 'Crossing date', 'Scope', 'Scope id', 'Organization', 'Program',
-    'Threshold %', 'Budget', 'Threshold', 'Expected', 'Actual', 'Impact', 'Impact %', 'Score', ...cats.map((k) => `Impact: ${k.replace('_', ' ')}`), 'Message', 'Fired at', 'Superseded']);
+  const head = ws.addRow([
+    'Alert id',
+    'Status',
+    'Kind',
+    'Rule',
+    'Month',
+    'Day',
+    'Crossing date',
+    'Scope',
+    'Scope id',
+    'Organization',
+    'Program',
+    'Threshold %',
+    'Budget',
+    'Threshold',
+    'Expected',
+    'Actual',
+    'Impact',
+    'Impact %',
+    'Score',
+    ...cats.map((k) => `Impact: ${k.replace('_', ' ')}`),
+    'Message',
+    'Fired at',
+    'Superseded',
+  ]);
   head.font = BOLD;
   head.fill = HEADER_FILL;
   head.commit();
   const num = (v: string | null) => (v === null ? null : Number(v));
   for (const a of alerts) {
-    const row = ws.addRow([a.alert_id, a.status, a.kind, `${a.rule} v${a.rule_version}`, a.month.slice(0, 7), a.day, a.crossing_date, a.scope_kind, a.scope_id,
-      a.org_name ?? a.org_id, a.program_name ?? a.program_id, a.threshold_pct, num(a.budget_usd), num(a.threshold_usd), num(a.expected_usd),
-      num(a.actual_usd), num(a.impact_usd), num(a.impact_pct), a.score, ...cats.map((k) => num(a[`${k}_usd`])), a.message,
-      a.fired_at.toISOString(), a.superseded_at ? `${a.superseded_at.toISOString()}: ${a.superseded_reason ?? ''}` : null]);
+    const row = ws.addRow([
+      a.alert_id,
+      a.status,
+      a.kind,
+      `${a.rule} v${a.rule_version}`,
+      a.month.slice(0, 7),
+      a.day,
+      a.crossing_date,
+      a.scope_kind,
+      a.scope_id,
+      a.org_name ?? a.org_id,
+      a.program_name ?? a.program_id,
+      a.threshold_pct,
+      num(a.budget_usd),
+      num(a.threshold_usd),
+      num(a.expected_usd),
+      num(a.actual_usd),
+      num(a.impact_usd),
+      num(a.impact_pct),
+      a.score,
+      ...cats.map((k) => num(a[`${k}_usd`])),
+      a.message,
+      a.fired_at.toISOString(),
+      a.superseded_at ? `${a.superseded_at.toISOString()}: ${a.superseded_reason ?? ''}` : null,
+    ]);
     for (const i of [13, 14, 15, 16, 17, 20, 21, 22, 23, 24, 25, 26]) row.getCell(i).numFmt = money;
     row.commit();
   }
@@ -467,17 +720,27 @@ async function writeAlertsSheet(wb: ExcelJS.stream.xlsx.WorkbookWriter, c: Workb
 }
 
 /** Writes the workbook to `path` (the caller renames it into place). Returns the data rows written and what was summarised. */
-export async function writeWorkbook(store: Store, path: string, c: WorkbookContent): Promise<{ rows: number; summarised: SummarisedReport[] }> {
+export async function writeWorkbook(
+  store: Store,
+  path: string,
+  c: WorkbookContent,
+): Promise<{ rows: number; summarised: SummarisedReport[] }> {
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useStyles: true, useSharedStrings: false });
   wb.creator = 'usage-pipeline';
   // Which reports are summarised is known before the Summary (the first sheet) says so.
   const budget = Math.min(c.rowBudget ?? ROW_BUDGET, EXCEL_MAX_ROWS - 2);
-  const planned: SummarisedReport[] = c.sheets.filter((s) => s.rows > budget).map((s) => ({ name: s.def.name, rows: s.rows, sheets: [] }));
+  const planned: SummarisedReport[] = c.sheets
+    .filter((s) => s.rows > budget)
+    .map((s) => ({ name: s.def.name, rows: s.rows, sheets: [] }));
   const summarised: SummarisedReport[] = [];
   for (const p of planned) {
     const src = c.sheets.find((s) => s.def.name === p.name)!;
     const cols = new Set(src.columns.map((x) => x.name));
-    p.sheets = ['by program', ...(cols.has('metric') ? ['by metric'] : []), ...(dayColumn(src.columns) ? ['by day'] : [])].map((x) => `${p.name} ${x}`);
+    p.sheets = [
+      'by program',
+      ...(cols.has('metric') ? ['by metric'] : []),
+      ...(dayColumn(src.columns) ? ['by day'] : []),
+    ].map((x) => `${p.name} ${x}`);
   }
   await writeSummary(wb, c, planned);
   if (c.forecast) await writeForecast(wb, c, c.forecast);

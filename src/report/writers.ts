@@ -24,7 +24,14 @@ import type { ReportPeriod } from './period.js';
 import type { OutputFormat } from '../domain/formats.js';
 import { alertsSection } from './alertsHtml.js';
 import { listAlerts, type AlertRecord } from '../store/alerts.js';
-import { writeWorkbook, ROW_BUDGET, type AssumedSummary, type ColumnInfo, type SheetSource, type SummarisedReport } from './workbook.js';
+import {
+  writeWorkbook,
+  ROW_BUDGET,
+  type AssumedSummary,
+  type ColumnInfo,
+  type SheetSource,
+  type SummarisedReport,
+} from './workbook.js';
 
 /** Bars in the top-frameworks chart. */
 const CHART_TOP_N = 10;
@@ -79,7 +86,13 @@ export interface WriteTarget {
 }
 
 /** Writes one file of the set atomically and lists it with its rows and sha256. */
-export async function writeSetFile(w: WriteTarget, name: string, rows: number | (() => number), write: (tmp: string) => Promise<void>, checkFirst = true): Promise<void> {
+export async function writeSetFile(
+  w: WriteTarget,
+  name: string,
+  rows: number | (() => number),
+  write: (tmp: string) => Promise<void>,
+  checkFirst = true,
+): Promise<void> {
   const path = join(w.dir, name);
   if (checkFirst) w.signal?.throwIfAborted();
   await writeAtomically(path, write);
@@ -90,17 +103,34 @@ export async function writeSetFile(w: WriteTarget, name: string, rows: number | 
 
 /** parquet: one file per report. */
 export async function writeParquetFiles(w: WriteTarget, sheets: SheetSource[]): Promise<void> {
-  for (const s of sheets) await writeSetFile(w, `${s.def.name}.parquet`, s.rows, (tmp) => w.store.report.tables.copyTableToParquet(s.table, tmp));
+  for (const s of sheets)
+    await writeSetFile(w, `${s.def.name}.parquet`, s.rows, (tmp) =>
+      w.store.report.tables.copyTableToParquet(s.table, tmp),
+    );
 }
 
 /** The corrections section of a finalised month, as a sheet source (and its Parquet file with parquet). */
-export async function writeCorrections(w: WriteTarget, corrections: { rows: number; amount: string }, parquet: boolean): Promise<SheetSource> {
-  const columns = (await w.store.report.tables.tableColumns(CORRECTIONS_TABLE)).map((c): ColumnInfo => ({ name: c.column_name, type: c.data_type }));
+export async function writeCorrections(
+  w: WriteTarget,
+  corrections: { rows: number; amount: string },
+  parquet: boolean,
+): Promise<SheetSource> {
+  const columns = (await w.store.report.tables.tableColumns(CORRECTIONS_TABLE)).map((c): ColumnInfo => ({
+    name: c.column_name,
+    type: c.data_type,
+  }));
   const sheet: SheetSource = {
     def: { name: 'corrections', title: 'Changes since finalisation' },
-    table: CORRECTIONS_TABLE, columns, rows: corrections.rows, totalCost: corrections.amount, costColumn: 'cost_change',
+    table: CORRECTIONS_TABLE,
+    columns,
+    rows: corrections.rows,
+    totalCost: corrections.amount,
+    costColumn: 'cost_change',
   };
-  if (parquet) await writeSetFile(w, 'corrections.parquet', corrections.rows, (tmp) => w.store.report.tables.copyTableToParquet(CORRECTIONS_TABLE, tmp));
+  if (parquet)
+    await writeSetFile(w, 'corrections.parquet', corrections.rows, (tmp) =>
+      w.store.report.tables.copyTableToParquet(CORRECTIONS_TABLE, tmp),
+    );
   return sheet;
 }
 
@@ -115,7 +145,9 @@ export async function writeArrowFiles(w: WriteTarget, sheets: SheetSource[]): Pr
 
 /** focus: the FOCUS 1.2 Parquet file. */
 export async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: string): Promise<void> {
-  await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) => w.store.report.tables.copyFocusToParquet(focus.table, tmp));
+  await writeSetFile(w, `focus-${label}.parquet`, focus.rows, (tmp) =>
+    w.store.report.tables.copyFocusToParquet(focus.table, tmp),
+  );
 }
 
 /** The alerts of a month's report (none for a range): the Alerts sheet, the HTML section, the manifest. */
@@ -124,91 +156,150 @@ async function monthAlerts(store: Store, period: ReportPeriod): Promise<AlertRec
 }
 
 /** html: the charts file. */
-export async function writeHtmlFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: { title: string; now: Date }): Promise<void> {
+export async function writeHtmlFile(
+  w: WriteTarget,
+  st: StagedReport,
+  t: ReportTotals,
+  o: { title: string; now: Date },
+): Promise<void> {
   const { period, partial, book, g } = st;
   const { total, unpricedLines, assumed, dailyShape, forecast } = t;
   const html = renderReportHtml({
-    title: o.title, periodLabel: period.label, rangeStart: period.rangeStart, rangeEnd: period.rangeEnd, generatedAt: o.now, partial,
-    currency: book.currency, total, granularity: g, priceBookRevision: book.revision, unpricedLines, assumed,
+    title: o.title,
+    periodLabel: period.label,
+    rangeStart: period.rangeStart,
+    rangeEnd: period.rangeEnd,
+    generatedAt: o.now,
+    partial,
+    currency: book.currency,
+    total,
+    granularity: g,
+    priceBookRevision: book.revision,
+    unpricedLines,
+    assumed,
     programCount: dailyShape.programs,
     ...(await w.store.report.tables.chartData({ topPrograms: TOP_PROGRAMS, topFrameworks: CHART_TOP_N })),
     forecast,
-    ...await monthAlerts(w.store, period).then((a) => (a.length > 0 ? { alertsHtml: alertsSection(a) } : {})),
+    ...(await monthAlerts(w.store, period).then((a) => (a.length > 0 ? { alertsHtml: alertsSection(a) } : {}))),
   });
   w.signal?.throwIfAborted();
   await writeSetFile(w, HTML_REPORT_NAME, dailyShape.dayRows, (tmp) => writeFile(tmp, html), false);
 }
 
 /** xlsx: the workbook (summaries beyond the row budget); returns the reports it summarised. */
-export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
-  title: string; now: Date; correctionsSheet: SheetSource | null; rowBudget?: number; forecast: Forecast | null;
-}): Promise<SummarisedReport[]> {
+export async function writeWorkbookFile(
+  w: WriteTarget,
+  st: StagedReport,
+  t: ReportTotals,
+  o: {
+    title: string;
+    now: Date;
+    correctionsSheet: SheetSource | null;
+    rowBudget?: number;
+    forecast: Forecast | null;
+  },
+): Promise<SummarisedReport[]> {
   const { period, partial, book, g, coverage, warnings, finalized, corrections, formats, focus } = st;
   const { total, unpricedLines, assumed, runIds, sheets, forecast } = t;
   const { title, now, correctionsSheet } = o;
   const { store } = w;
   const coverageLines = coverage.scopes.map(
-    (s) => `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+    (s) =>
+      `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
       `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
   );
   let summarised: SummarisedReport[] = [];
-  const { byProgram: summaryByProgram, byMetric: summaryByMetric, programLabels } = await store.report.tables.workbookSummary(period.rangeEnd);
+  const {
+    byProgram: summaryByProgram,
+    byMetric: summaryByMetric,
+    programLabels,
+  } = await store.report.tables.workbookSummary(period.rangeEnd);
   const alerts = await monthAlerts(store, period);
   let written = 0;
   w.signal?.throwIfAborted();
-  await writeSetFile(w, `usage-${period.label}.xlsx`, () => written, async (tmp) => {
-    const wb = await writeWorkbook(store, tmp, {
-      title,
-      partial,
-      currency: book.currency,
-      summaryByProgram,
-      summaryByMetric,
-      total,
-      unpricedLines,
-      assumed,
-      programLabels,
-          about: [
-            ['Period', period.month ?? period.label],
-            ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
-            ['Generated at', now.toISOString()],
-            ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
-            ['Granularity used', `${g} (${coverage.reason})`],
-            ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
-            ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
-            ['Price book revision', book.revision],
-            ['Price book file', `${book.path} (sha256 ${book.sha256})`],
-            ['Currency', book.currency],
-            ['Rounding rule', ROUNDING_RULE],
-            ['Allowance rule', ALLOWANCE_RULE],
-            ['Peak-billed metrics', GAUGE_RULE],
-            ...warnings.map((w): [string, string] => ['Warning', w]),
-            ...(finalized ? [['Finalised', `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
-              `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`] as [string, string]] : []),
-            ['Unpriced lines', `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`],
-            ...(focus ? [
-              ['FOCUS file', `${focus.rows} rows, priced usage only; costs are an ${focus.costBasis} (column x_CostBasis)`],
-              ['Left out of FOCUS', focusLeftOutLine(focus)],
-            ] as [string, string][] : []),
-            ...coverage.notEligible.map((org): [string, string] => ['Not eligible', notEligibleLine(org)]),
-            ['Assumed rates', `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
-              `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`],
-            ['Run ids', runIds.join(', ') || 'none'],
-            ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+  await writeSetFile(
+    w,
+    `usage-${period.label}.xlsx`,
+    () => written,
+    async (tmp) => {
+      const wb = await writeWorkbook(store, tmp, {
+        title,
+        partial,
+        currency: book.currency,
+        summaryByProgram,
+        summaryByMetric,
+        total,
+        unpricedLines,
+        assumed,
+        programLabels,
+        about: [
+          ['Period', period.month ?? period.label],
+          ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
+          ['Generated at', now.toISOString()],
+          ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
+          ['Granularity used', `${g} (${coverage.reason})`],
+          ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
+          ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
+          ['Price book revision', book.revision],
+          ['Price book file', `${book.path} (sha256 ${book.sha256})`],
+          ['Currency', book.currency],
+          ['Rounding rule', ROUNDING_RULE],
+          ['Allowance rule', ALLOWANCE_RULE],
+          ['Peak-billed metrics', GAUGE_RULE],
+          ...warnings.map((w): [string, string] => ['Warning', w]),
+          ...(finalized
+            ? [
+                [
+                  'Finalised',
+                  `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
+                    `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`,
+                ] as [string, string],
+              ]
+            : []),
+          [
+            'Unpriced lines',
+            `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`,
           ],
-          rates: book.rates.map((r) => ({
-        rate_id: r.id, plan: r.plan, metric: r.metric, rate: r.rate,
-        effective_from: r.effectiveFrom, effective_to: r.effectiveTo ?? '', source: r.source, assumed: r.assumed,
-      })),
-      sheets,
-      ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
-      ...(o.rowBudget !== undefined ? { rowBudget: o.rowBudget } : {}),
-      ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
-      ...(forecast?.current ? { forecast } : {}),
-      ...(alerts.length > 0 ? { alerts } : {}),
-    });
-    written = wb.rows;
-    summarised = wb.summarised;
-  }, false);
+          ...(focus
+            ? ([
+                [
+                  'FOCUS file',
+                  `${focus.rows} rows, priced usage only; costs are an ${focus.costBasis} (column x_CostBasis)`,
+                ],
+                ['Left out of FOCUS', focusLeftOutLine(focus)],
+              ] as [string, string][])
+            : []),
+          ...coverage.notEligible.map((org): [string, string] => ['Not eligible', notEligibleLine(org)]),
+          [
+            'Assumed rates',
+            `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
+              `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`,
+          ],
+          ['Run ids', runIds.join(', ') || 'none'],
+          ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+        ],
+        rates: book.rates.map((r) => ({
+          rate_id: r.id,
+          plan: r.plan,
+          metric: r.metric,
+          rate: r.rate,
+          effective_from: r.effectiveFrom,
+          effective_to: r.effectiveTo ?? '',
+          source: r.source,
+          assumed: r.assumed,
+        })),
+        sheets,
+        ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
+        ...(o.rowBudget !== undefined ? { rowBudget: o.rowBudget } : {}),
+        ...(formats.includes('html') ? { chartsLink: HTML_REPORT_NAME } : {}),
+        ...(forecast?.current ? { forecast } : {}),
+        ...(alerts.length > 0 ? { alerts } : {}),
+      });
+      written = wb.rows;
+      summarised = wb.summarised;
+    },
+    false,
+  );
   return summarised;
 }
 
@@ -216,9 +307,18 @@ export async function writeWorkbookFile(w: WriteTarget, st: StagedReport, t: Rep
  * Step 5, the manifest (written last: its presence means the month finished): the files this run
  * wrote, the earlier run's files carried into the set, coverage, prices, totals, finalisation, FOCUS.
  */
-export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportTotals, o: {
-  finalDir: string; now: Date; finalizedNow: string | null; summarised: SummarisedReport[]; rowBudget?: number;
-}) {
+export async function writeManifest(
+  w: WriteTarget,
+  st: StagedReport,
+  t: ReportTotals,
+  o: {
+    finalDir: string;
+    now: Date;
+    finalizedNow: string | null;
+    summarised: SummarisedReport[];
+    rowBudget?: number;
+  },
+) {
   const { dir, files } = w;
   const { period, partial, g, coverage, book, warnings, finalized, corrections, formats, focus } = st;
   const { total, unpricedLines, assumed, runIds, forecast } = t;
@@ -228,11 +328,21 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
   // earlier run's files that this run did not rewrite are carried into the new set (hard links, else
   // copies), and the manifest lists them with their own generation time and a sha256 recomputed from
   // the file, so the swapped-in set is the whole folder and its manifest describes every file.
-  const writtenFiles = files.map((f) => ({ name: f.path.slice(dir.length + 1), rows: f.rows, sha256: f.sha256, generated_at: now.toISOString() }));
+  const writtenFiles = files.map((f) => ({
+    name: f.path.slice(dir.length + 1),
+    rows: f.rows,
+    sha256: f.sha256,
+    generated_at: now.toISOString(),
+  }));
   w.signal?.throwIfAborted();
   const kept = await carryEarlierFiles(finalDir, dir, new Set(writtenFiles.map((f) => f.name)));
   const manifest = {
-    period: { label: period.label, month: period.month, from: period.rangeStart.toISOString(), to: period.rangeEnd.toISOString() },
+    period: {
+      label: period.label,
+      month: period.month,
+      from: period.rangeStart.toISOString(),
+      to: period.rangeEnd.toISOString(),
+    },
     generated_at: now.toISOString(),
     status: partial ? 'PARTIAL' : 'COMPLETE',
     partial,
@@ -243,8 +353,14 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
       reason: coverage.reason,
       not_eligible: coverage.notEligible,
       scopes: coverage.scopes.map((s) => ({
-        source: s.source, scope: s.scope, granularity: s.granularity, covered_ms: s.coveredMs, range_ms: s.rangeMs,
-        complete: s.complete, required: s.required, statuses: s.statuses,
+        source: s.source,
+        scope: s.scope,
+        granularity: s.granularity,
+        covered_ms: s.coveredMs,
+        range_ms: s.rangeMs,
+        complete: s.complete,
+        required: s.required,
+        statuses: s.statuses,
       })),
     },
     price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
@@ -253,40 +369,87 @@ export async function writeManifest(w: WriteTarget, st: StagedReport, t: ReportT
     warnings,
     finalized: finalized !== null || finalizedNow !== null,
     corrected: (corrections?.rows ?? 0) > 0,
-    ...(finalized ? {
-      finalization: { id: finalized.finalizationId, files: finalized.files },
-      corrections: { rows: corrections!.rows, net_amount: corrections!.amount, file: formats.includes('parquet') ? 'corrections.parquet' : null,
-        sheet: formats.includes('xlsx') ? 'corrections' : null },
-    } : finalizedNow ? { finalization: { id: finalizedNow } } : {}),
+    ...(finalized
+      ? {
+          finalization: { id: finalized.finalizationId, files: finalized.files },
+          corrections: {
+            rows: corrections!.rows,
+            net_amount: corrections!.amount,
+            file: formats.includes('parquet') ? 'corrections.parquet' : null,
+            sheet: formats.includes('xlsx') ? 'corrections' : null,
+          },
+        }
+      : finalizedNow
+        ? { finalization: { id: finalizedNow } }
+        : {}),
     total: total,
     unpriced_lines: unpricedLines,
     assumed_rates: {
-      marked: assumed.marked, amount: assumed.amount, share_percent: assumed.share,
+      marked: assumed.marked,
+      amount: assumed.amount,
+      share_percent: assumed.share,
       used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
     },
-    ...(formats.includes('xlsx') ? {
-      workbook: { row_budget: o.rowBudget ?? ROW_BUDGET, summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })) },
-    } : {}),
+    ...(formats.includes('xlsx')
+      ? {
+          workbook: {
+            row_budget: o.rowBudget ?? ROW_BUDGET,
+            summarised: summarised.map((x) => ({ report: x.name, rows: x.rows, sheets: x.sheets })),
+          },
+        }
+      : {}),
     run_ids: runIds,
-    ...await monthAlerts(w.store, period).then((a) => (a.length > 0 ? {
-      alerts: a.map((x) => ({ alert_id: x.alert_id, kind: x.kind, status: x.status, day: x.day ?? x.crossing_date, scope: `${x.scope_kind} ${x.scope_id}`, message: x.message })),
-    } : {})),
-    ...(forecast ? {
-      forecast: {
-        current: forecast.current, label: 'PROJECTION', as_of: forecast.asOf, complete_through: forecast.completeThrough,
-        month_to_date: forecast.totals.monthToDate, projection: forecast.totals.projection, method: forecast.method,
-      },
-    } : {}),
-    ...(focus ? {
-      focus: {
-        version: FOCUS_VERSION, rows: focus.rows, corrections: focus.corrections, billed_total: focus.billedTotal,
-        cost_basis: focus.costBasis,
-        left_out: { lines: focus.leftOut.lines, plans: focus.leftOut.plans, why: FOCUS_LEFT_OUT_WHY, by_plan: focus.leftOut.byPlan },
-        finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
-          id: f.finalizationId, finalized_at: f.finalizedAt, rows: f.rows, billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
-        })),
-      },
-    } : {}),
+    ...(await monthAlerts(w.store, period).then((a) =>
+      a.length > 0
+        ? {
+            alerts: a.map((x) => ({
+              alert_id: x.alert_id,
+              kind: x.kind,
+              status: x.status,
+              day: x.day ?? x.crossing_date,
+              scope: `${x.scope_kind} ${x.scope_id}`,
+              message: x.message,
+            })),
+          }
+        : {},
+    )),
+    ...(forecast
+      ? {
+          forecast: {
+            current: forecast.current,
+            label: 'PROJECTION',
+            as_of: forecast.asOf,
+            complete_through: forecast.completeThrough,
+            month_to_date: forecast.totals.monthToDate,
+            projection: forecast.totals.projection,
+            method: forecast.method,
+          },
+        }
+      : {}),
+    ...(focus
+      ? {
+          focus: {
+            version: FOCUS_VERSION,
+            rows: focus.rows,
+            corrections: focus.corrections,
+            billed_total: focus.billedTotal,
+            cost_basis: focus.costBasis,
+            left_out: {
+              lines: focus.leftOut.lines,
+              plans: focus.leftOut.plans,
+              why: FOCUS_LEFT_OUT_WHY,
+              by_plan: focus.leftOut.byPlan,
+            },
+            finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+              id: f.finalizationId,
+              finalized_at: f.finalizedAt,
+              rows: f.rows,
+              billed_total: f.billedTotal,
+              rows_sha256: f.rowsSha256,
+            })),
+          },
+        }
+      : {}),
     files: [...writtenFiles, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
   };
   w.signal?.throwIfAborted();
@@ -317,7 +480,14 @@ async function carryEarlierFiles(finalDir: string, setDir: string, rewritten: Se
   const out: ManifestFile[] = [];
   for (const f of Array.isArray(previous.files) ? (previous.files as Partial<ManifestFile>[]) : []) {
     // Only plain names inside the folder: a manifest never points elsewhere.
-    if (typeof f.name !== 'string' || f.name === 'manifest.json' || rewritten.has(f.name) || f.name !== basename(f.name) || f.name.startsWith('.')) continue;
+    if (
+      typeof f.name !== 'string' ||
+      f.name === 'manifest.json' ||
+      rewritten.has(f.name) ||
+      f.name !== basename(f.name) ||
+      f.name.startsWith('.')
+    )
+      continue;
     const from = join(finalDir, f.name);
     if (!existsSync(from)) continue;
     const to = join(setDir, f.name);

@@ -16,11 +16,21 @@ export interface KeyReach {
 
 export function keyTable(world: World): Map<string, KeyReach> {
   const table = new Map<string, KeyReach>();
-  table.set(world.keys.personal, { type: 'personal', token: world.keys.personal, orgIds: new Set(world.personal_org_ids) });
-  for (const [orgId, token] of Object.entries(world.keys.org)) table.set(token, { type: 'organization', token, orgIds: new Set([orgId]) });
+  table.set(world.keys.personal, {
+    type: 'personal',
+    token: world.keys.personal,
+    orgIds: new Set(world.personal_org_ids),
+  });
+  for (const [orgId, token] of Object.entries(world.keys.org))
+    table.set(token, { type: 'organization', token, orgIds: new Set([orgId]) });
   const scoped = world.programById.get(world.keys.program.programId);
   if (scoped) {
-    table.set(world.keys.program.key, { type: 'program', token: world.keys.program.key, orgIds: new Set([scoped.org_id]), programId: scoped.id });
+    table.set(world.keys.program.key, {
+      type: 'program',
+      token: world.keys.program.key,
+      orgIds: new Set([scoped.org_id]),
+      programId: scoped.id,
+    });
   }
   return table;
 }

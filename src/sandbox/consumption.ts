@@ -5,7 +5,16 @@
 
 import { type V2Metric } from '../contract/api.js';
 import { floorToGranularity, nextBucket, type Granularity, type Source } from '../domain/granularity.js';
-import { activeRange, frameworkSeries, isGauge, programSeries, reportedValue, HOUR, type Metric, type Series } from './usage.js';
+import {
+  activeRange,
+  frameworkSeries,
+  isGauge,
+  programSeries,
+  reportedValue,
+  HOUR,
+  type Metric,
+  type Series,
+} from './usage.js';
 import type { Framework, Period, Program, World } from './world.js';
 
 export interface BucketValues {
@@ -41,15 +50,28 @@ function ceilHour(ms: number): number {
  * listed in a period when the entity had at least one active hour in it before `now`; its value in
  * that period covers only the hours inside the period, so the periods' values add up to the total.
  */
-export function entityPeriods(world: World, source: Source, program: Program, framework: Framework | undefined, metrics: readonly Metric[], w: QueryWindow): PeriodValues[] {
-  const [act0, act1] = framework ? activeRange(framework.created_at, framework.deleted_at) : activeRange(program.created_at, program.deleted_at);
-  const dataStart = framework ? (world.orgById.get(program.org_id)?.framework_data_start ?? world.framework_data_start) : -Infinity;
+export function entityPeriods(
+  world: World,
+  source: Source,
+  program: Program,
+  framework: Framework | undefined,
+  metrics: readonly Metric[],
+  w: QueryWindow,
+): PeriodValues[] {
+  const [act0, act1] = framework
+    ? activeRange(framework.created_at, framework.deleted_at)
+    : activeRange(program.created_at, program.deleted_at);
+  const dataStart = framework
+    ? (world.orgById.get(program.org_id)?.framework_data_start ?? world.framework_data_start)
+    : -Infinity;
   const lo = Math.max(w.from, act0, dataStart);
   const hi = Math.min(w.to, act1, ceilHour(w.now));
   if (lo >= hi) return [];
 
   const fws = world.frameworksByProgram.get(program.id) ?? [];
-  const parts: Series[][] = metrics.map((m) => (framework ? [frameworkSeries(program, framework, m, dataStart)] : programSeries(program, fws, m)));
+  const parts: Series[][] = metrics.map((m) =>
+    framework ? [frameworkSeries(program, framework, m, dataStart)] : programSeries(program, fws, m),
+  );
   const gauges = metrics.map((m) => source === 'v1_programs' && isGauge(m));
   const factors = metrics.map((m) => (source === 'v1_programs' ? undefined : program.big_factor?.[m as V2Metric]));
 
@@ -63,11 +85,13 @@ export function entityPeriods(world: World, source: Source, program: Program, fr
     const b = Math.min(hi, pEnd);
     if (a >= b) continue;
     const buckets: BucketValues[] = [];
-    for (let bs = floorToGranularity(a, w.granularity); bs < b; ) {
+    for (let bs = floorToGranularity(a, w.granularity); bs < b;) {
       const be = nextBucket(bs, w.granularity);
       const ha = Math.max(bs, a);
       const hb = Math.min(be, b);
-      const values = metrics.map((_, j) => reportedValue(parts[j] as Series[], ha, hb, w.now, gauges[j] as boolean, factors[j]));
+      const values = metrics.map((_, j) =>
+        reportedValue(parts[j] as Series[], ha, hb, w.now, gauges[j] as boolean, factors[j]),
+      );
       const split = program.split_at_plan_change;
       buckets.push({
         start: bs,
@@ -96,9 +120,20 @@ export function listedProgram(p: Program, from: number, now: number): boolean {
  * Programs a program-level query lists, in page order: v2 newest created first (then by id),
  * v1 by id. `programIds` narrows (and is assumed already checked for reach).
  */
-export function listPrograms(world: World, source: 'v1_programs' | 'v2_programs', orgIds: ReadonlySet<string>, w: QueryWindow, programIds?: ReadonlySet<string>, onlyProgram?: string): Program[] {
+export function listPrograms(
+  world: World,
+  source: 'v1_programs' | 'v2_programs',
+  orgIds: ReadonlySet<string>,
+  w: QueryWindow,
+  programIds?: ReadonlySet<string>,
+  onlyProgram?: string,
+): Program[] {
   return sortedPrograms(world, source).filter(
-    (p) => orgIds.has(p.org_id) && listedProgram(p, w.from, w.now) && (!programIds || programIds.has(p.id)) && (!onlyProgram || p.id === onlyProgram),
+    (p) =>
+      orgIds.has(p.org_id) &&
+      listedProgram(p, w.from, w.now) &&
+      (!programIds || programIds.has(p.id)) &&
+      (!onlyProgram || p.id === onlyProgram),
   );
 }
 
@@ -118,8 +153,16 @@ export function sortedPrograms(world: World, source: 'v1_programs' | 'v2_program
 }
 
 /** Frameworks the frameworks endpoint lists for these programs: live ones and deleted ones that had usage since `from`. */
-export function listFrameworks(world: World, programIds: readonly string[], w: QueryWindow, branchIds?: ReadonlySet<string>): { program: Program; framework: Framework }[] {
-  const programs = programIds.map((id) => world.programById.get(id)).filter((p): p is Program => p !== undefined).sort(byId);
+export function listFrameworks(
+  world: World,
+  programIds: readonly string[],
+  w: QueryWindow,
+  branchIds?: ReadonlySet<string>,
+): { program: Program; framework: Framework }[] {
+  const programs = programIds
+    .map((id) => world.programById.get(id))
+    .filter((p): p is Program => p !== undefined)
+    .sort(byId);
   const out: { program: Program; framework: Framework }[] = [];
   for (const program of programs) {
     const dataStart = world.orgById.get(program.org_id)?.framework_data_start ?? world.framework_data_start;

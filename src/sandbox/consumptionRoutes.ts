@@ -1,10 +1,25 @@
 // The consumption endpoints (GET /consumption_history/programs, /v2/programs, /v2/frameworks): their
 // checks, in the order the API applies them, and their pages written as JSON bytes.
 
-import { MAX_BRANCH_IDS, MAX_PROGRAM_IDS, PAGE_SIZE, V1_DEFAULT_METRICS, V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../contract/api.js';
+import {
+  MAX_BRANCH_IDS,
+  MAX_PROGRAM_IDS,
+  PAGE_SIZE,
+  V1_DEFAULT_METRICS,
+  V1_METRICS,
+  V2_FRAMEWORK_METRICS,
+  V2_PROGRAM_METRICS,
+} from '../contract/api.js';
 import { nextBucket, type Source } from '../domain/granularity.js';
 import { reachesProgram } from './auth.js';
-import { entityPeriods, listFrameworks, listPrograms, type BucketValues, type PeriodValues, type QueryWindow } from './consumption.js';
+import {
+  entityPeriods,
+  listFrameworks,
+  listPrograms,
+  type BucketValues,
+  type PeriodValues,
+  type QueryWindow,
+} from './consumption.js';
 import { hash3 } from './hash.js';
 import { ByteWriter, isoCache, type BufferPool, type RawJson } from './json.js';
 import { boolParam, checkLookBack, intParam, listParam, metricsParam, paginate, windowParams } from './params.js';
@@ -19,7 +34,15 @@ import type { Program, World } from './world.js';
  * metric; v2 buckets a sparse `metrics` array (a zero usually left out, sometimes explicit) in an
  * order that varies from bucket to bucket.
  */
-function writePeriods(out: ByteWriter, source: Source, periods: PeriodValues[], metrics: readonly Metric[], entityKey: number, now: number, iso: (ms: number) => string): void {
+function writePeriods(
+  out: ByteWriter,
+  source: Source,
+  periods: PeriodValues[],
+  metrics: readonly Metric[],
+  entityKey: number,
+  now: number,
+  iso: (ms: number) => string,
+): void {
   const order: number[] = [];
   const v1Keys = source === 'v1_programs' ? metrics.map((m) => `,"${m}":`) : [];
   out.text('[');
@@ -79,7 +102,15 @@ function writePeriods(out: ByteWriter, source: Source, periods: PeriodValues[], 
 }
 
 /** A consumption page: `{"<listKey>":[items...], "pagination":{"cursor":...}}`, each item written by `item`. */
-function pageText<T>(pool: BufferPool, listKey: string, page: readonly T[], cursor: string | undefined, w: QueryWindow, metricCount: number, item: (out: ByteWriter, t: T) => void): RawJson {
+function pageText<T>(
+  pool: BufferPool,
+  listKey: string,
+  page: readonly T[],
+  cursor: string | undefined,
+  w: QueryWindow,
+  metricCount: number,
+  item: (out: ByteWriter, t: T) => void,
+): RawJson {
   // Sized for the page up front: growing by doubling allocated three times the page in buffers,
   // and that external memory set off a full garbage collection every other large page.
   let buckets = 0;
@@ -118,21 +149,25 @@ function v1Programs(ctx: RouteContext): unknown {
   const programIds = listParam(q, 'program_ids');
   if (programIds && programIds.length > MAX_PROGRAM_IDS) throw bad(`program_ids takes at most ${MAX_PROGRAM_IDS} ids`);
   const includeV1 = boolParam(q, 'include_v1_metrics');
-  const metrics = metricsParam(q, V1_METRICS, V1_METRICS) ?? (includeV1 ? [...V1_DEFAULT_METRICS, 'data_storage_bytes_hour' as const] : [...V1_DEFAULT_METRICS]);
+  const metrics =
+    metricsParam(q, V1_METRICS, V1_METRICS) ??
+    (includeV1 ? [...V1_DEFAULT_METRICS, 'data_storage_bytes_hour' as const] : [...V1_DEFAULT_METRICS]);
   const w = windowParams(ctx);
   const orgId = q.get('org_id') || undefined;
   let orgIds: Set<string>;
   if (orgId !== undefined) {
     const org = world.orgById.get(orgId);
     if (!org || !key.orgIds.has(orgId)) throw notFound(`organization '${orgId}' not found`);
-    if (org.billing !== 'legacy') throw notEligible('this endpoint serves legacy plans; use /consumption_history/v2/programs');
+    if (org.billing !== 'legacy')
+      throw notEligible('this endpoint serves legacy plans; use /consumption_history/v2/programs');
     orgIds = new Set([orgId]);
   } else {
     orgIds = new Set([...key.orgIds].filter((id) => world.orgById.get(id)?.billing === 'legacy'));
   }
   const picked = programIds && programIds.length > 0 ? requireReachable(ctx, programIds) : undefined;
   for (const p of picked ?? []) {
-    if (orgId !== undefined && p.org_id !== orgId) throw notFound(`program '${p.id}' not found in organization '${orgId}'`);
+    if (orgId !== undefined && p.org_id !== orgId)
+      throw notFound(`program '${p.id}' not found in organization '${orgId}'`);
     if (billingOf(world, p) !== 'legacy') throw notEligible(`program '${p.id}' is not on a legacy plan`);
   }
   if (orgIds.size === 0) throw notEligible('no organization on a legacy plan is reachable with this key');
@@ -153,11 +188,20 @@ function v2Programs(ctx: RouteContext): unknown {
   const w = windowParams(ctx);
   const org = world.orgById.get(orgId);
   if (!org || !key.orgIds.has(orgId)) throw notFound(`organization '${orgId}' not found`);
-  if (org.billing !== 'current') throw notEligible('this endpoint serves current plans; use /consumption_history/programs');
+  if (org.billing !== 'current')
+    throw notEligible('this endpoint serves current plans; use /consumption_history/programs');
   const picked = programIds && programIds.length > 0 ? requireReachable(ctx, programIds) : undefined;
-  for (const p of picked ?? []) if (p.org_id !== orgId) throw notFound(`program '${p.id}' not found in organization '${orgId}'`);
+  for (const p of picked ?? [])
+    if (p.org_id !== orgId) throw notFound(`program '${p.id}' not found in organization '${orgId}'`);
   checkLookBack(w);
-  const list = listPrograms(world, 'v2_programs', new Set([orgId]), w, picked && new Set(picked.map((p) => p.id)), key.programId);
+  const list = listPrograms(
+    world,
+    'v2_programs',
+    new Set([orgId]),
+    w,
+    picked && new Set(picked.map((p) => p.id)),
+    key.programId,
+  );
   return programsPage(ctx, 'v2_programs', list, w, metrics, limit);
 }
 
@@ -193,7 +237,8 @@ function v2Frameworks(ctx: RouteContext): unknown {
   if (!metrics) throw bad('metrics is required');
   const w = windowParams(ctx);
   const programs = requireReachable(ctx, programIds);
-  for (const p of programs) if (billingOf(world, p) !== 'current') throw notEligible(`program '${p.id}' is on a legacy plan`);
+  for (const p of programs)
+    if (billingOf(world, p) !== 'current') throw notEligible(`program '${p.id}' is on a legacy plan`);
   checkLookBack(w);
   const list = listFrameworks(world, programIds, w, branchIds && branchIds.length > 0 ? new Set(branchIds) : undefined);
   const { page, cursor } = paginate(ctx, list, (x) => x.framework.id, limit);
@@ -204,13 +249,29 @@ function v2Frameworks(ctx: RouteContext): unknown {
     out.text(',"framework_id":');
     out.quoted(framework.id);
     out.text(',"periods":');
-    writePeriods(out, 'v2_frameworks', entityPeriods(world, 'v2_frameworks', program, framework, metrics, w), metrics, framework.key, ctx.now, iso);
+    writePeriods(
+      out,
+      'v2_frameworks',
+      entityPeriods(world, 'v2_frameworks', program, framework, metrics, w),
+      metrics,
+      framework.key,
+      ctx.now,
+      iso,
+    );
     out.text('}');
   });
 }
 
 export const CONSUMPTION_ROUTES: readonly Route[] = [
   { template: '/consumption_history/programs', pattern: /^\/consumption_history\/programs$/, handle: v1Programs },
-  { template: '/consumption_history/v2/programs', pattern: /^\/consumption_history\/v2\/programs$/, handle: v2Programs },
-  { template: '/consumption_history/v2/frameworks', pattern: /^\/consumption_history\/v2\/frameworks$/, handle: v2Frameworks },
+  {
+    template: '/consumption_history/v2/programs',
+    pattern: /^\/consumption_history\/v2\/programs$/,
+    handle: v2Programs,
+  },
+  {
+    template: '/consumption_history/v2/frameworks',
+    pattern: /^\/consumption_history\/v2\/frameworks$/,
+    handle: v2Frameworks,
+  },
 ];

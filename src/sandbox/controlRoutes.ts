@@ -50,7 +50,8 @@ export async function control(req: IncomingMessage, path: string, state: Control
     } catch {
       throw new ApiError(400, 'bad_request', 'body must be JSON: {"now": "<ISO date-time>"}');
     }
-    const now = typeof parsed === 'object' && parsed !== null ? Date.parse(String((parsed as { now?: unknown }).now)) : NaN;
+    const now =
+      typeof parsed === 'object' && parsed !== null ? Date.parse(String((parsed as { now?: unknown }).now)) : NaN;
     if (Number.isNaN(now)) throw new ApiError(400, 'bad_request', 'body must be {"now": "<ISO date-time>"}');
     clock.set(now);
     return { now: isoSeconds(clock.now()) };
@@ -64,10 +65,14 @@ export async function control(req: IncomingMessage, path: string, state: Control
     } catch {
       throw new ApiError(400, 'bad_request', 'body must be JSON: {"latency_ms", "per_minute", "per_second_per_route"}');
     }
-    const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback);
+    const num = (v: unknown, fallback: number) =>
+      typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
     state.latencyMs = num(parsed.latency_ms, state.latencyMs);
     if (parsed.per_minute !== undefined || parsed.per_second_per_route !== undefined) {
-      state.limits = new RateLimits(num(parsed.per_minute, RATE_LIMIT_PER_MINUTE), num(parsed.per_second_per_route, BURST_PER_SECOND_PER_ROUTE));
+      state.limits = new RateLimits(
+        num(parsed.per_minute, RATE_LIMIT_PER_MINUTE),
+        num(parsed.per_second_per_route, BURST_PER_SECOND_PER_ROUTE),
+      );
     }
     return { latency_ms: state.latencyMs };
   }

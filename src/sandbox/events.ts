@@ -15,11 +15,18 @@ const iso = (day: number) => new Date(day * DAY).toISOString().slice(0, 10);
 
 /** Programs an event may be given: current billing, a member organization, one plan, not deleted, priced plan. */
 function eligible(world: World): Program[] {
-  return world.programs.filter((p) => {
-    const org = world.orgById.get(p.org_id);
-    return org?.billing === 'current' && world.personal_org_ids.includes(p.org_id) && p.periods.length === 1 &&
-      p.deleted_at === undefined && (p.periods[0]?.plan === 'scale' || p.periods[0]?.plan === 'launch');
-  }).sort((a, b) => hash(world.seed, 9, a.key) - hash(world.seed, 9, b.key));
+  return world.programs
+    .filter((p) => {
+      const org = world.orgById.get(p.org_id);
+      return (
+        org?.billing === 'current' &&
+        world.personal_org_ids.includes(p.org_id) &&
+        p.periods.length === 1 &&
+        p.deleted_at === undefined &&
+        (p.periods[0]?.plan === 'scale' || p.periods[0]?.plan === 'launch')
+      );
+    })
+    .sort((a, b) => hash(world.seed, 9, a.key) - hash(world.seed, 9, b.key));
 }
 
 /**

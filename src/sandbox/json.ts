@@ -31,7 +31,12 @@ export class BufferPool {
 
   acquire(min: number): Buffer {
     let best = -1;
-    for (let i = 0; i < this.free.length; i++) if ((this.free[i] as Buffer).length >= min && (best < 0 || (this.free[i] as Buffer).length < (this.free[best] as Buffer).length)) best = i;
+    for (let i = 0; i < this.free.length; i++)
+      if (
+        (this.free[i] as Buffer).length >= min &&
+        (best < 0 || (this.free[i] as Buffer).length < (this.free[best] as Buffer).length)
+      )
+        best = i;
     if (best >= 0) return this.free.splice(best, 1)[0] as Buffer;
     return Buffer.allocUnsafeSlow(min);
   }
@@ -41,7 +46,8 @@ export class BufferPool {
     else {
       // Keep the largest buffers: they serve any page.
       let smallest = 0;
-      for (let i = 1; i < this.free.length; i++) if ((this.free[i] as Buffer).length < (this.free[smallest] as Buffer).length) smallest = i;
+      for (let i = 1; i < this.free.length; i++)
+        if ((this.free[i] as Buffer).length < (this.free[smallest] as Buffer).length) smallest = i;
       if ((this.free[smallest] as Buffer).length < b.length) this.free[smallest] = b;
     }
   }

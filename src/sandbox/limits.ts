@@ -32,7 +32,8 @@ export class SlidingWindowLog {
   }
 }
 
-export type LimitVerdict = { ok: true } | { ok: false; retryAfterSeconds: number; perMinute: boolean; perSecond: boolean };
+export type LimitVerdict =
+  { ok: true } | { ok: false; retryAfterSeconds: number; perMinute: boolean; perSecond: boolean };
 
 export const MINUTE_MS = 60_000;
 export const SECOND_MS = 1_000;
@@ -56,7 +57,12 @@ export class RateLimits {
     const waitRoute = r.waitMs(t);
     if (waitKey > 0 || waitRoute > 0) {
       const wait = Math.max(waitKey, waitRoute);
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)), perMinute: waitKey > 0, perSecond: waitRoute > 0 };
+      return {
+        ok: false,
+        retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
+        perMinute: waitKey > 0,
+        perSecond: waitRoute > 0,
+      };
     }
     k.record(t);
     r.record(t);

@@ -33,7 +33,11 @@ function programUpdatedAt(world: RouteContext['world'], p: Program, now: number)
 
 function programItem(p: Program, ctx: RouteContext): Record<string, unknown> {
   return {
-    id: p.id, org_id: p.org_id, name: p.name, region_id: p.region_id, created_at: isoSeconds(p.created_at),
+    id: p.id,
+    org_id: p.org_id,
+    name: p.name,
+    region_id: p.region_id,
+    created_at: isoSeconds(p.created_at),
     updated_at: isoSeconds(programUpdatedAt(ctx.world, p, ctx.now)),
   };
 }
@@ -41,9 +45,17 @@ function programItem(p: Program, ctx: RouteContext): Record<string, unknown> {
 function frameworkItem(f: Framework, now: number): Record<string, unknown> {
   const passing = Math.min(f.controls_total, Math.floor((f.controls_total * (60 + ((f.key >>> 3) % 40))) / 100));
   return {
-    id: f.id, program_id: f.program_id, name: f.name, display_name: f.display_name,
-    controls_passing: passing, controls_total: f.controls_total, current_state: 'ready',
-    default: f.default, protected: false, created_at: isoSeconds(f.created_at), updated_at: isoSeconds(Math.max(f.created_at, now - 86_400_000)),
+    id: f.id,
+    program_id: f.program_id,
+    name: f.name,
+    display_name: f.display_name,
+    controls_passing: passing,
+    controls_total: f.controls_total,
+    current_state: 'ready',
+    default: f.default,
+    protected: false,
+    created_at: isoSeconds(f.created_at),
+    updated_at: isoSeconds(Math.max(f.created_at, now - 86_400_000)),
   };
 }
 
@@ -58,20 +70,30 @@ function listProgramsRoute(ctx: RouteContext): unknown {
   const limit = intParam(ctx.query, 'limit', PROGRAMS_LIST_PAGE);
   const orgId = ctx.query.get('org_id') || undefined;
   if (orgId !== undefined && !ctx.key.orgIds.has(orgId)) throw notFound(`organization '${orgId}' not found`);
-  const list = sortedPrograms(ctx.world, 'v1_programs').filter((p) => reachesProgram(ctx.key, p) && live(p, ctx.now) && (orgId === undefined || p.org_id === orgId));
+  const list = sortedPrograms(ctx.world, 'v1_programs').filter(
+    (p) => reachesProgram(ctx.key, p) && live(p, ctx.now) && (orgId === undefined || p.org_id === orgId),
+  );
   const { page, cursor } = paginate(ctx, list, (p) => p.id, limit);
   return withCursor({ programs: page.map((p) => programItem(p, ctx)) }, cursor);
 }
 
 export const LISTING_ROUTES: readonly Route[] = [
   { template: '/programs', pattern: /^\/programs$/, handle: listProgramsRoute },
-  { template: '/programs/{id}', pattern: /^\/programs\/([^/]+)$/, handle: (ctx) => ({ program: programItem(liveProgram(ctx), ctx) }) },
+  {
+    template: '/programs/{id}',
+    pattern: /^\/programs\/([^/]+)$/,
+    handle: (ctx) => ({ program: programItem(liveProgram(ctx), ctx) }),
+  },
   {
     template: '/programs/{id}/frameworks',
     pattern: /^\/programs\/([^/]+)\/frameworks$/,
     handle: (ctx) => {
       const p = liveProgram(ctx);
-      return { frameworks: (ctx.world.frameworksByProgram.get(p.id) ?? []).filter((f) => live(f, ctx.now)).map((f) => frameworkItem(f, ctx.now)) };
+      return {
+        frameworks: (ctx.world.frameworksByProgram.get(p.id) ?? [])
+          .filter((f) => live(f, ctx.now))
+          .map((f) => frameworkItem(f, ctx.now)),
+      };
     },
   },
   {
@@ -79,10 +101,16 @@ export const LISTING_ROUTES: readonly Route[] = [
     pattern: /^\/programs\/([^/]+)\/snapshots$/,
     handle: (ctx) => {
       const p = liveProgram(ctx);
-      const snaps = (ctx.world.snapshotsByProgram.get(p.id) ?? []).filter((s) => s.created_at <= ctx.now && (s.expires_at === undefined || s.expires_at > ctx.now));
+      const snaps = (ctx.world.snapshotsByProgram.get(p.id) ?? []).filter(
+        (s) => s.created_at <= ctx.now && (s.expires_at === undefined || s.expires_at > ctx.now),
+      );
       return {
         snapshots: snaps.map((s) => ({
-          id: s.id, name: s.name, source_branch_id: s.source_branch_id, created_at: isoSeconds(s.created_at), manual: s.manual,
+          id: s.id,
+          name: s.name,
+          source_branch_id: s.source_branch_id,
+          created_at: isoSeconds(s.created_at),
+          manual: s.manual,
           ...(s.expires_at !== undefined ? { expires_at: isoSeconds(s.expires_at) } : {}),
         })),
       };

@@ -17,7 +17,8 @@ function spendingLimitRoute(ctx: RouteContext): unknown {
   if (!ctx.key.orgIds.has(orgId)) throw notFound(`organization ${orgId} not found`);
   const limit = ctx.world.spendingLimits.get(orgId);
   if (limit === undefined || 'status' in limit) {
-    if (limit?.status === 403) throw new ApiError(403, 'forbidden', 'billing is not available to this key for the organization');
+    if (limit?.status === 403)
+      throw new ApiError(403, 'forbidden', 'billing is not available to this key for the organization');
     throw notFound(`organization ${orgId} has no spending limit`);
   }
   return { spending_limit: limit.cents };
@@ -28,7 +29,9 @@ export const ORGANIZATION_ROUTES: readonly Route[] = [
   {
     template: '/users/me/organizations',
     pattern: /^\/users\/me\/organizations$/,
-    handle: (ctx) => ({ organizations: ctx.world.orgs.filter((o) => ctx.key.orgIds.has(o.id)).map((o) => ({ id: o.id, name: o.name })) }),
+    handle: (ctx) => ({
+      organizations: ctx.world.orgs.filter((o) => ctx.key.orgIds.has(o.id)).map((o) => ({ id: o.id, name: o.name })),
+    }),
   },
   {
     template: '/organizations/{org_id}/billing/spending_limit',

@@ -18,10 +18,21 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\
 export function listParam(q: URLSearchParams, name: string): string[] | undefined {
   const raw = q.getAll(name);
   if (raw.length === 0) return undefined;
-  return [...new Set(raw.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== ''))];
+  return [
+    ...new Set(
+      raw
+        .flatMap((v) => v.split(','))
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
 }
 
-export function intParam(q: URLSearchParams, name: string, range: { min: number; max: number; default: number }): number {
+export function intParam(
+  q: URLSearchParams,
+  name: string,
+  range: { min: number; max: number; default: number },
+): number {
   const v = q.get(name);
   if (v === null) return range.default;
   const n = /^\d{1,9}$/.test(v) ? Number(v) : NaN;
@@ -44,12 +55,17 @@ function dateParam(q: URLSearchParams, name: string): number {
   return t;
 }
 
-export function metricsParam(q: URLSearchParams, allowed: readonly string[], all: readonly string[]): Metric[] | undefined {
+export function metricsParam(
+  q: URLSearchParams,
+  allowed: readonly string[],
+  all: readonly string[],
+): Metric[] | undefined {
   const list = listParam(q, 'metrics');
   if (list === undefined) return undefined;
   if (list.length === 0) throw bad('metrics must name at least one metric');
   for (const m of list) {
-    if (!allowed.includes(m)) throw bad(all.includes(m) ? `metric '${m}' is not supported by this endpoint` : `unknown metric '${m}'`);
+    if (!allowed.includes(m))
+      throw bad(all.includes(m) ? `metric '${m}' is not supported by this endpoint` : `unknown metric '${m}'`);
   }
   return list as Metric[];
 }
@@ -57,7 +73,8 @@ export function metricsParam(q: URLSearchParams, allowed: readonly string[], all
 export function windowParams(ctx: RouteContext): QueryWindow {
   const g = ctx.query.get('granularity');
   if (g === null || g === '') throw bad('granularity is required (hourly, daily or monthly)');
-  if (!(GRANULARITIES as readonly string[]).includes(g)) throw bad(`granularity must be hourly, daily or monthly, got '${g}'`);
+  if (!(GRANULARITIES as readonly string[]).includes(g))
+    throw bad(`granularity must be hourly, daily or monthly, got '${g}'`);
   const granularity = g as Granularity;
   const from = floorToGranularity(dateParam(ctx.query, 'from'), granularity);
   const to = floorToGranularity(dateParam(ctx.query, 'to'), granularity);
@@ -69,7 +86,11 @@ export function windowParams(ctx: RouteContext): QueryWindow {
 export function checkLookBack(w: QueryWindow): void {
   const earliest = earliestAllowedFrom(w.now, w.granularity);
   if (w.from < earliest) {
-    throw new ApiError(406, 'range_out_of_bounds', `from must not be earlier than ${isoSeconds(earliest)} for ${w.granularity} granularity`);
+    throw new ApiError(
+      406,
+      'range_out_of_bounds',
+      `from must not be earlier than ${isoSeconds(earliest)} for ${w.granularity} granularity`,
+    );
   }
 }
 
@@ -79,7 +100,12 @@ export function checkLookBack(w: QueryWindow): void {
  * One page after `cursor` (the id of the previous page's last item). A non-last page carries a
  * cursor; the last page, depending on the query, carries none or one that yields an empty page.
  */
-export function paginate<T>(ctx: RouteContext, items: readonly T[], idOf: (t: T) => string, limit: number): { page: T[]; cursor?: string } {
+export function paginate<T>(
+  ctx: RouteContext,
+  items: readonly T[],
+  idOf: (t: T) => string,
+  limit: number,
+): { page: T[]; cursor?: string } {
   const cursor = ctx.query.get('cursor');
   let start = 0;
   if (cursor !== null && cursor !== '') {
@@ -97,7 +123,13 @@ export function paginate<T>(ctx: RouteContext, items: readonly T[], idOf: (t: T)
 function trailingCursor(ctx: RouteContext): boolean {
   // The query as meant, not as spelled: repeated and comma-separated lists are the same query.
   const names = [...new Set(ctx.query.keys())].filter((k) => k !== 'cursor').sort();
-  const parts = names.map((k) => `${k}=${ctx.query.getAll(k).flatMap((v) => v.split(',')).join(',')}`);
+  const parts = names.map(
+    (k) =>
+      `${k}=${ctx.query
+        .getAll(k)
+        .flatMap((v) => v.split(','))
+        .join(',')}`,
+  );
   return (hashString(`${ctx.world.seed}|${ctx.template}|${ctx.params.join('/')}|${parts.join('&')}`) & 1) === 1;
 }
 

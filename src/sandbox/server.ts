@@ -67,14 +67,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const seed = opts.seed ?? 1;
   const start = opts.now ?? Date.now();
   const clock = new SandboxClock(start, opts.advance ?? true);
-  const world = generateWorld({ seed, scenario: opts.scenario ?? 'small', now: start, ...(opts.events ? { events: true } : {}) });
+  const world = generateWorld({
+    seed,
+    scenario: opts.scenario ?? 'small',
+    now: start,
+    ...(opts.events ? { events: true } : {}),
+  });
   const keys = keyTable(world);
   const faults = new FaultInjector(seed, resolveFaultRates(opts.faultRate, opts.faults));
   // The state the /__sandbox/ controls (controlRoutes.ts) read and change.
   const state: ControlState = {
     clock,
     stats: emptyStats(),
-    limits: new RateLimits(opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE, opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE),
+    limits: new RateLimits(
+      opts.limits?.perMinute ?? RATE_LIMIT_PER_MINUTE,
+      opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE,
+    ),
     latencyMs: opts.latencyMs ?? 0,
   };
   const served: Served = { world, keys, clock, faults, state, pool: new BufferPool() };
@@ -84,7 +92,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       if (res.headersSent || res.destroyed) return;
       const given = req.headers['x-request-id'];
       const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
-      const apiErr = err instanceof ApiError ? err : err instanceof URIError ? new ApiError(400, 'bad_request', 'malformed URL') : new ApiError(500, 'internal', String(err));
+      const apiErr =
+        err instanceof ApiError
+          ? err
+          : err instanceof URIError
+            ? new ApiError(400, 'bad_request', 'malformed URL')
+            : new ApiError(500, 'internal', String(err));
       sendError(state, res, requestId, apiErr, !(req.url ?? '').startsWith(CONTROL_PREFIX));
     });
   });
@@ -113,7 +126,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
 }
 
-function send(state: ControlState, res: ServerResponse, status: number, requestId: string, body: unknown, headers: Record<string, string> = {}, counted = true): void {
+function send(
+  state: ControlState,
+  res: ServerResponse,
+  status: number,
+  requestId: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  counted = true,
+): void {
   const text = serialise(body);
   if (counted) state.stats.byStatus[String(status)] = (state.stats.byStatus[String(status)] ?? 0) + 1;
   res.writeHead(status, {
@@ -131,7 +152,15 @@ function send(state: ControlState, res: ServerResponse, status: number, requestI
 }
 
 function sendError(state: ControlState, res: ServerResponse, requestId: string, err: ApiError, counted: boolean): void {
-  send(state, res, err.status, requestId, { request_id: requestId, code: err.code, message: err.message }, err.headers, counted);
+  send(
+    state,
+    res,
+    err.status,
+    requestId,
+    { request_id: requestId, code: err.code, message: err.message },
+    err.headers,
+    counted,
+  );
 }
 
 /** One request, in the API's order: route, key, rate limits, latency and faults, then the route's answer. */
@@ -140,7 +169,16 @@ async function handle(served: Served, req: IncomingMessage, res: ServerResponse)
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && given !== '' ? given : randomUUID();
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  if (url.pathname.startsWith(CONTROL_PREFIX)) return void send(state, res, 200, requestId, await control(req, url.pathname.slice(CONTROL_PREFIX.length), state), {}, false);
+  if (url.pathname.startsWith(CONTROL_PREFIX))
+    return void send(
+      state,
+      res,
+      200,
+      requestId,
+      await control(req, url.pathname.slice(CONTROL_PREFIX.length), state),
+      {},
+      false,
+    );
 
   const path = url.pathname.startsWith(API_PREFIX + '/') ? url.pathname.slice(API_PREFIX.length) : undefined;
   const matched = path === undefined ? undefined : matchRoute(path);
@@ -149,7 +187,8 @@ async function handle(served: Served, req: IncomingMessage, res: ServerResponse)
   state.stats.byRoute[template] = (state.stats.byRoute[template] ?? 0) + 1;
   state.stats.firstSeq[template] ??= state.stats.total;
   state.stats.lastSeq[template] = state.stats.total;
-  if (path === undefined) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
+  if (path === undefined)
+    throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}; the API is under ${API_PREFIX}`);
 
   const key = authenticate(keys, req.headers.authorization);
   if (!key) throw new ApiError(401, 'unauthorized', 'a valid API key is required: Authorization: Bearer <key>');
@@ -160,13 +199,23 @@ async function handle(served: Served, req: IncomingMessage, res: ServerResponse)
     if (verdict.perMinute) state.stats.violations.perMinute++;
     if (verdict.perSecond) state.stats.violations.perSecond++;
     state.stats.throttledByLimit++;
-    throw new ApiError(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(verdict.retryAfterSeconds) });
+    throw new ApiError(429, 'rate_limited', 'rate limit exceeded', {
+      'retry-after': String(verdict.retryAfterSeconds),
+    });
   }
   if (await injectFault(served, req)) return;
 
   if (!matched) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}`);
   if (req.method !== 'GET') throw new ApiError(405, 'method_not_allowed', `${req.method} is not served on ${template}`);
-  const body = matched.route.handle({ world, key, now: clock.now(), query: url.searchParams, params: matched.params, template, pool });
+  const body = matched.route.handle({
+    world,
+    key,
+    now: clock.now(),
+    query: url.searchParams,
+    params: matched.params,
+    template,
+    pool,
+  });
   send(state, res, 200, requestId, body);
 }
 

@@ -38,19 +38,41 @@ export interface TruthQuery {
  * applied (the truth of any window is available).
  */
 export function expectedRows(world: World, q: TruthQuery): TruthRow[] {
-  const w: QueryWindow = { granularity: q.granularity, from: floorToGranularity(q.from, q.granularity), to: floorToGranularity(q.to, q.granularity), now: q.now };
-  const metrics = (q.metrics ?? (q.source === 'v1_programs' ? V1_DEFAULT_METRICS : q.source === 'v2_programs' ? V2_PROGRAM_METRICS : V2_FRAMEWORK_METRICS)) as readonly Metric[];
+  const w: QueryWindow = {
+    granularity: q.granularity,
+    from: floorToGranularity(q.from, q.granularity),
+    to: floorToGranularity(q.to, q.granularity),
+    now: q.now,
+  };
+  const metrics = (q.metrics ??
+    (q.source === 'v1_programs'
+      ? V1_DEFAULT_METRICS
+      : q.source === 'v2_programs'
+        ? V2_PROGRAM_METRICS
+        : V2_FRAMEWORK_METRICS)) as readonly Metric[];
   const billing = q.source === 'v1_programs' ? 'legacy' : 'current';
   const orgIds = new Set(
-    (q.orgId !== undefined ? [q.orgId] : world.personal_org_ids).filter((id) => world.orgById.get(id)?.billing === billing),
+    (q.orgId !== undefined ? [q.orgId] : world.personal_org_ids).filter(
+      (id) => world.orgById.get(id)?.billing === billing,
+    ),
   );
   const programIds = q.programIds ? new Set(q.programIds) : undefined;
-  const programs = listPrograms(world, q.source === 'v1_programs' ? 'v1_programs' : 'v2_programs', orgIds, w, programIds);
+  const programs = listPrograms(
+    world,
+    q.source === 'v1_programs' ? 'v1_programs' : 'v2_programs',
+    orgIds,
+    w,
+    programIds,
+  );
   const rows: TruthRow[] = [];
   const keepZeros = q.source === 'v1_programs';
   const targets =
     q.source === 'v2_frameworks'
-      ? listFrameworks(world, programs.map((p) => p.id), w)
+      ? listFrameworks(
+          world,
+          programs.map((p) => p.id),
+          w,
+        )
       : programs.map((program) => ({ program, framework: undefined }));
   for (const { program, framework } of targets) {
     for (const { period, buckets } of entityPeriods(world, q.source, program, framework, metrics, w)) {

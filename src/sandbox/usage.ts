@@ -44,7 +44,12 @@ export interface Series {
   events?: ProgramEvents;
 }
 
-interface Scale { lo: number; hi: number; zeroPct: number; zeroDays: boolean }
+interface Scale {
+  lo: number;
+  hi: number;
+  zeroPct: number;
+  zeroDays: boolean;
+}
 const V2_SCALE: Record<V2Metric, Scale> = {
   compute_unit_seconds: { lo: 1, hi: 40, zeroPct: 0, zeroDays: false },
   root_branch_bytes_month: { lo: 20_000, hi: 600_000, zeroPct: 0, zeroDays: false },
@@ -66,7 +71,12 @@ const V1_SCALE: Record<V1Metric, Scale> = {
 };
 
 /** The v2 metrics measured in byte-months (the ones that pass 2^53 in scenario 'bigint'). */
-export const BYTE_MONTH_METRICS: readonly V2Metric[] = ['root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'snapshot_storage_bytes_month'];
+export const BYTE_MONTH_METRICS: readonly V2Metric[] = [
+  'root_branch_bytes_month',
+  'child_branch_bytes_month',
+  'instant_restore_bytes_month',
+  'snapshot_storage_bytes_month',
+];
 /** The v2 metrics that frameworks carry; a program's value of these is its frameworks' sum plus a remainder. */
 const FRAMEWORK_METRIC_SET = new Set<string>(V2_PROGRAM_METRICS.slice(0, 6));
 const GAUGES = new Set<string>(V1_GAUGE_METRICS);
@@ -85,7 +95,7 @@ export function isGauge(m: string): boolean {
 }
 
 function scaleOf(m: Metric): Scale {
-  return (V2_SCALE as Record<string, Scale>)[m] ?? (V1_SCALE as Record<string, Scale>)[m] as Scale;
+  return (V2_SCALE as Record<string, Scale>)[m] ?? ((V1_SCALE as Record<string, Scale>)[m] as Scale);
 }
 
 function baseOf(key: number, m: Metric, divisor: number): number {
@@ -108,11 +118,25 @@ export function activeRange(created: number, deleted: number | undefined): [numb
   return [floorHour(created), deleted === undefined ? Infinity : ceilHour(deleted)];
 }
 
-function series(key: number, m: Metric, range: [number, number], shape: number, bigint: boolean, divisor = 1, events?: ProgramEvents): Series {
+function series(
+  key: number,
+  m: Metric,
+  range: [number, number],
+  shape: number,
+  bigint: boolean,
+  divisor = 1,
+  events?: ProgramEvents,
+): Series {
   const sc = scaleOf(m);
   return {
-    key, metric: METRIC_KEY.get(m) ?? 0, base: baseOf(key, m, divisor), from: range[0], to: range[1], shape,
-    flat: bigint && (BYTE_MONTH_METRICS as readonly string[]).includes(m), zeroDays: sc.zeroDays,
+    key,
+    metric: METRIC_KEY.get(m) ?? 0,
+    base: baseOf(key, m, divisor),
+    from: range[0],
+    to: range[1],
+    shape,
+    flat: bigint && (BYTE_MONTH_METRICS as readonly string[]).includes(m),
+    zeroDays: sc.zeroDays,
     ...(events ? { events } : {}),
   };
 }
@@ -158,7 +182,8 @@ function dayAmount(s: Series, d: number): number {
 function withEvents(amount: number, e: ProgramEvents, d: number): number {
   let a = amount;
   if (e.startDay !== undefined) a = d < e.startDay ? 0 : a * (e.startFactor ?? 1);
-  if (e.drift !== undefined && d > e.drift.fromDay) a = Math.floor((a * (1000 + e.drift.permillePerDay * (d - e.drift.fromDay))) / 1000);
+  if (e.drift !== undefined && d > e.drift.fromDay)
+    a = Math.floor((a * (1000 + e.drift.permillePerDay * (d - e.drift.fromDay))) / 1000);
   return a * (e.spikes?.get(d) ?? 1);
 }
 
@@ -221,10 +246,18 @@ export function settleSteps(hourStart: number, now: number): number {
  * on not at all. Sum over hours, or max for a gauge (a single series). With `factor` (scenario
  * 'bigint') every hourly value is multiplied by it and the answer is a bigint.
  */
-export function reportedValue(parts: readonly Series[], a: number, b: number, now: number, gauge: boolean, factor?: bigint): number | bigint {
+export function reportedValue(
+  parts: readonly Series[],
+  a: number,
+  b: number,
+  now: number,
+  gauge: boolean,
+  factor?: bigint,
+): number | bigint {
   const settled = settledUntil(now);
   // Fast path: a bucket of final hours of one series (nearly every bucket of a page).
-  if (b <= settled && parts.length === 1 && factor === undefined) return gauge ? maxFinal(parts[0] as Series, a, b) : sumFinal(parts[0] as Series, a, b);
+  if (b <= settled && parts.length === 1 && factor === undefined)
+    return gauge ? maxFinal(parts[0] as Series, a, b) : sumFinal(parts[0] as Series, a, b);
   const closedEnd = b < settled ? b : settled;
   let base = 0;
   if (a < closedEnd) {

@@ -5,9 +5,32 @@ import { EARLIEST_FROM } from '../contract/api.js';
 import { hash, hex8, mix32 } from './hash.js';
 import { BYTE_MONTH_METRICS, bigFactor, programSeriesBases } from './usage.js';
 import { applyEvents } from './events.js';
-import type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World } from './model.js';
+import type {
+  Scenario,
+  Billing,
+  Plan,
+  Org,
+  Period,
+  Program,
+  Framework,
+  Snapshot,
+  SandboxKeys,
+  World,
+} from './model.js';
 
-export type { Scenario, Billing, Plan, Org, Period, Program, Framework, Snapshot, SandboxKeys, World, Labels } from './model.js';
+export type {
+  Scenario,
+  Billing,
+  Plan,
+  Org,
+  Period,
+  Program,
+  Framework,
+  Snapshot,
+  SandboxKeys,
+  World,
+  Labels,
+} from './model.js';
 export { SCENARIOS } from './model.js';
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -19,13 +42,60 @@ const CREATED_TO = Date.UTC(2025, 4, 1);
 /** Monthly plan changes are generated up to here; any clock before it finds one in every month. */
 const CHANGES_UNTIL = Date.UTC(2036, 0, 1);
 
-const ADJ = ['amber', 'bold', 'calm', 'dawn', 'eager', 'fancy', 'gentle', 'hidden', 'icy', 'jolly', 'keen', 'lively', 'misty', 'noble', 'odd', 'proud', 'quiet', 'rapid', 'silent', 'tiny'];
-const NOUN = ['river', 'forest', 'meadow', 'harbor', 'canyon', 'summit', 'valley', 'glade', 'island', 'lagoon', 'prairie', 'reef', 'ridge', 'delta', 'grove', 'mesa'];
+const ADJ = [
+  'amber',
+  'bold',
+  'calm',
+  'dawn',
+  'eager',
+  'fancy',
+  'gentle',
+  'hidden',
+  'icy',
+  'jolly',
+  'keen',
+  'lively',
+  'misty',
+  'noble',
+  'odd',
+  'proud',
+  'quiet',
+  'rapid',
+  'silent',
+  'tiny',
+];
+const NOUN = [
+  'river',
+  'forest',
+  'meadow',
+  'harbor',
+  'canyon',
+  'summit',
+  'valley',
+  'glade',
+  'island',
+  'lagoon',
+  'prairie',
+  'reef',
+  'ridge',
+  'delta',
+  'grove',
+  'mesa',
+];
 const REGIONS = ['aws-us-east-2', 'aws-eu-central-1', 'aws-us-west-2', 'azure-eastus2'];
 const FRAMEWORK_NAMES: [string, string][] = [
-  ['main', 'Main'], ['soc2', 'SOC 2'], ['iso27001', 'ISO 27001'], ['hipaa', 'HIPAA'], ['gdpr', 'GDPR'],
-  ['pci-dss', 'PCI DSS'], ['nist-csf', 'NIST CSF'], ['iso27701', 'ISO 27701'], ['dora', 'DORA'],
-  ['nis2', 'NIS2'], ['cis', 'CIS Controls'], ['fedramp', 'FedRAMP'],
+  ['main', 'Main'],
+  ['soc2', 'SOC 2'],
+  ['iso27001', 'ISO 27001'],
+  ['hipaa', 'HIPAA'],
+  ['gdpr', 'GDPR'],
+  ['pci-dss', 'PCI DSS'],
+  ['nist-csf', 'NIST CSF'],
+  ['iso27701', 'ISO 27701'],
+  ['dora', 'DORA'],
+  ['nis2', 'NIS2'],
+  ['cis', 'CIS Controls'],
+  ['fedramp', 'FedRAMP'],
 ];
 
 interface OrgSpec {
@@ -38,7 +108,13 @@ interface OrgSpec {
 }
 
 function scenarioOrgs(scenario: Scenario): OrgSpec[] {
-  const outsider: OrgSpec = { billing: 'current', programs: 2, member: false, frameworks: [2, 3], snapshotsPerProgram: 1 };
+  const outsider: OrgSpec = {
+    billing: 'current',
+    programs: 2,
+    member: false,
+    frameworks: [2, 3],
+    snapshotsPerProgram: 1,
+  };
   if (scenario === 'large') {
     return [
       { billing: 'current', programs: 4500, member: true, frameworks: 10, snapshotsPerProgram: 2 },
@@ -70,7 +146,12 @@ function pick<T>(list: readonly T[], h: number): T {
 }
 
 /** Monthly alternating plan changes at a fixed day and hour, from `created` to CHANGES_UNTIL. */
-function monthlyChanges(created: number, plans: [Plan, Plan], day: number, hour: number): { plan: Plan; start: number }[] {
+function monthlyChanges(
+  created: number,
+  plans: [Plan, Plan],
+  day: number,
+  hour: number,
+): { plan: Plan; start: number }[] {
   const out: { plan: Plan; start: number }[] = [{ plan: plans[0], start: created }];
   const d = new Date(created);
   for (let y = d.getUTCFullYear(), m = d.getUTCMonth(); ; m++) {
@@ -82,13 +163,15 @@ function monthlyChanges(created: number, plans: [Plan, Plan], day: number, hour:
 }
 
 /** `events`: give the world its labelled events (events.ts); without, it is quiet and has no spending limits. */
-export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: number; events?: boolean } = {}): World {
+export function generateWorld(
+  opts: { seed?: number; scenario?: Scenario; now?: number; events?: boolean } = {},
+): World {
   const seed = opts.seed ?? 1;
   const scenario = opts.scenario ?? 'small';
   const now = opts.now ?? Date.now();
   const S = mix32(seed ^ 0x5a5a5a5a);
   let counter = 0;
-  const uid = (): string => hex8(mix32((++counter) ^ S));
+  const uid = (): string => hex8(mix32(++counter ^ S));
   const words = (h: number): string => `${pick(ADJ, h)}-${pick(NOUN, h >>> 8)}`;
 
   const orgs: Org[] = [];
@@ -101,7 +184,12 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
   let currentMemberOrgs = 0;
   for (const [oi, spec] of scenarioOrgs(scenario).entries()) {
     const oh = hash(S, 1, oi);
-    const org: Org = { id: `org-${words(oh)}-${uid()}`, name: `${pick(NOUN, oh >>> 4)} ${spec.billing === 'legacy' ? 'Legacy' : 'Labs'} ${oi + 1}`, billing: spec.billing, framework_data_start: FRAMEWORK_DATA_START };
+    const org: Org = {
+      id: `org-${words(oh)}-${uid()}`,
+      name: `${pick(NOUN, oh >>> 4)} ${spec.billing === 'legacy' ? 'Legacy' : 'Labs'} ${oi + 1}`,
+      billing: spec.billing,
+      framework_data_start: FRAMEWORK_DATA_START,
+    };
     orgs.push(org);
     if (spec.member) personal_org_ids.push(org.id);
     const firstCurrent = spec.billing === 'current' && spec.member && currentMemberOrgs++ === 0;
@@ -117,21 +205,37 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
         created = EARLIEST_FROM + pi * DAY + 2 * HOUR + 17 * 60_000;
         const splitting = firstCurrent ? pi === 0 : currentMemberOrgs % 2 === 1;
         split = splitting;
-        plans = splitting ? monthlyChanges(created, ['launch', 'scale'], 15, 12) : monthlyChanges(created, ['scale', 'launch'], 10, 6);
+        plans = splitting
+          ? monthlyChanges(created, ['launch', 'scale'], 15, 12)
+          : monthlyChanges(created, ['scale', 'launch'], 10, 6);
       } else if (spec.billing === 'legacy' && pi === 0) {
         created = EARLIEST_FROM + 5 * HOUR;
         split = true;
         plans = monthlyChanges(created, ['legacy_launch', 'legacy_scale'], 20, 9);
       } else {
         let plan: Plan;
-        if (spec.billing === 'legacy') plan = pick(['legacy_launch', 'legacy_launch', 'legacy_scale', 'legacy_scale', 'legacy_business'] as const, ph >>> 3);
+        if (spec.billing === 'legacy')
+          plan = pick(
+            ['legacy_launch', 'legacy_launch', 'legacy_scale', 'legacy_scale', 'legacy_business'] as const,
+            ph >>> 3,
+          );
         else if (firstCurrent && pi === 2) plan = 'enterprise';
         else plan = pick(['free', 'launch', 'launch', 'scale', 'scale'] as const, ph >>> 3);
         plans = [{ plan, start: created }];
         if (plan !== 'enterprise' && (ph >>> 20) % 4 === 0) {
           // One change, on a whole hour that is not midnight.
-          const at = Math.floor(created / DAY) * DAY + (30 + ((ph >>> 12) % 200)) * DAY + (1 + ((ph >>> 7) % 23)) * HOUR;
-          const next: Plan = spec.billing === 'legacy' ? (plan === 'legacy_scale' ? 'legacy_business' : 'legacy_scale') : plan === 'scale' ? 'launch' : plan === 'free' ? 'launch' : 'scale';
+          const at =
+            Math.floor(created / DAY) * DAY + (30 + ((ph >>> 12) % 200)) * DAY + (1 + ((ph >>> 7) % 23)) * HOUR;
+          const next: Plan =
+            spec.billing === 'legacy'
+              ? plan === 'legacy_scale'
+                ? 'legacy_business'
+                : 'legacy_scale'
+              : plan === 'scale'
+                ? 'launch'
+                : plan === 'free'
+                  ? 'launch'
+                  : 'scale';
           plans.push({ plan: next, start: at });
         }
       }
@@ -154,14 +258,18 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
       if (spec.member && pi === 3 && lastMonth > created + DAY) program.deleted_at = lastMonth;
       programs.push(program);
 
-      const nf = typeof spec.frameworks === 'number' ? spec.frameworks : spec.frameworks[0] + (ph % (spec.frameworks[1] - spec.frameworks[0] + 1));
+      const nf =
+        typeof spec.frameworks === 'number'
+          ? spec.frameworks
+          : spec.frameworks[0] + (ph % (spec.frameworks[1] - spec.frameworks[0] + 1));
       const own: Framework[] = [];
       for (let fi = 0; fi < nf; fi++) {
         const fh = hash(S, 4, key, fi);
         const [name, display] = FRAMEWORK_NAMES[fi % FRAMEWORK_NAMES.length] as [string, string];
         // 'large' keeps every framework inside recent windows (so 100 programs fill a 1,000-framework page).
         const spreadDays = scenario === 'large' ? 60 : 200;
-        const fcreated = fi === 0 ? created : created + (1 + (fh % (spreadDays * 24))) * HOUR + ((fh >>> 13) % 3600) * 1000;
+        const fcreated =
+          fi === 0 ? created : created + (1 + (fh % (spreadDays * 24))) * HOUR + ((fh >>> 13) % 3600) * 1000;
         const f: Framework = {
           id: `br-${words(fh)}-${uid()}`,
           program_id: program.id,
@@ -173,9 +281,18 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
           key: hash(S, 5, key, fi),
         };
         let deleted: number | undefined;
-        if (scenario === 'large') deleted = fi > 0 && (fh >>> 24) % 10 === 0 ? now - (1 + ((fh >>> 9) % 20)) * DAY - ((fh >>> 3) % 3600) * 1000 : undefined;
-        else deleted = fi > 0 && (fh >>> 24) % 4 === 0 ? fcreated + (3 + ((fh >>> 9) % 90)) * DAY + ((fh >>> 3) % 3600) * 1000 : undefined;
-        if (program.deleted_at !== undefined && (deleted === undefined || deleted > program.deleted_at)) deleted = program.deleted_at;
+        if (scenario === 'large')
+          deleted =
+            fi > 0 && (fh >>> 24) % 10 === 0
+              ? now - (1 + ((fh >>> 9) % 20)) * DAY - ((fh >>> 3) % 3600) * 1000
+              : undefined;
+        else
+          deleted =
+            fi > 0 && (fh >>> 24) % 4 === 0
+              ? fcreated + (3 + ((fh >>> 9) % 90)) * DAY + ((fh >>> 3) % 3600) * 1000
+              : undefined;
+        if (program.deleted_at !== undefined && (deleted === undefined || deleted > program.deleted_at))
+          deleted = program.deleted_at;
         if (deleted !== undefined) f.deleted_at = Math.max(deleted, fcreated + HOUR);
         own.push(f);
       }
@@ -185,7 +302,10 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
         const sh = hash(S, 6, key, si);
         const source = own[sh % own.length] as Framework;
         const kind = si % 3; // 0 manual, 1 scheduled and live, 2 scheduled and already expired
-        const createdAt = Math.max(created + HOUR, now - (kind === 2 ? 40 : 1 + (sh % 20)) * DAY - ((sh >>> 5) % 86400) * 1000);
+        const createdAt = Math.max(
+          created + HOUR,
+          now - (kind === 2 ? 40 : 1 + (sh % 20)) * DAY - ((sh >>> 5) % 86400) * 1000,
+        );
         const snap: Snapshot = {
           id: `snap-${uid()}`,
           program_id: program.id,
@@ -218,7 +338,13 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
   }
 
   // The program-scoped key gets a plain program of the first current-plan member organisation.
-  const scoped = programs.find((p) => orgById.get(p.org_id)?.billing === 'current' && personal_org_ids.includes(p.org_id) && p.periods.length === 1 && !p.deleted_at);
+  const scoped = programs.find(
+    (p) =>
+      orgById.get(p.org_id)?.billing === 'current' &&
+      personal_org_ids.includes(p.org_id) &&
+      p.periods.length === 1 &&
+      !p.deleted_at,
+  );
   const keyHex = (n: number): string => hex8(hash(S, 7, n)) + hex8(hash(S, 8, n));
   const keys: SandboxKeys = {
     personal: `sbx_personal_${keyHex(0)}`,
@@ -227,11 +353,22 @@ export function generateWorld(opts: { seed?: number; scenario?: Scenario; now?: 
   };
 
   const world: World = {
-    seed, scenario, generated_at: now, orgs, programs, frameworks, snapshots,
-    framework_data_start: FRAMEWORK_DATA_START, personal_org_ids, keys,
-    orgById, programById, frameworksByProgram, snapshotsByProgram, spendingLimits: new Map(),
+    seed,
+    scenario,
+    generated_at: now,
+    orgs,
+    programs,
+    frameworks,
+    snapshots,
+    framework_data_start: FRAMEWORK_DATA_START,
+    personal_org_ids,
+    keys,
+    orgById,
+    programById,
+    frameworksByProgram,
+    snapshotsByProgram,
+    spendingLimits: new Map(),
   };
   if (opts.events) world.labels = applyEvents(world);
   return world;
 }
-

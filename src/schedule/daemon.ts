@@ -10,7 +10,15 @@ import { clientSettings, commandContext, type CommandContext, type CommonOptions
 import { UsageError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 import { previousMonth } from '../domain/calendar.js';
-import { dueExport, JOB_GRANULARITIES, runCollectJob, runExportJob, type JobName, type JobOutcome, type JobResult } from './jobs.js';
+import {
+  dueExport,
+  JOB_GRANULARITIES,
+  runCollectJob,
+  runExportJob,
+  type JobName,
+  type JobOutcome,
+  type JobResult,
+} from './jobs.js';
 import { reportOutDir } from '../app/report.js';
 import { acquireRunLock, describeHolder, RunLockBusyError, type RunLock } from '../app/lock.js';
 import { writeRunMetrics } from '../app/metrics.js';
@@ -84,16 +92,25 @@ export async function startScheduler(opts: SchedulerOptions = {}): Promise<Sched
 }
 
 /** The cron expression of each job, the options' over the config's; refused at start-up when malformed. */
-function cronExpressions(opts: SchedulerOptions, schedule: CommandContext['config']['schedule']): Record<JobName, string> {
+function cronExpressions(
+  opts: SchedulerOptions,
+  schedule: CommandContext['config']['schedule'],
+): Record<JobName, string> {
   const expressions: Record<JobName, string> = {
     hourly: opts.cron?.hourly ?? schedule.hourly_collect,
     daily: opts.cron?.daily ?? schedule.daily_collect,
     monthly: opts.cron?.monthly ?? schedule.monthly_export,
   };
-  const key: Record<JobName, string> = { hourly: 'schedule.hourly_collect', daily: 'schedule.daily_collect', monthly: 'schedule.monthly_export' };
+  const key: Record<JobName, string> = {
+    hourly: 'schedule.hourly_collect',
+    daily: 'schedule.daily_collect',
+    monthly: 'schedule.monthly_export',
+  };
   for (const job of ['hourly', 'daily', 'monthly'] as const) {
     if (!cron.validate(expressions[job])) {
-      throw new UsageError(`${key[job]} "${expressions[job]}" is not a cron expression: use five fields (minute hour day month weekday), e.g. "7 * * * *".`);
+      throw new UsageError(
+        `${key[job]} "${expressions[job]}" is not a cron expression: use five fields (minute hour day month weekday), e.g. "7 * * * *".`,
+      );
     }
   }
   return expressions;
@@ -147,7 +164,8 @@ class JobScheduler implements Scheduler {
     const cronLogger = {
       info: (m: string) => log.debug(m),
       warn: (m: string) => log.warn(m),
-      error: (m: string | Error, e?: Error) => log.error(String(m instanceof Error ? m.message : m), e ? { error: e.message } : {}),
+      error: (m: string | Error, e?: Error) =>
+        log.error(String(m instanceof Error ? m.message : m), e ? { error: e.message } : {}),
       debug: (m: string | Error) => log.debug(String(m instanceof Error ? m.message : m)),
     };
     for (const job of this.enabled) {
@@ -162,7 +180,12 @@ class JobScheduler implements Scheduler {
       task.on('execution:missed', () => void this.enqueue(job, 'missed'));
       this.tasks.push(task);
       if (job === 'monthly') this.monthlyTask = task;
-      this.jobs.push({ name: job, expression: this.expressions[job], description: describeJob(job, (j) => this.granularities(j)), nextRun: () => task.getNextRun() });
+      this.jobs.push({
+        name: job,
+        expression: this.expressions[job],
+        description: describeJob(job, (j) => this.granularities(j)),
+        nextRun: () => task.getNextRun(),
+      });
     }
 
     if (this.opts.catchUp ?? true) {
@@ -195,7 +218,10 @@ class JobScheduler implements Scheduler {
       this.stopController.abort(new Error('the scheduler is stopping'));
       const grace = this.opts.stopGraceMs ?? STOP_GRACE_MS;
       const finished = await Promise.race([this.chain.then(() => true), delay(grace, false, { ref: false })]);
-      if (!finished) log.warn(`the job in progress did not end within ${grace} ms; exiting anyway (its uncommitted batch is discarded)`);
+      if (!finished)
+        log.warn(
+          `the job in progress did not end within ${grace} ms; exiting anyway (its uncommitted batch is discarded)`,
+        );
       else log.info('stopped');
       this.markDone();
     })();
@@ -206,7 +232,13 @@ class JobScheduler implements Scheduler {
   async run(job: JobName, trigger: JobTrigger): Promise<JobRun> {
     const { ctx, now } = this;
     const jlog = this.log.child({ job });
-    const run = this.record({ job, trigger, started_at: new Date(now()).toISOString(), finished_at: null, outcome: 'running' });
+    const run = this.record({
+      job,
+      trigger,
+      started_at: new Date(now()).toISOString(),
+      finished_at: null,
+      outcome: 'running',
+    });
     const finish = (outcome: JobOutcome, fields: Partial<JobRun> = {}) => {
       Object.assign(run, fields, { outcome, finished_at: new Date(now()).toISOString() });
       return run;
@@ -230,14 +262,26 @@ class JobScheduler implements Scheduler {
     else jlog.warn(`job finished: ${result.outcome}`, summary);
     finish(result.outcome, fields);
     // Written after the lock is released: the textfile is this job's own, and a failure to write it is only logged.
-    await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: result.outcome, startedMs: started, finishedMs: Date.now(), ...(result.requests !== undefined ? { requests: result.requests, throttled: result.throttled ?? 0 } : {}) });
+    await writeRunMetrics(
+      { ...ctx, log: jlog },
+      {
+        command: `schedule_${job}`,
+        outcome: result.outcome,
+        startedMs: started,
+        finishedMs: Date.now(),
+        ...(result.requests !== undefined ? { requests: result.requests, throttled: result.throttled ?? 0 } : {}),
+      },
+    );
 
     if (job === 'daily' && !this.stopController.signal.aborted) this.exportCheck();
     return run;
   }
 
   /** The run lock for `job`, or why the run ends without it (skipped or failed, already logged). */
-  private async takeLock(job: JobName, jlog: Logger): Promise<RunLock | { outcome: 'skipped' | 'failed'; detail: string }> {
+  private async takeLock(
+    job: JobName,
+    jlog: Logger,
+  ): Promise<RunLock | { outcome: 'skipped' | 'failed'; detail: string }> {
     const { ctx, opts, stopController } = this;
     try {
       return await acquireRunLock(ctx.dbPath, {
@@ -257,7 +301,10 @@ class JobScheduler implements Scheduler {
       if (stopController.signal.aborted) return { outcome: 'skipped', detail: 'the scheduler is stopping' };
       jlog.error('job failed: cannot take the run lock', { error: (err as Error).message });
       const t = Date.now();
-      await writeRunMetrics({ ...ctx, log: jlog }, { command: `schedule_${job}`, outcome: 'failed', startedMs: t, finishedMs: t });
+      await writeRunMetrics(
+        { ...ctx, log: jlog },
+        { command: `schedule_${job}`, outcome: 'failed', startedMs: t, finishedMs: t },
+      );
       return { outcome: 'failed', detail: (err as Error).message };
     }
   }
@@ -295,7 +342,14 @@ class JobScheduler implements Scheduler {
       const detail = `the previous ${job} run is still in progress`;
       if (trigger === 'missed') log.debug(`${job}: missed slot already covered by a queued run`);
       else log.warn(`${job}: skipped: ${detail}`);
-      this.record({ job, trigger, started_at: new Date(now()).toISOString(), finished_at: new Date(now()).toISOString(), outcome: 'skipped', detail });
+      this.record({
+        job,
+        trigger,
+        started_at: new Date(now()).toISOString(),
+        finished_at: new Date(now()).toISOString(),
+        outcome: 'skipped',
+        detail,
+      });
       return Promise.resolve(null);
     }
     this.queued.add(job);
@@ -342,7 +396,8 @@ function checkTimeZone(tz: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
   } catch {
-    throw new UsageError(`schedule.timezone "${tz}" is not a time zone: use an IANA name such as "UTC" or "Europe/Berlin".`);
+    throw new UsageError(
+      `schedule.timezone "${tz}" is not a time zone: use an IANA name such as "UTC" or "Europe/Berlin".`,
+    );
   }
 }
-

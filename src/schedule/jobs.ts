@@ -56,13 +56,25 @@ export async function runCollectJob(env: JobEnv, granularities: readonly Granula
   );
   // Stopped part-way: the batches committed before the stop are kept, the one in progress was rolled back.
   const outcome: JobResult['outcome'] = env.signal.aborted && r.status !== 'complete' ? 'interrupted' : r.status;
-  return { outcome, runId: r.runId, rows: r.rows, requests: r.requests, throttled: r.throttled, ...(r.error ? { detail: r.error } : {}) };
+  return {
+    outcome,
+    runId: r.runId,
+    rows: r.rows,
+    requests: r.requests,
+    throttled: r.throttled,
+    ...(r.error ? { detail: r.error } : {}),
+  };
 }
 
 /** Writes the reports of one billing month (YYYY-MM) under the configured output directory. */
 export async function runExportJob(env: JobEnv, month: string): Promise<JobResult> {
   const r = await writeReport({ ...env.ctx, log: env.log }, { month, now: new Date(env.now()) });
-  return { outcome: r.partial ? 'partial' : 'complete', month, reportDir: r.dir, ...(r.partial ? { detail: 'coverage of the month is partial' } : {}) };
+  return {
+    outcome: r.partial ? 'partial' : 'complete',
+    month,
+    reportDir: r.dir,
+    ...(r.partial ? { detail: 'coverage of the month is partial' } : {}),
+  };
 }
 
 /** The manifest is written last, so its presence means the month's export finished. */
@@ -76,7 +88,13 @@ export function manifestPath(outDir: string, month: string): string {
  * when its manifest.json is not on disk. This is what catches up an export the daemon slept through: it
  * looks at the output, not at cron's memory.
  */
-export function dueExport(opts: { now: number; timeZone: string; exportDay: number; outDir: string; nextSlot?: number | null }): string | null {
+export function dueExport(opts: {
+  now: number;
+  timeZone: string;
+  exportDay: number;
+  outDir: string;
+  nextSlot?: number | null;
+}): string | null {
   if (localDate(opts.now, opts.timeZone).day < opts.exportDay) return null;
   if (opts.nextSlot != null && sameDay(opts.nextSlot, opts.now, opts.timeZone)) return null;
   const month = previousMonth(opts.now, opts.timeZone);

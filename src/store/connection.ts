@@ -18,7 +18,11 @@ export async function execSql(conn: DuckDBConnection, sql: string, params?: SqlP
 }
 
 /** Runs a query and returns every row as an object keyed by column name (see resultConverter for types). */
-export async function queryRows<T = Record<string, unknown>>(conn: DuckDBConnection, sql: string, params?: SqlParams): Promise<T[]> {
+export async function queryRows<T = Record<string, unknown>>(
+  conn: DuckDBConnection,
+  sql: string,
+  params?: SqlParams,
+): Promise<T[]> {
   let reader;
   if (hasParams(params)) {
     const { values, types } = bindParams(params);
@@ -30,7 +34,10 @@ export async function queryRows<T = Record<string, unknown>>(conn: DuckDBConnect
 }
 
 /** Like queryRows, with the result's column names (known even when no row comes back). */
-export async function queryTable(conn: DuckDBConnection, sql: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
+export async function queryTable(
+  conn: DuckDBConnection,
+  sql: string,
+): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
   const reader = await conn.runAndReadAll(sql);
   return { columns: reader.columnNames(), rows: reader.convertRowObjects(resultConverter) };
 }

@@ -6,7 +6,14 @@
 // as a literal, goes through quoteLiteral.
 import { quoteLiteral } from './sql.js';
 
-export const DATASET_STREAMS = ['usage_program', 'usage_framework', 'spend_daily', 'programs', 'frameworks', 'snapshots'] as const;
+export const DATASET_STREAMS = [
+  'usage_program',
+  'usage_framework',
+  'spend_daily',
+  'programs',
+  'frameworks',
+  'snapshots',
+] as const;
 export type DatasetStream = (typeof DATASET_STREAMS)[number];
 export type DimensionStream = Extract<DatasetStream, 'programs' | 'frameworks' | 'snapshots'>;
 export type UsageStream = Extract<DatasetStream, 'usage_program' | 'usage_framework'>;
@@ -66,7 +73,8 @@ WHERE billing_month = CAST($from AS DATE)`,
 const ORDER_SQL: Record<DatasetStream, string> = {
   usage_program: 'ORDER BY api_version, program_id, period_id, timeframe_start, metric',
   usage_framework: 'ORDER BY program_id, framework_id, period_id, timeframe_start, metric',
-  spend_daily: 'ORDER BY usage_day, org_id NULLS FIRST, program_id, line_type, framework_id NULLS FIRST, metric, period_id, rate_id NULLS FIRST, line_id',
+  spend_daily:
+    'ORDER BY usage_day, org_id NULLS FIRST, program_id, line_type, framework_id NULLS FIRST, metric, period_id, rate_id NULLS FIRST, line_id',
   programs: 'ORDER BY ALL',
   frameworks: 'ORDER BY ALL',
   snapshots: 'ORDER BY ALL',
@@ -106,7 +114,8 @@ export const DROP_STAGED_PARTITION = `DROP TABLE IF EXISTS temp.${STAGED_PARTITI
 // What the priced daily lines depend on besides usage. The price tables are small: their digest is
 // taken on every export. The inventory columns the lines carry or choose current frameworks by (not
 // last_seen_at, which every listing moves) change only in a run, so theirs is taken only after one.
-const SUM_HASH = (cols: string) => `CAST(count(*) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(${cols}) AS HUGEINT)), 0) AS VARCHAR)`;
+const SUM_HASH = (cols: string) =>
+  `CAST(count(*) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(${cols}) AS HUGEINT)), 0) AS VARCHAR)`;
 export const PRICES_DIGEST_SQL = `SELECT string_agg(d, '/' ORDER BY k) AS digest FROM (
   SELECT 1 AS k, ${SUM_HASH('t')} AS d FROM price_book t
   UNION ALL SELECT 2, ${SUM_HASH('t')} FROM price_metrics t
@@ -133,8 +142,10 @@ export function partitionParams(p: DatasetPartitionKey): Record<string, unknown>
   switch (p.stream) {
     case 'usage_program':
     case 'usage_framework': {
-      if (p.granularity === undefined || p.month === undefined) throw new Error(`a ${p.stream} partition needs a granularity and a month`);
-      if (p.granularity === 'hourly' && p.day === undefined) throw new Error(`an hourly ${p.stream} partition needs a day`);
+      if (p.granularity === undefined || p.month === undefined)
+        throw new Error(`a ${p.stream} partition needs a granularity and a month`);
+      if (p.granularity === 'hourly' && p.day === undefined)
+        throw new Error(`an hourly ${p.stream} partition needs a day`);
       const { from, to } = unitRange(p.month, p.granularity === 'hourly' ? p.day : undefined);
       return { granularity: p.granularity, from, to };
     }
@@ -154,7 +165,11 @@ export function unitsOfWindow(w: ChangedWindow): DatasetPartitionKey[] {
   const byDay = w.granularity === 'hourly';
   const seenMonths = new Set<string>();
   // Step by day from the window's first UTC day up to its (exclusive) end.
-  for (let t = Date.UTC(w.start.getUTCFullYear(), w.start.getUTCMonth(), w.start.getUTCDate()); t < w.end.getTime(); t += 86_400_000) {
+  for (
+    let t = Date.UTC(w.start.getUTCFullYear(), w.start.getUTCMonth(), w.start.getUTCDate());
+    t < w.end.getTime();
+    t += 86_400_000
+  ) {
     const day = iso(new Date(t)).slice(0, 10);
     const month = day.slice(0, 7);
     if (!w.removal) {

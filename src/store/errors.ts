@@ -4,20 +4,27 @@ import { existsSync } from 'node:fs';
 /** The database file does not exist and the command only reads what collect wrote. */
 export class StoreMissingError extends Error {
   constructor(readonly path: string) {
-    super(`The database ${path} does not exist yet: check --db (or store.db, USAGE_DB), or run \`usage-pipeline collect\` first.`);
+    super(
+      `The database ${path} does not exist yet: check --db (or store.db, USAGE_DB), or run \`usage-pipeline collect\` first.`,
+    );
     this.name = 'StoreMissingError';
   }
 }
 
 /** DuckDB's out-of-memory error (a query, a pin or a commit beyond memory_limit). */
 export function isOutOfMemory(err: unknown): boolean {
-  return /Out of Memory Error|could not allocate block|failed to pin block/i.test(err instanceof Error ? err.message : String(err));
+  return /Out of Memory Error|could not allocate block|failed to pin block/i.test(
+    err instanceof Error ? err.message : String(err),
+  );
 }
 
 /** Whether an error is DuckDB failing to read the file itself (truncated, bad checksum), not a query's fault. */
 export function isStoreCorruption(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
-  return err instanceof StoreCorruptError || /Could not read enough bytes|checksum|Corrupt database|not a valid DuckDB database/i.test(message);
+  return (
+    err instanceof StoreCorruptError ||
+    /Could not read enough bytes|checksum|Corrupt database|not a valid DuckDB database/i.test(message)
+  );
 }
 
 /** The file is not a database DuckDB can open (truncated, corrupt, or another kind of file). */
@@ -33,7 +40,9 @@ export class StoreCorruptError extends Error {
       ? `copy the analyst copy ${copy} (the database as of the last published run) to ${path}, then run \`usage-pipeline collect\`: ` +
         'it collects again whatever the copy does not hold'
       : 'restore it from a backup, or run `usage-pipeline collect` into a new file';
-    super(`the database ${path} cannot be read: ${cause}. It was not changed. Move it aside (and its .wal file, if any), then ${restore}.`);
+    super(
+      `the database ${path} cannot be read: ${cause}. It was not changed. Move it aside (and its .wal file, if any), then ${restore}.`,
+    );
     this.name = 'StoreCorruptError';
   }
 }

@@ -43,7 +43,12 @@ export const COMMIT_THREADS = 2;
 
 /** Runs fn with DuckDB's threads at `threads` (for the whole database), then back to `restore`; a failed
  *  restore does not hide the error fn failed with. */
-async function withThreads<T>(conn: DuckDBConnection, threads: number, restore: number, fn: () => Promise<T>): Promise<T> {
+async function withThreads<T>(
+  conn: DuckDBConnection,
+  threads: number,
+  restore: number,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (threads === restore) return fn();
   await execSql(conn, `SET threads = ${threads}`);
   let out: T;

@@ -8,7 +8,6 @@ import { readSql } from './sql.js';
 import type { FrameworkRow, ProgramRow, SnapshotRow } from './types.js';
 import { timestampTZ } from './values.js';
 
-
 // Parameters: $seen_at TIMESTAMPTZ, $program_ids VARCHAR[] (programs whose framework listing was
 // complete).
 const FRAMEWORKS_MARK_DELETED_SQL = `
@@ -135,7 +134,8 @@ export async function upsertInventory<R>(
       const stagingTable = `staging_${kind.what}`;
       const a = await conn.createAppender(stagingTable, 'main', 'temp');
       try {
-        if (a.columnCount !== kind.columns + 1) throw new Error(`${stagingTable} does not have the columns the appender writes`);
+        if (a.columnCount !== kind.columns + 1)
+          throw new Error(`${stagingTable} does not have the columns the appender writes`);
         let seq = 0n;
         for (const r of rows) {
           a.appendBigInt(seq++);

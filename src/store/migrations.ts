@@ -7,7 +7,6 @@ import { silentLogger, type Logger } from '../log.js';
 import { execSql, queryRows } from './connection.js';
 import { packageRoot, readSql } from './sql.js';
 
-
 // Parameters: none. The migrations already applied, in order.
 const SCHEMA_MIGRATIONS_APPLIED_SQL = `
 SELECT version, name, applied_at FROM schema_migrations ORDER BY version;`;
@@ -69,7 +68,8 @@ export function listMigrations(dir: string = SCHEMA_DIR): Migration[] {
   }
   out.sort((a, b) => a.version - b.version);
   for (let i = 1; i < out.length; i++) {
-    if (out[i]?.version === out[i - 1]?.version) throw new Error(`two migrations share version ${out[i]?.version} in ${dir}`);
+    if (out[i]?.version === out[i - 1]?.version)
+      throw new Error(`two migrations share version ${out[i]?.version} in ${dir}`);
   }
   return out;
 }
@@ -134,6 +134,9 @@ export async function migrate(conn: DuckDBConnection, opts: MigrateOptions): Pro
   }
   // One line per open, not one per migration: a new database applies them all.
   const what = dbMax === 0 ? 'created the database schema' : 'upgraded the database schema';
-  log.info(`${what}: v${dbMax} -> v${knownMax} (${pending.length} migration${pending.length === 1 ? '' : 's'})`, { from: dbMax, to: knownMax });
+  log.info(`${what}: v${dbMax} -> v${knownMax} (${pending.length} migration${pending.length === 1 ? '' : 's'})`, {
+    from: dbMax,
+    to: knownMax,
+  });
   return knownMax;
 }

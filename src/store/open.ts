@@ -12,7 +12,6 @@ import { IN_MEMORY, InProcessConflict, releaseInProcess, takeInProcess } from '.
 import { migrate, type Migration } from './migrations.js';
 import { Store } from './facade.js';
 
-
 // At a writer's open no other writer can be running, so runs still `running` were left by a process
 // that ended (a crash, SIGKILL): they are marked `interrupted`. Parameters: $now TIMESTAMPTZ.
 const RUNS_MARK_INTERRUPTED_SQL = `
@@ -89,7 +88,8 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
       } catch (err) {
         releaseInProcess(path, readOnly);
         const message = (err as Error).message ?? String(err);
-        if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
+        if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message))
+          throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
         throw err;
       }
       break;
@@ -97,7 +97,8 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
       const message = (err as Error).message ?? String(err);
       if (err instanceof StoreCorruptError || !LOCK_CONFLICT.test(message)) throw err;
       const holder = /\(PID (\d+)\)/.exec(message);
-      const detail = err instanceof InProcessConflict ? 'open in this process' : holder ? `held by PID ${holder[1]}` : '';
+      const detail =
+        err instanceof InProcessConflict ? 'open in this process' : holder ? `held by PID ${holder[1]}` : '';
       if (waited >= timeout) throw new StoreLockedError(path, waited, detail);
       opts.signal?.throwIfAborted();
       if (waited === 0) {
@@ -123,14 +124,25 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
       const n = await execSql(conn, RUNS_MARK_INTERRUPTED_SQL, { now: (opts.now ?? (() => new Date()))() });
       if (n > 0) log.warn('runs left running by a process that ended were marked interrupted', { runs: n });
     }
-    return new Store(path, readOnly, instance, conn, log, opts.now ?? (() => new Date()), version, opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit, opts.threads ?? DEFAULT_THREADS);
+    return new Store(
+      path,
+      readOnly,
+      instance,
+      conn,
+      log,
+      opts.now ?? (() => new Date()),
+      version,
+      opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit,
+      opts.threads ?? DEFAULT_THREADS,
+    );
   } catch (err) {
     conn?.closeSync();
     instance.closeSync();
     releaseInProcess(path, readOnly);
     // DuckDB reads the file's blocks lazily: a truncated file can open and then fail its first read.
     const message = (err as Error).message ?? String(err);
-    if (!(err instanceof StoreCorruptError) && CORRUPT.test(message)) throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
+    if (!(err instanceof StoreCorruptError) && CORRUPT.test(message))
+      throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
     throw err;
   }
 }

@@ -40,7 +40,8 @@ function removeStaleCopies(target: string): void {
   const prefix = `${basename(target)}.tmp-`;
   for (const name of readdirSync(dirname(target))) {
     const pid = name.startsWith(prefix) ? Number(/^(\d+)(\.wal)?$/.exec(name.slice(prefix.length))?.[1]) : NaN;
-    if (Number.isInteger(pid) && (pid === process.pid || !pidAlive(pid))) rmSync(join(dirname(target), name), { force: true });
+    if (Number.isInteger(pid) && (pid === process.pid || !pidAlive(pid)))
+      rmSync(join(dirname(target), name), { force: true });
   }
 }
 
@@ -68,7 +69,9 @@ export async function publishAnalystCopy(store: Store, opts: { target?: string; 
   if (existsSync(`${target}.wal`)) {
     // Someone opened the previous copy read-write and changed it. That WAL belongs to the old file;
     // it is theirs to close, but a session opened on the new copy before they do would see it.
-    log?.warn('the analyst copy is open read-write somewhere; analysts should open it read-only', { wal: `${target}.wal` });
+    log?.warn('the analyst copy is open read-write somewhere; analysts should open it read-only', {
+      wal: `${target}.wal`,
+    });
   }
   renameSync(tmp, target);
   fsyncPath(dirname(target));

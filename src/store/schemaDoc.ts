@@ -38,10 +38,10 @@ export async function schemaReference(): Promise<string> {
       '| consumption period (`period_id`, `period_plan`) | plan period (`period_id`, `period_plan`) | as the API gives them |',
       '| `timeframe_start` / `timeframe_end` of a bucket | the same | UTC, half-open |',
       '',
-      'Metric names are the API\'s own (v2 `metrics[].metric_name`, v1 one field per metric); their units,',
+      "Metric names are the API's own (v2 `metrics[].metric_name`, v1 one field per metric); their units,",
       'divisors and display names are in `price_metrics`. Spend: `price_*` hold the price book',
       '(config/prices.toml, refreshed when its sha256 changes), `spend_*` are the very SQL the reports run',
-      '(a month of `spend_month_program` equals that month\'s program_spend.parquet to the cent), and',
+      "(a month of `spend_month_program` equals that month's program_spend.parquet to the cent), and",
       '`queries/examples/` shows them in use. Never add granularities up: each holds the whole history.',
     ];
     let current = '';
@@ -52,7 +52,9 @@ export async function schemaReference(): Promise<string> {
         if (r.object_comment) out.push(r.object_comment, '');
         out.push('| column | type | null | meaning |', '|---|---|---|---|');
       }
-      out.push(`| ${r.column_name} | ${r.data_type} | ${r.is_nullable ? 'yes' : 'no'} | ${(r.column_comment ?? '').replace(/\|/g, '\\|')} |`);
+      out.push(
+        `| ${r.column_name} | ${r.data_type} | ${r.is_nullable ? 'yes' : 'no'} | ${(r.column_comment ?? '').replace(/\|/g, '\\|')} |`,
+      );
     }
     return out.join('\n') + '\n';
   } finally {

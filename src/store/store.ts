@@ -14,10 +14,27 @@
 export * from './types.js';
 export { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
 export { SchemaTooNewError } from './migrations.js';
-export { analystCopyName, isOutOfMemory, isStoreCorruption, StoreCorruptError, StoreLockedError, StoreMissingError } from './errors.js';
+export {
+  analystCopyName,
+  isOutOfMemory,
+  isStoreCorruption,
+  StoreCorruptError,
+  StoreLockedError,
+  StoreMissingError,
+} from './errors.js';
 export { IN_MEMORY } from './inProcessLock.js';
 export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js';
 export { PAGE_SLOTS, Store } from './facade.js';
-export { DATASET_LAYOUT, DATASET_STREAMS, DIMENSION_STREAMS, STAGED_PARTITION, unitsOfWindow, type ChangedWindow, type DatasetFingerprint, type DatasetPartitionKey, type DatasetStream } from './dataset.js';
+export {
+  DATASET_LAYOUT,
+  DATASET_STREAMS,
+  DIMENSION_STREAMS,
+  STAGED_PARTITION,
+  unitsOfWindow,
+  type ChangedWindow,
+  type DatasetFingerprint,
+  type DatasetPartitionKey,
+  type DatasetStream,
+} from './dataset.js';
 export type { DatasetState } from './facade/exports.js';
 export type { BucketTable, HourlyDay, Removal } from './facade/usage.js';

@@ -134,7 +134,8 @@ export class StagedUsageBatch implements UsageBatch {
     readonly spec: UsageBatchSpec,
   ) {
     this.isFramework = spec.table === 'usage_framework';
-    if (spec.table !== 'usage_program' && spec.table !== 'usage_framework') throw new Error(`unknown usage table ${String(spec.table)}`);
+    if (spec.table !== 'usage_program' && spec.table !== 'usage_framework')
+      throw new Error(`unknown usage table ${String(spec.table)}`);
     if (this.isFramework && spec.apiVersion !== undefined) throw new Error('apiVersion applies to usage_program only');
     if (!(spec.windowStart.getTime() < spec.windowEnd.getTime())) {
       throw new Error(`empty or inverted window [${spec.windowStart.toISOString()}, ${spec.windowEnd.toISOString()})`);
@@ -168,7 +169,8 @@ export class StagedUsageBatch implements UsageBatch {
     if (!this.writer) {
       const rows = await this.conn!.createAppender('staging_rows', 'main', 'temp');
       const items = await this.conn!.createAppender('staging_items', 'main', 'temp');
-      if (rows.columnCount !== STAGING_COLUMNS || items.columnCount !== ITEM_COLUMNS) throw new Error('the staging tables do not have the columns the writer appends');
+      if (rows.columnCount !== STAGING_COLUMNS || items.columnCount !== ITEM_COLUMNS)
+        throw new Error('the staging tables do not have the columns the writer appends');
       this.writer = new WideChunkWriter(rows, items, this.book);
     }
     return this.writer;
@@ -222,9 +224,14 @@ export class StagedUsageBatch implements UsageBatch {
     return run;
   }
 
-  private async loadPage(source: PageSource, reader: (writer: WideChunkWriter, book: PeriodBook) => PageRead): Promise<PageLoaded> {
-    if (this.state !== 'open') throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
-    if ((source === 'v2_frameworks') !== this.isFramework) throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
+  private async loadPage(
+    source: PageSource,
+    reader: (writer: WideChunkWriter, book: PeriodBook) => PageRead,
+  ): Promise<PageLoaded> {
+    if (this.state !== 'open')
+      throw new Error(`cannot append to a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
+    if ((source === 'v2_frameworks') !== this.isFramework)
+      throw new Error(`a ${source} page does not belong in a ${this.spec.table} batch`);
     const writer = await this.openWriter();
     return this.host.pageSlot(async () => {
       let read;
@@ -270,7 +277,10 @@ export class StagedUsageBatch implements UsageBatch {
   private async checkOrg(conn: DuckDBConnection): Promise<void> {
     const orgId = this.spec.scope.orgId;
     if (this.isFramework || orgId === undefined) return;
-    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, ANSWER_IDS_OTHER_ORG_SQL, { rowless: [...this.rowless], org_id: orgId });
+    const [stray] = await queryRows<{ id: string; org_id: string }>(conn, ANSWER_IDS_OTHER_ORG_SQL, {
+      rowless: [...this.rowless],
+      org_id: orgId,
+    });
     if (stray) {
       throw new UsageBatchError(
         `the answer holds program ${stray.id}, which the inventory places in organization ${stray.org_id}, not ${orgId}: ` +
@@ -280,11 +290,18 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   /** Rows the window and scope hold now, and how many of them no page returned (the replacement deletes those). */
-  private async deletions(conn: DuckDBConnection, table: keyof typeof TABLE_SQL): Promise<{ existing: number; unseen: number }> {
-    const [r] = await queryRows<{ existing: bigint; unseen: bigint }>(conn, readSql(TABLE_SQL[table].windowDeletionsFile), {
-      ...this.windowParams(),
-      ...this.scopeParams(),
-    });
+  private async deletions(
+    conn: DuckDBConnection,
+    table: keyof typeof TABLE_SQL,
+  ): Promise<{ existing: number; unseen: number }> {
+    const [r] = await queryRows<{ existing: bigint; unseen: bigint }>(
+      conn,
+      readSql(TABLE_SQL[table].windowDeletionsFile),
+      {
+        ...this.windowParams(),
+        ...this.scopeParams(),
+      },
+    );
     return { existing: Number(r?.existing ?? 0), unseen: Number(r?.unseen ?? 0) };
   }
 
@@ -371,7 +388,8 @@ export class StagedUsageBatch implements UsageBatch {
       : 'src/store/sql/staging_usage_duplicate_program.sql';
     // Only ids whose rows could repeat a key are grouped; with none, no key can repeat.
     const suspects = [...(this.writer?.keys.suspects ?? [])];
-    const [dup] = suspects.length === 0 ? [] : await queryRows<Record<string, unknown>>(conn, readSql(dupSql), { ids: suspects });
+    const [dup] =
+      suspects.length === 0 ? [] : await queryRows<Record<string, unknown>>(conn, readSql(dupSql), { ids: suspects });
     // A bucket whose metrics came in parts, none twice, is one bucket: folded, as the long rows were.
     if (dup && dup.metric === null) await execSql(conn, readSql('src/store/sql/staging_usage_merge.sql'));
     else if (dup) {
@@ -409,7 +427,8 @@ export class StagedUsageBatch implements UsageBatch {
   }
 
   async commit(): Promise<{ rows: number }> {
-    if (this.state !== 'open') throw new Error(`cannot commit a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
+    if (this.state !== 'open')
+      throw new Error(`cannot commit a usage batch that is ${this.state === 'closed' ? 'closed' : 'committing'}`);
     this.state = 'committing';
     const done = this.commitStaged();
     this.committing = done;
@@ -422,7 +441,10 @@ export class StagedUsageBatch implements UsageBatch {
       await this.open();
       const conn = this.conn!;
       this.writer?.close(); // its suspects (BucketKeys) are still read by the checks below
-      if (this.refused) throw new UsageBatchError(`${this.spec.table} batch refused, nothing was written: one of its pages was refused`);
+      if (this.refused)
+        throw new UsageBatchError(
+          `${this.spec.table} batch refused, nothing was written: one of its pages was refused`,
+        );
       // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
       await this.flushPeriods(conn);
       await this.checkOrg(conn);

@@ -67,7 +67,9 @@ function bindOne(v: unknown): Bound {
     default:
       break;
   }
-  throw new TypeError(`cannot bind a value of type ${typeof v === 'object' ? (v).constructor?.name : typeof v} as an SQL parameter`);
+  throw new TypeError(
+    `cannot bind a value of type ${typeof v === 'object' ? v.constructor?.name : typeof v} as an SQL parameter`,
+  );
 }
 
 function bindList(items: readonly unknown[]): Bound {

@@ -14,7 +14,8 @@ export const STAGING_COLUMNS = TYPES.length;
 export const ITEM_COLUMNS = 4; // item, org_id, program_id, framework_id
 const CHUNK_ROWS = 2048; // DuckDB's standard vector size
 // The writer lays int64 cells and validity words out as DuckDB does on a little-endian machine.
-if (endianness() !== 'LE') throw new Error('usage-pipeline writes DuckDB vectors in little-endian order; this machine is big-endian');
+if (endianness() !== 'LE')
+  throw new Error('usage-pipeline writes DuckDB vectors in little-endian order; this machine is big-endian');
 
 /**
  * Fills data chunks of staging_rows and hands each full one to its appender; a row's ids go once per run
@@ -54,9 +55,18 @@ export class WideChunkWriter {
   }
 
   /** One bucket row; `metrics` in METRIC_COLUMNS order (a shorter list leaves the rest NULL), null = not reported. */
-  add(org: string | null, program: string, framework: string | null, period: number, start: Int64, end: Int64, metrics: ArrayLike<Int64 | null>): void {
+  add(
+    org: string | null,
+    program: string,
+    framework: string | null,
+    period: number,
+    start: Int64,
+    end: Int64,
+    metrics: ArrayLike<Int64 | null>,
+  ): void {
     this.keys.see(framework ?? program, period, start);
-    if (program !== this.program || framework !== this.framework || org !== this.org) this.newItem(org, program, framework);
+    if (program !== this.program || framework !== this.framework || org !== this.org)
+      this.newItem(org, program, framework);
     const i = this.row;
     this.words[0]![i] = this.item;
     this.words[1]![i] = period;
@@ -164,7 +174,12 @@ export function writePage(page: PageRows, org: string | null, book: PeriodBook, 
     const period = page.rowPeriod[r]!;
     let local = locals[period]!;
     if (local < 0) {
-      local = book.period(page.periodIds[period]!, page.periodPlans[period]!, page.periodStarts[period]!, page.periodEnds[period]!);
+      local = book.period(
+        page.periodIds[period]!,
+        page.periodPlans[period]!,
+        page.periodStarts[period]!,
+        page.periodEnds[period]!,
+      );
       locals[period] = local;
     }
     for (let m = 0; m < metrics.length; m++) metrics[m] = page.metric(r, m);
@@ -172,7 +187,13 @@ export function writePage(page: PageRows, org: string | null, book: PeriodBook, 
     withRows[item] = 1;
   }
   const rowless: string[] = [];
-  for (let i = 0; i < withRows.length; i++) if (withRows[i] === 0) rowless.push(page.frameworkIds[i] ?? page.programIds[i]!);
-  return { items: page.items, cursor: page.cursor, programIds: page.programIds, rowlessIds: rowless, values: page.values };
+  for (let i = 0; i < withRows.length; i++)
+    if (withRows[i] === 0) rowless.push(page.frameworkIds[i] ?? page.programIds[i]!);
+  return {
+    items: page.items,
+    cursor: page.cursor,
+    programIds: page.programIds,
+    rowlessIds: rowless,
+    values: page.values,
+  };
 }
-

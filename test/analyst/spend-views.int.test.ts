@@ -22,7 +22,12 @@ describe('spend views in the analyst copy', () => {
   let parquet: string;
 
   beforeAll(async () => {
-    const r = await demoCommand({ db: join(dir, 'usage.duckdb'), outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
+    const r = await demoCommand({
+      db: join(dir, 'usage.duckdb'),
+      outDir: join(dir, 'reports'),
+      now: () => NOW,
+      log: silentLogger,
+    });
     expect(r.collect.exitCode).toBe(0);
     parquet = quoteLiteral(join(dir, 'reports', '2026-10', 'program_spend.parquet'));
     store = await openStore({ path: r.analystCopy!, readOnly: true });
@@ -30,7 +35,9 @@ describe('spend views in the analyst copy', () => {
   afterAll(async () => store?.close());
 
   it('holds the price book and the metric catalogue as tables', async () => {
-    const [book] = await rawSql(store).query<{ revision: string; n: bigint }>('SELECT revision, (SELECT count(*) FROM price_rates) AS n FROM price_book');
+    const [book] = await rawSql(store).query<{ revision: string; n: bigint }>(
+      'SELECT revision, (SELECT count(*) FROM price_rates) AS n FROM price_book',
+    );
     expect(book!.revision).toBe('2025-10-01.3');
     expect(Number(book!.n)).toBeGreaterThan(10);
     const m = await rawSql(store).query<{ metric: string; divisor: bigint; display_name: string; aggregation: string }>(
@@ -42,7 +49,7 @@ describe('spend views in the analyst copy', () => {
     ]);
   });
 
-  it('gives last month\'s total per program and in all equal to program_spend.parquet to the cent', async () => {
+  it("gives last month's total per program and in all equal to program_spend.parquet to the cent", async () => {
     const fromFile = await rawSql(store).query<{ program_id: string; cost: string | null }>(
       `SELECT program_id, CAST(sum(cost) AS VARCHAR) AS cost FROM read_parquet(${parquet}) GROUP BY program_id ORDER BY program_id`,
     );
@@ -77,20 +84,28 @@ describe('spend views in the analyst copy', () => {
   });
 
   it('marks unpriced usage with a NULL cost and a reason', async () => {
-    const rows = await rawSql(store).query<{ cost: string | null; unpriced_reason: string | null; period_plan: string }>(
-      'SELECT cost, unpriced_reason, period_plan FROM spend_lines WHERE NOT priced AND billing_month = $m', { m: MONTH },
-    );
+    const rows = await rawSql(store).query<{
+      cost: string | null;
+      unpriced_reason: string | null;
+      period_plan: string;
+    }>('SELECT cost, unpriced_reason, period_plan FROM spend_lines WHERE NOT priced AND billing_month = $m', {
+      m: MONTH,
+    });
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) {
       expect(r.cost).toBeNull();
       expect(r.unpriced_reason).toMatch(/^unpriced: /);
     }
-    const [n] = await rawSql(store).query<{ n: bigint }>("SELECT count(*) AS n FROM spend_lines WHERE priced AND (cost IS NULL OR unpriced_reason IS NOT NULL)");
+    const [n] = await rawSql(store).query<{ n: bigint }>(
+      'SELECT count(*) AS n FROM spend_lines WHERE priced AND (cost IS NULL OR unpriced_reason IS NOT NULL)',
+    );
     expect(Number(n!.n)).toBe(0);
   });
 
-  it('gives a date range\'s spend as the sum of its days (example 08)', async () => {
-    const days = await rawSql(store).query<{ usage_day: Date; cost: string }>(example('08_spend_by_day_for_a_range.sql'));
+  it("gives a date range's spend as the sum of its days (example 08)", async () => {
+    const days = await rawSql(store).query<{ usage_day: Date; cost: string }>(
+      example('08_spend_by_day_for_a_range.sql'),
+    );
     expect(days.length).toBe(14);
     const cents = (v: string | null) => Math.round(Number(v ?? 0) * 100);
     const [range] = await rawSql(store).query<{ cost: string }>(
@@ -101,15 +116,21 @@ describe('spend views in the analyst copy', () => {
   });
 
   it('example 07 is spend_month_program for last month, every program of the parquet file', async () => {
-    const rows = await rawSql(store).query<{ program_id: string; cost: string | null }>(example('07_spend_by_program_last_month.sql'));
-    const [f] = await rawSql(store).query<{ n: bigint; cost: string }>(`SELECT count(DISTINCT program_id) AS n, CAST(sum(cost) AS VARCHAR) AS cost FROM read_parquet(${parquet})`);
+    const rows = await rawSql(store).query<{ program_id: string; cost: string | null }>(
+      example('07_spend_by_program_last_month.sql'),
+    );
+    const [f] = await rawSql(store).query<{ n: bigint; cost: string }>(
+      `SELECT count(DISTINCT program_id) AS n, CAST(sum(cost) AS VARCHAR) AS cost FROM read_parquet(${parquet})`,
+    );
     expect(rows.length).toBe(Number(f!.n));
     const total = rows.reduce((a, r) => a + Math.round(Number(r.cost ?? 0) * 100), 0);
     expect(total).toBe(Math.round(Number(f!.cost) * 100));
   });
 
   it('example 01 counts legacy compute: without its LIMIT it covers v1 and v2 programs', async () => {
-    const rows = await rawSql(store).query<{ api_version: string; compute_hours: number }>(example('01_compute_hours_last_month.sql').replace(/LIMIT 5;/, ';'));
+    const rows = await rawSql(store).query<{ api_version: string; compute_hours: number }>(
+      example('01_compute_hours_last_month.sql').replace(/LIMIT 5;/, ';'),
+    );
     expect(new Set(rows.map((r) => r.api_version))).toEqual(new Set(['v1', 'v2']));
     const [truth] = await rawSql(store).query<{ h: number }>(
       `SELECT sum(value) FILTER (WHERE metric = 'compute_unit_seconds') / 3600 + sum(value) FILTER (WHERE metric = 'compute_time_seconds') / 3600 AS h
@@ -127,20 +148,27 @@ describe('spend views in the analyst copy', () => {
     const [fw] = await rawSql(store).query<{ s: bigint }>(
       "SELECT sum(value) AS s FROM usage_framework WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND timeframe_start >= TIMESTAMPTZ '2026-10-01 00:00:00+00' AND timeframe_start < TIMESTAMPTZ '2026-11-01 00:00:00+00'",
     );
-    expect(rows.filter((r) => r.api_version === 'v2').reduce((a, r) => a + BigInt(r.raw_seconds), 0n)).toBe(BigInt(fw!.s));
+    expect(rows.filter((r) => r.api_version === 'v2').reduce((a, r) => a + BigInt(r.raw_seconds), 0n)).toBe(
+      BigInt(fw!.s),
+    );
   });
 
   it('example 10 trends v1 and v2 storage by month in GB-months', async () => {
-    const rows = await rawSql(store).query<{ month: unknown; api_version: string; gb_months: number }>(example('10_storage_trend.sql'));
+    const rows = await rawSql(store).query<{ month: unknown; api_version: string; gb_months: number }>(
+      example('10_storage_trend.sql'),
+    );
     expect(new Set(rows.map((r) => r.api_version))).toEqual(new Set(['v1', 'v2']));
     expect(new Set(rows.map((r) => String(r.month))).size).toBeGreaterThan(3);
     expect(rows.every((r) => r.gb_months >= 0)).toBe(true);
   });
 
   it('example 11 sets public transfer against the allowance, which the billable part is net of', async () => {
-    const rows = await rawSql(store).query<{ public_gb: string; included_gb: string | null; allowance_used_gb: string; billable_gb: string }>(
-      example('11_transfer_against_allowance.sql'),
-    );
+    const rows = await rawSql(store).query<{
+      public_gb: string;
+      included_gb: string | null;
+      allowance_used_gb: string;
+      billable_gb: string;
+    }>(example('11_transfer_against_allowance.sql'));
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.some((r) => r.included_gb !== null && Number(r.included_gb) === 500)).toBe(true);
     for (const r of rows) {
@@ -149,7 +177,11 @@ describe('spend views in the analyst copy', () => {
     }
   });
 
-  it.each(readdirSync('queries/examples').filter((f) => f.endsWith('.sql')).sort())('%s runs against the demo database', async (file) => {
+  it.each(
+    readdirSync('queries/examples')
+      .filter((f) => f.endsWith('.sql'))
+      .sort(),
+  )('%s runs against the demo database', async (file) => {
     const rows = await rawSql(store).query(example(file));
     expect(rows.length, file).toBeGreaterThan(0);
   });

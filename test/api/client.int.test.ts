@@ -1,5 +1,11 @@
 // The client against a real HTTP server on 127.0.0.1 (node:http), scripted per test.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient, buildQuery, type ClientOptions } from '../../src/api/client.js';
@@ -162,7 +168,9 @@ describe('ApiClient', () => {
 
   it('honours Retry-After given as an HTTP date', async () => {
     const { client, delays } = makeClient();
-    steps = [apiError(503, 'UNAVAILABLE', 'maintenance', { 'retry-after': new Date(Date.now() + 5_000).toUTCString() })];
+    steps = [
+      apiError(503, 'UNAVAILABLE', 'maintenance', { 'retry-after': new Date(Date.now() + 5_000).toUTCString() }),
+    ];
     await client.getJson('/x');
     await client.close();
     expect(delays).toHaveLength(1);
@@ -229,7 +237,9 @@ describe('ApiClient', () => {
     expect(e404).toBeInstanceOf(ApiError);
     expect(e404.status).toBe(404);
     expect(e404.code).toBe('NOT_FOUND');
-    expect(e404.message).toMatch(/^GET \/consumption_history\/v2\/programs answered 404 \(code NOT_FOUND, request id [0-9a-f-]{36}\): not a member/);
+    expect(e404.message).toMatch(
+      /^GET \/consumption_history\/v2\/programs answered 404 \(code NOT_FOUND, request id [0-9a-f-]{36}\): not a member/,
+    );
     expect(isRetryable(e404)).toBe(false);
     expect(e401).toBeInstanceOf(ApiError);
     expect(e401.status).toBe(401);

@@ -45,7 +45,12 @@ describe('parseJson', () => {
   });
 
   it('refuses bytes that are not UTF-8 on both paths, where JSON.parse would read U+FFFD', () => {
-    const bad = (long: boolean) => Buffer.concat([Buffer.from(`{"n": ${long ? '12345678901234567' : '1'}, "s": "a`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const bad = (long: boolean) =>
+      Buffer.concat([
+        Buffer.from(`{"n": ${long ? '12345678901234567' : '1'}, "s": "a`),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}'),
+      ]);
     for (const long of [false, true]) expect(() => parseJson(bad(long))).toThrow(/^\$\.s: not valid UTF-8 at byte/);
     expect(parseJson(Buffer.from('{"s": "\u00e9t\u00e9 \u{1F600}"}'))).toEqual({ s: '\u00e9t\u00e9 \u{1F600}' });
   });
@@ -71,7 +76,9 @@ describe('parseJson', () => {
         },
       ],
     }).replace('"BIG"', big.toString());
-    const v = parseJson(text) as { programs: Array<{ periods: Array<{ consumption: Array<{ metrics: Array<{ value: unknown }> }> }> }> };
+    const v = parseJson(text) as {
+      programs: Array<{ periods: Array<{ consumption: Array<{ metrics: Array<{ value: unknown }> }> }> }>;
+    };
     expect(v.programs[0]?.periods[0]?.consumption[0]?.metrics[0]?.value).toBe(big);
   });
 });

@@ -98,7 +98,13 @@ describe('RateLimiter', () => {
 
   it('holds the per-route second window when the per-key rate is not the binding one', async () => {
     const time = fakeTime();
-    const limiter = new RateLimiter({ perMinute: 60_000, perSecondPerRoute: 40, headroom: 0.05, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({
+      perMinute: 60_000,
+      perSecondPerRoute: 40,
+      headroom: 0.05,
+      clock: time.clock,
+      sleep: time.sleep,
+    });
     const sends = await run(limiter, time, { workers: 16, routes: ['/a', '/b'], untilMs: 5_000 });
     for (const route of ['/a', '/b']) {
       const rt = sends.filter((s) => s.route === route).map((s) => s.t);
@@ -111,7 +117,13 @@ describe('RateLimiter', () => {
 
   it('after a 429 pauses, lowers the rate, and recovers gradually to the configured rate, never above', async () => {
     const time = fakeTime();
-    const limiter = new RateLimiter({ perMinute: 700, perSecondPerRoute: 40, headroom: 0.05, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({
+      perMinute: 700,
+      perSecondPerRoute: 40,
+      headroom: 0.05,
+      clock: time.clock,
+      sleep: time.sleep,
+    });
     const target = 700 * 0.95;
     const rates: Array<{ t: number; rate: number }> = [];
     let throttled = false;
@@ -154,7 +166,13 @@ describe('RateLimiter', () => {
 
   it('a 429 without Retry-After still pauses briefly', async () => {
     const time = fakeTime();
-    const limiter = new RateLimiter({ perMinute: 6_000, perSecondPerRoute: 100, headroom: 0.05, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({
+      perMinute: 6_000,
+      perSecondPerRoute: 100,
+      headroom: 0.05,
+      clock: time.clock,
+      sleep: time.sleep,
+    });
     await limiter.acquire('/r');
     limiter.onThrottled();
     await limiter.acquire('/r');
@@ -162,9 +180,19 @@ describe('RateLimiter', () => {
   });
 
   it('caps the pause of a Retry-After of a day at maxPauseMs (60 s by default)', async () => {
-    for (const [maxPauseMs, expected] of [[undefined, 60_000], [5_000, 5_000]] as const) {
+    for (const [maxPauseMs, expected] of [
+      [undefined, 60_000],
+      [5_000, 5_000],
+    ] as const) {
       const time = fakeTime();
-      const limiter = new RateLimiter({ perMinute: 6_000, perSecondPerRoute: 100, headroom: 0.05, clock: time.clock, sleep: time.sleep, ...(maxPauseMs ? { maxPauseMs } : {}) });
+      const limiter = new RateLimiter({
+        perMinute: 6_000,
+        perSecondPerRoute: 100,
+        headroom: 0.05,
+        clock: time.clock,
+        sleep: time.sleep,
+        ...(maxPauseMs ? { maxPauseMs } : {}),
+      });
       await limiter.acquire('/r');
       limiter.onThrottled(86_400_000);
       const before = time.t.now;
@@ -177,7 +205,13 @@ describe('RateLimiter', () => {
   it('serves concurrent acquirers first come, first served, across routes', async () => {
     const time = fakeTime();
     // One per second per route: the second '/a' must wait a second, and '/b', asked after it, waits behind it.
-    const limiter = new RateLimiter({ perMinute: 60_000, perSecondPerRoute: 1, headroom: 0.05, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({
+      perMinute: 60_000,
+      perSecondPerRoute: 1,
+      headroom: 0.05,
+      clock: time.clock,
+      sleep: time.sleep,
+    });
     const order: string[] = [];
     const calls = ['a1', 'a2', 'b1', 'a3', 'c1', 'b2'].map((name) =>
       limiter.acquire('/' + name[0]).then(() => order.push(name)),
@@ -189,7 +223,13 @@ describe('RateLimiter', () => {
   it('lets a waiter of higher priority go ahead of lower ones already waiting, but never twice in a row, first come first served within a priority', async () => {
     const time = fakeTime();
     // One send per second in all: every acquirer after the first waits, so the order is the limiter's.
-    const limiter = new RateLimiter({ perMinute: 60, perSecondPerRoute: 1_000, headroom: 0, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({
+      perMinute: 60,
+      perSecondPerRoute: 1_000,
+      headroom: 0,
+      clock: time.clock,
+      sleep: time.sleep,
+    });
     const order: string[] = [];
     const waiters: [name: string, priority: number][] = [
       ['f1', 0],
@@ -200,7 +240,9 @@ describe('RateLimiter', () => {
       ['p2', 1],
       ['p3', 1],
     ];
-    const calls = waiters.map(([name, priority]) => limiter.acquire(name.startsWith('p') ? '/programs' : '/frameworks', priority).then(() => order.push(name)));
+    const calls = waiters.map(([name, priority]) =>
+      limiter.acquire(name.startsWith('p') ? '/programs' : '/frameworks', priority).then(() => order.push(name)),
+    );
     await Promise.all(calls);
     // f1 was granted at once; p1 then goes ahead of f2, f3 and f4, but the lower ones are not starved:
     // while both wait, grants alternate, each in its own order; p3 then follows p2, nothing lower waiting.
@@ -210,7 +252,13 @@ describe('RateLimiter', () => {
   it('keeps the rate when the pump wakes late: a send is paced from when it was due, never closer than half an interval', async () => {
     // A busy event loop wakes the pump late: each sleep here ends 30 ms after it was due.
     const time = fakeTime(30);
-    const limiter = new RateLimiter({ perMinute: 600, perSecondPerRoute: 1_000, headroom: 0, clock: time.clock, sleep: time.sleep });
+    const limiter = new RateLimiter({
+      perMinute: 600,
+      perSecondPerRoute: 1_000,
+      headroom: 0,
+      clock: time.clock,
+      sleep: time.sleep,
+    });
     const times: number[] = [];
     await Promise.all(Array.from({ length: 101 }, () => limiter.acquire('/r').then(() => times.push(time.t.now))));
     // 600/min is one per 100 ms: 100 intervals take 10 s, not 13 s (paced from each late send).
@@ -223,7 +271,9 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter({ perMinute: 3_000, perSecondPerRoute: 100, headroom: 0 });
     const start = performance.now();
     const stamps: number[] = [];
-    await Promise.all(Array.from({ length: 5 }, () => limiter.acquire('/r').then(() => stamps.push(performance.now()))));
+    await Promise.all(
+      Array.from({ length: 5 }, () => limiter.acquire('/r').then(() => stamps.push(performance.now()))),
+    );
     // 3000/min is one per 20 ms: five sends take at least 80 ms.
     expect(performance.now() - start).toBeGreaterThanOrEqual(79);
     // Sends are granted at least 20 ms apart, but a stamp is taken when its promise callback runs, which a

@@ -11,18 +11,36 @@ import { silentLogger } from '../../src/log.js';
 const T0 = Date.parse('2026-11-26T10:07:00Z');
 
 describe('metrics textfile', () => {
-  it('keeps other commands\' series, replaces this one\'s, and adds up the counters', () => {
-    let s = mergeRun(new Map(), { command: 'schedule_hourly', outcome: 'complete', startedMs: T0, finishedMs: T0 + 4_500, requests: 40, throttled: 2 });
+  it("keeps other commands' series, replaces this one's, and adds up the counters", () => {
+    let s = mergeRun(new Map(), {
+      command: 'schedule_hourly',
+      outcome: 'complete',
+      startedMs: T0,
+      finishedMs: T0 + 4_500,
+      requests: 40,
+      throttled: 2,
+    });
     s = mergeRun(s, { command: 'schedule_monthly', outcome: 'complete', startedMs: T0, finishedMs: T0 + 1_000 });
-    s = mergeRun(parseTextfile(renderTextfile(s)), { command: 'schedule_hourly', outcome: 'failed', startedMs: T0 + 3_600_000, finishedMs: T0 + 3_601_000, requests: 5, throttled: 1 });
+    s = mergeRun(parseTextfile(renderTextfile(s)), {
+      command: 'schedule_hourly',
+      outcome: 'failed',
+      startedMs: T0 + 3_600_000,
+      finishedMs: T0 + 3_601_000,
+      requests: 5,
+      throttled: 1,
+    });
     const text = renderTextfile(s);
     expect(text).toContain('usage_pipeline_api_requests_total{command="schedule_hourly"} 45\n');
     expect(text).toContain('usage_pipeline_api_throttled_total{command="schedule_hourly"} 3\n');
     expect(text).toContain('usage_pipeline_last_run_outcome{command="schedule_hourly",outcome="failed"} 1\n');
     expect(text).toContain('usage_pipeline_last_run_outcome{command="schedule_hourly",outcome="complete"} 0\n');
     // The last success stays at the run that succeeded; the last run moves on.
-    expect(text).toContain(`usage_pipeline_last_success_timestamp_seconds{command="schedule_hourly"} ${(T0 + 4_500) / 1000}\n`);
-    expect(text).toContain(`usage_pipeline_last_run_timestamp_seconds{command="schedule_hourly"} ${(T0 + 3_601_000) / 1000}\n`);
+    expect(text).toContain(
+      `usage_pipeline_last_success_timestamp_seconds{command="schedule_hourly"} ${(T0 + 4_500) / 1000}\n`,
+    );
+    expect(text).toContain(
+      `usage_pipeline_last_run_timestamp_seconds{command="schedule_hourly"} ${(T0 + 3_601_000) / 1000}\n`,
+    );
     expect(text).toContain('usage_pipeline_last_run_duration_seconds{command="schedule_hourly"} 1\n');
     expect(text).toContain('usage_pipeline_last_run_outcome{command="schedule_monthly",outcome="complete"} 1\n');
     expect(text).toMatch(/^# TYPE usage_pipeline_api_requests_total counter$/m);
@@ -30,22 +48,34 @@ describe('metrics textfile', () => {
     expect(text.match(/^# TYPE usage_pipeline_last_run_outcome gauge$/gm)?.length).toBe(1);
   });
 
-  it('reads a command\'s outcome from its result', () => {
+  it("reads a command's outcome from its result", () => {
     expect(outcomeOf({ status: 'partial', exitCode: 2 })).toBe('partial');
     expect(outcomeOf({ exitCode: 2 })).toBe('partial');
     expect(outcomeOf({ exitCode: 0 })).toBe('complete');
     expect(outcomeOf({ dir: '/x' })).toBe('complete');
   });
 
-  it('writes the configured file whole, with the database\'s size, and nothing when none is configured', async () => {
+  it("writes the configured file whole, with the database's size, and nothing when none is configured", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-metrics-'));
     const db = join(dir, 'usage.duckdb');
     writeFileSync(db, Buffer.alloc(1234));
     const textfile = join(dir, 'metrics', 'usage-pipeline.prom');
-    const none = commandContext({ db, cwd: dir, env: {}, log: silentLogger, config: writeConfig(dir, 'none.toml', '') });
+    const none = commandContext({
+      db,
+      cwd: dir,
+      env: {},
+      log: silentLogger,
+      config: writeConfig(dir, 'none.toml', ''),
+    });
     await writeRunMetrics(none, { command: 'collect', outcome: 'complete', startedMs: T0, finishedMs: T0 + 1 });
     expect(readdirSync(dir).sort()).toEqual(['none.toml', 'usage.duckdb']);
-    const ctx = commandContext({ db, cwd: dir, env: {}, log: silentLogger, config: writeConfig(dir, 'usage.toml', '[metrics]\ntextfile = "metrics/usage-pipeline.prom"\n') });
+    const ctx = commandContext({
+      db,
+      cwd: dir,
+      env: {},
+      log: silentLogger,
+      config: writeConfig(dir, 'usage.toml', '[metrics]\ntextfile = "metrics/usage-pipeline.prom"\n'),
+    });
     // A folder that does not exist: the run is not failed for it (a warning), and nothing half-written is left.
     await writeRunMetrics(ctx, { command: 'collect', outcome: 'complete', startedMs: T0, finishedMs: T0 + 1 });
     expect(existsSync(textfile)).toBe(false);

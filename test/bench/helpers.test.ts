@@ -3,7 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import { baselineSql } from '../../bench/baseline.js';
 import { summariseProfile, type CpuProfile } from '../../bench/cpuprofile.js';
-import { computeMinimum, DEFAULT_PAGE_SIZES, fewestFrameworkRequests, fullLastPage, minimumRequests, OUR_PAGE_SIZES, pagesFor } from '../../bench/minimum.js';
+import {
+  computeMinimum,
+  DEFAULT_PAGE_SIZES,
+  fewestFrameworkRequests,
+  fullLastPage,
+  minimumRequests,
+  OUR_PAGE_SIZES,
+  pagesFor,
+} from '../../bench/minimum.js';
 import { extrapolateBaseline, markdownTable, rateBoundS } from '../../bench/table.js';
 import { benchPlan } from '../../bench/windows.js';
 import { listFrameworks, listPrograms } from '../../src/sandbox/consumption.js';
@@ -37,7 +45,17 @@ describe('minimumRequests', () => {
       const legacy = world.orgById.get(id)?.billing === 'legacy';
       const programs = listPrograms(world, legacy ? 'v1_programs' : 'v2_programs', new Set([id]), q);
       expected += 1 + Math.max(1, Math.ceil(programs.length / 100));
-      if (!legacy) expected += Math.max(1, Math.ceil(listFrameworks(world, programs.map((p) => p.id), q).length / 1000));
+      if (!legacy)
+        expected += Math.max(
+          1,
+          Math.ceil(
+            listFrameworks(
+              world,
+              programs.map((p) => p.id),
+              q,
+            ).length / 1000,
+          ),
+        );
     }
     expect(c.total).toBe(expected);
     expect(c.forbidden).toBe(world.personal_org_ids.length);
@@ -47,7 +65,13 @@ describe('minimumRequests', () => {
   it('needs more requests at the default page sizes, and fewer for a subset', () => {
     const ours = minimumRequests(world, [w], now, OUR_PAGE_SIZES);
     const naive = minimumRequests(world, [w], now, DEFAULT_PAGE_SIZES);
-    const subset = minimumRequests(world, [w], now, DEFAULT_PAGE_SIZES, new Map(world.personal_org_ids.map((id) => [id, 2])));
+    const subset = minimumRequests(
+      world,
+      [w],
+      now,
+      DEFAULT_PAGE_SIZES,
+      new Map(world.personal_org_ids.map((id) => [id, 2])),
+    );
     expect(naive.total).toBeGreaterThan(ours.total);
     expect(subset.total).toBeLessThan(naive.total);
     expect(subset.programs).toBe(2 * world.personal_org_ids.length);
@@ -57,7 +81,11 @@ describe('minimumRequests', () => {
 describe('fewestFrameworkRequests', () => {
   const chunked = (counts: number[]) => {
     let pages = 0;
-    for (let i = 0; i < counts.length; i += 100) pages += pagesFor(counts.slice(i, i + 100).reduce((a, b) => a + b, 0), 1000);
+    for (let i = 0; i < counts.length; i += 100)
+      pages += pagesFor(
+        counts.slice(i, i + 100).reduce((a, b) => a + b, 0),
+        1000,
+      );
     return pages;
   };
 
@@ -78,8 +106,12 @@ describe('fewestFrameworkRequests', () => {
     expect(fewestFrameworkRequests([], 1000, 100)).toBe(0);
   });
 
-  it('gives the large scenario\'s 30-day window two more frameworks requests than batches of 100 would; the naive count keeps its fixed batches', () => {
-    const args = { scenario: 'large' as const, now: '2026-11-21T10:30:00Z', windows: [benchPlan(Date.parse('2026-11-21T10:30:00Z'), 30, 48).daily] };
+  it("gives the large scenario's 30-day window two more frameworks requests than batches of 100 would; the naive count keeps its fixed batches", () => {
+    const args = {
+      scenario: 'large' as const,
+      now: '2026-11-21T10:30:00Z',
+      windows: [benchPlan(Date.parse('2026-11-21T10:30:00Z'), 30, 48).daily],
+    };
     const m = computeMinimum(args);
     expect(m.ours.frameworks).toBe(89_980);
     // 2 organizations × 4,499 programs of 10 frameworks: 46 requests each, not 45; programs pages 45 + 45 + 10; 3 403s; 1 org listing.
@@ -93,10 +125,19 @@ describe('fewestFrameworkRequests', () => {
     const world = generateWorld({ seed: 1, scenario: 'small', now: start });
     // The clock an hour before the newest framework of a current organization existed: it is not listed then.
     const current = new Set(world.personal_org_ids.filter((id) => world.orgById.get(id)?.billing === 'current'));
-    const newest = Math.max(...world.frameworks.filter((f) => current.has(world.programById.get(f.program_id)!.org_id)).map((f) => f.created_at));
+    const newest = Math.max(
+      ...world.frameworks
+        .filter((f) => current.has(world.programById.get(f.program_id)!.org_id))
+        .map((f) => f.created_at),
+    );
     const clock = newest - 3_600_000;
     const windows = [benchPlan(clock, 2, 3).daily];
-    const earlier = computeMinimum({ scenario: 'small', now: new Date(start).toISOString(), clock: new Date(clock).toISOString(), windows });
+    const earlier = computeMinimum({
+      scenario: 'small',
+      now: new Date(start).toISOString(),
+      clock: new Date(clock).toISOString(),
+      windows,
+    });
     expect(earlier.ours).toEqual(minimumRequests(world, windows, clock));
     expect(earlier.ours.frameworks).toBeLessThan(minimumRequests(world, windows, start).frameworks);
   });
@@ -104,13 +145,21 @@ describe('fewestFrameworkRequests', () => {
 
 describe('extrapolateBaseline', () => {
   it('scales waiting by requests and the rest by values', () => {
-    const est = extrapolateBaseline({ requests: 10, rows: 1000, httpS: 2, wallS: 3, cpuS: 0.5 }, { full: 200, subset: 8 }, 100_000);
+    const est = extrapolateBaseline(
+      { requests: 10, rows: 1000, httpS: 2, wallS: 3, cpuS: 0.5 },
+      { full: 200, subset: 8 },
+      100_000,
+    );
     expect(est.requests).toBeCloseTo(250); // 200 counted pages × 10/8 measured per counted
     expect(est.wallS).toBeCloseTo(0.2 * 250 + 0.001 * 100_000);
     expect(est.cpuS).toBeCloseTo(50);
   });
   it('is the measurement itself when the subset is everything', () => {
-    const est = extrapolateBaseline({ requests: 10, rows: 1000, httpS: 2, wallS: 3, cpuS: 0.5 }, { full: 8, subset: 8 }, 1000);
+    const est = extrapolateBaseline(
+      { requests: 10, rows: 1000, httpS: 2, wallS: 3, cpuS: 0.5 },
+      { full: 8, subset: 8 },
+      1000,
+    );
     expect(est).toEqual({ requests: 10, wallS: 3, cpuS: 0.5 });
   });
 });
@@ -139,9 +188,17 @@ describe('benchPlan', () => {
 
 describe('summariseProfile', () => {
   it('attributes self time to the top frame and total time to every frame on the stack', () => {
-    const frame = (id: number, name: string, children: number[] = []) => ({ id, callFrame: { functionName: name, url: `file:///x/src/${name}.js`, lineNumber: 0 }, children });
+    const frame = (id: number, name: string, children: number[] = []) => ({
+      id,
+      callFrame: { functionName: name, url: `file:///x/src/${name}.js`, lineNumber: 0 },
+      children,
+    });
     const profile: CpuProfile = {
-      nodes: [{ id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 }, children: [2] }, frame(2, 'outer', [3]), frame(3, 'inner')],
+      nodes: [
+        { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 }, children: [2] },
+        frame(2, 'outer', [3]),
+        frame(3, 'inner'),
+      ],
       samples: [3, 3, 2, 3],
       timeDeltas: [1000, 1000, 1000, 1000],
       startTime: 0,

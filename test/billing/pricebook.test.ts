@@ -15,11 +15,19 @@ describe('config/prices.toml', () => {
     for (const r of book.rates.filter((r) => r.plan.startsWith('legacy_')))
       expect(r.source).toContain('assumed for the legacy plans; replace with your contract rates');
     const [a] = book.allowances;
-    expect(a).toMatchObject({ metric: 'public_network_transfer_bytes', scope: 'program_month', includedRaw: 500_000_000_000n });
+    expect(a).toMatchObject({
+      metric: 'public_network_transfer_bytes',
+      scope: 'program_month',
+      includedRaw: 500_000_000_000n,
+    });
   });
 
   test('keeps the metric catalogue with divisors and gauge aggregation', () => {
-    expect(book.metrics.get('compute_unit_seconds')).toMatchObject({ divisor: 3600n, billingUnit: 'CU-hour', aggregation: 'sum' });
+    expect(book.metrics.get('compute_unit_seconds')).toMatchObject({
+      divisor: 3600n,
+      billingUnit: 'CU-hour',
+      aggregation: 'sum',
+    });
     expect(book.metrics.get('extra_branches_month')?.divisor).toBe(744n);
     expect(book.metrics.get('data_storage_bytes_hour')?.divisor).toBe(744_000_000_000n);
     expect(book.metrics.get('synthetic_storage_size_bytes')?.aggregation).toBe('max');
@@ -31,7 +39,9 @@ describe('config/prices.toml', () => {
 test('an invalid book names every problem with its dotted path', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pricebook-'));
   const path = join(dir, 'bad.toml');
-  writeFileSync(path, `
+  writeFileSync(
+    path,
+    `
 revision = "r1"
 currency = "USD"
 [metrics.compute_unit_seconds]
@@ -60,7 +70,8 @@ metric = "compute_unit_seconds"
 rate = "0.1"
 effective_from = "2025-13-01"
 source = ""
-`);
+`,
+  );
   let err: unknown;
   try {
     loadPriceBook(path);
@@ -75,7 +86,9 @@ source = ""
   expect(problems).toContain('rates[1].source: every rate needs a source');
 
   // Semantic problems, once the shapes are right.
-  writeFileSync(path, `
+  writeFileSync(
+    path,
+    `
 revision = "r1"
 currency = "USD"
 [metrics.m]
@@ -111,7 +124,8 @@ included = "1"
 scope = "program_month"
 effective_from = "2025-01-01"
 source = "s"
-`);
+`,
+  );
   try {
     loadPriceBook(path);
     expect.unreachable();

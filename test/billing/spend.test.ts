@@ -35,7 +35,10 @@ const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 function rateFor(plan: string, metric: string, ms: number) {
   const d = dayOf(ms);
-  return book.rates.find((r) => r.plan === plan && r.metric === metric && r.effectiveFrom <= d && (r.effectiveTo === null || d < r.effectiveTo));
+  return book.rates.find(
+    (r) =>
+      r.plan === plan && r.metric === metric && r.effectiveFrom <= d && (r.effectiveTo === null || d < r.effectiveTo),
+  );
 }
 function periodStart(programId: string, periodId: string): number {
   return L.world.programById.get(programId)!.periods.find((p) => p.period_id === periodId)!.start;
@@ -52,7 +55,14 @@ beforeAll(async () => {
   const path = join(L.dir, 'prices-test.toml');
   writeFileSync(path, text);
   book = loadPriceBook(path);
-  result = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['parquet'], priceBookPath: path, now: new Date(L.now) });
+  result = await runReport({
+    store: L.store,
+    month: MONTH,
+    outDir: join(L.dir, 'reports'),
+    formats: ['parquet'],
+    priceBookPath: path,
+    now: new Date(L.now),
+  });
   for (const f of result.files.filter((f) => f.path.endsWith('.parquet'))) {
     const name = f.path.split('/').at(-1)!.replace('.parquet', '');
     rows[name] = await rawSql(L.store).query(`SELECT * FROM read_parquet('${f.path}') ORDER BY line_no`);
@@ -62,8 +72,23 @@ afterAll(async () => {
   await L?.store.close();
 });
 
-interface Line { api: string; org: string; program: string; month: string; period: string; plan: string; metric: string;
-  rateId: string; rate?: string; divisor: bigint; agg: string; from: number; pstart: number; qty: bigint; allowance: bigint }
+interface Line {
+  api: string;
+  org: string;
+  program: string;
+  month: string;
+  period: string;
+  plan: string;
+  metric: string;
+  rateId: string;
+  rate?: string;
+  divisor: bigint;
+  agg: string;
+  from: number;
+  pstart: number;
+  qty: bigint;
+  allowance: bigint;
+}
 
 function expectedProgramLines(): Map<string, Line> {
   const lines = new Map<string, Line>();
@@ -73,9 +98,23 @@ function expectedProgramLines(): Map<string, Line> {
     const key = [r.program_id, monthOf(r.timeframe_start), r.period_id, r.metric, rate?.id ?? ''].join('|');
     const l = lines.get(key);
     if (!l) {
-      lines.set(key, { api, org: r.org_id, program: r.program_id, month: monthOf(r.timeframe_start), period: r.period_id, plan: r.period_plan,
-        metric: r.metric, rateId: rate?.id ?? '', ...(rate ? { rate: rate.rate } : {}), divisor: def.divisor, agg: def.aggregation,
-        from: r.timeframe_start, pstart: periodStart(r.program_id, r.period_id), qty: r.value, allowance: 0n });
+      lines.set(key, {
+        api,
+        org: r.org_id,
+        program: r.program_id,
+        month: monthOf(r.timeframe_start),
+        period: r.period_id,
+        plan: r.period_plan,
+        metric: r.metric,
+        rateId: rate?.id ?? '',
+        ...(rate ? { rate: rate.rate } : {}),
+        divisor: def.divisor,
+        agg: def.aggregation,
+        from: r.timeframe_start,
+        pstart: periodStart(r.program_id, r.period_id),
+        qty: r.value,
+        allowance: 0n,
+      });
     } else {
       l.qty = def.aggregation === 'max' ? (r.value > l.qty ? r.value : l.qty) : l.qty + r.value;
       l.from = Math.min(l.from, r.timeframe_start);
@@ -93,7 +132,10 @@ function expectedProgramLines(): Map<string, Line> {
   }
   for (const [k, list] of pools) {
     const a = book.allowances.find((x) => x.id === k.split('|')[0])!;
-    list.sort((x, y) => x.from - y.from || x.pstart - y.pstart || (x.period < y.period ? -1 : 1) || (x.rateId < y.rateId ? -1 : 1));
+    list.sort(
+      (x, y) =>
+        x.from - y.from || x.pstart - y.pstart || (x.period < y.period ? -1 : 1) || (x.rateId < y.rateId ? -1 : 1),
+    );
     let left = a.includedRaw;
     for (const l of list) {
       l.allowance = l.qty < left ? l.qty : left;
@@ -111,7 +153,16 @@ describe('program_spend', () => {
     expect(got.length).toBe(expected.size);
     let total = 0n;
     for (const r of got) {
-      const key = [r.program_id, String(r.billing_month instanceof Date ? r.billing_month.toISOString().slice(0, 7) : r.billing_month).slice(0, 7), r.period_id, r.metric, r.rate_id ?? ''].join('|');
+      const key = [
+        r.program_id,
+        String(r.billing_month instanceof Date ? r.billing_month.toISOString().slice(0, 7) : r.billing_month).slice(
+          0,
+          7,
+        ),
+        r.period_id,
+        r.metric,
+        r.rate_id ?? '',
+      ].join('|');
       const e = expected.get(key);
       expect(e, key).toBeDefined();
       // A gauge (billed on a peak) is charged once per month: the month's peak shared between the
@@ -133,10 +184,11 @@ describe('program_spend', () => {
     expect(result.total).toBe(money(total));
     // Each gauge's lines add up to the program's peak of the month.
     const peaks = new Map<string, bigint>();
-    for (const e of expected.values()) if (e.agg === 'max') {
-      const k = `${e.program}|${e.metric}`;
-      peaks.set(k, e.qty > (peaks.get(k) ?? 0n) ? e.qty : (peaks.get(k) ?? 0n));
-    }
+    for (const e of expected.values())
+      if (e.agg === 'max') {
+        const k = `${e.program}|${e.metric}`;
+        peaks.set(k, e.qty > (peaks.get(k) ?? 0n) ? e.qty : (peaks.get(k) ?? 0n));
+      }
     const charged = new Map<string, bigint>();
     for (const r of got) {
       const k = `${r.program_id}|${r.metric}`;
@@ -151,10 +203,16 @@ describe('program_spend', () => {
     const compute = got.filter((r) => r.metric === 'compute_unit_seconds');
     expect(new Set(compute.map((r) => r.rate_id)).size).toBeGreaterThanOrEqual(4); // launch and scale, before and after the 18th
     const byProgram = new Map<string, Set<string>>();
-    for (const r of got) byProgram.set(r.program_id as string, (byProgram.get(r.program_id as string) ?? new Set()).add(r.period_plan as string));
+    for (const r of got)
+      byProgram.set(
+        r.program_id as string,
+        (byProgram.get(r.program_id as string) ?? new Set()).add(r.period_plan as string),
+      );
     expect([...byProgram.values()].filter((s) => s.size > 1).length).toBeGreaterThanOrEqual(2);
     expect(got.some((r) => r.period_plan === 'enterprise' && r.cost === null)).toBe(true);
-    const transfer = got.filter((r) => r.metric === 'public_network_transfer_bytes' && r.period_plan !== 'free' && r.period_plan !== 'enterprise');
+    const transfer = got.filter(
+      (r) => r.metric === 'public_network_transfer_bytes' && r.period_plan !== 'free' && r.period_plan !== 'enterprise',
+    );
     expect(transfer.some((r) => Number(r.allowance) > 0 && Number(r.billable_quantity) > 0)).toBe(true);
     expect(got.some((r) => (r.metric as string) === 'synthetic_storage_size_bytes')).toBe(true);
   });
@@ -173,13 +231,21 @@ describe('framework_spend', () => {
       s.types.add(r.line_type as string);
       sums.set(k, s);
     }
-    const frameworkMetrics = new Set(['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes']);
+    const frameworkMetrics = new Set([
+      'compute_unit_seconds',
+      'root_branch_bytes_month',
+      'child_branch_bytes_month',
+      'instant_restore_bytes_month',
+      'public_network_transfer_bytes',
+      'private_network_transfer_bytes',
+    ]);
     let checked = 0;
     for (const [k, p] of prog) {
       const s = sums.get(k);
       expect(s, k).toBeDefined();
       // Charges frameworks do not report are one no_framework line; the others split by framework.
-      if (p.api_version === 'v1' || !frameworkMetrics.has(p.metric as string)) expect([...s!.types]).toEqual(['no_framework']);
+      if (p.api_version === 'v1' || !frameworkMetrics.has(p.metric as string))
+        expect([...s!.types]).toEqual(['no_framework']);
       else expect(s!.types.has('no_framework')).toBe(false);
       expect(s!.q.toString()).toBe(p.quantity_raw);
       if (p.cost === null) expect(s!.hasNull).toBe(true);
@@ -190,9 +256,15 @@ describe('framework_spend', () => {
     expect(sums.size).toBe(prog.size);
   });
 
-  test('each framework line carries its current framework\'s truth; its cost is its share of the program line', async () => {
-    const current = new Set((await rawSql(L.store).query<{ framework_id: string }>(
-      'SELECT framework_id FROM frameworks WHERE deleted_at IS NULL OR deleted_at >= $end', { end: new Date(L.to) })).map((r) => r.framework_id));
+  test("each framework line carries its current framework's truth; its cost is its share of the program line", async () => {
+    const current = new Set(
+      (
+        await rawSql(L.store).query<{ framework_id: string }>(
+          'SELECT framework_id FROM frameworks WHERE deleted_at IS NULL OR deleted_at >= $end',
+          { end: new Date(L.to) },
+        )
+      ).map((r) => r.framework_id),
+    );
     const exp = new Map<string, { qty: bigint; plan: string; rate?: string }>();
     for (const r of L.truth.v2_frameworks) {
       if (!current.has(r.framework_id!)) continue;
@@ -212,9 +284,13 @@ describe('framework_spend', () => {
       expect(r.quantity_raw).toBe(e.qty.toString());
       // An allocation of the program line's rounded cost, so within a cent (per day it spans) of its own exact price.
       const divisor = r.metric === 'compute_unit_seconds' ? 3600n : 1_000_000_000n;
-      const billable = e.qty - BigInt(Math.round(Number(r.allowance) * 1e6)) * divisor / 1_000_000n;
+      const billable = e.qty - (BigInt(Math.round(Number(r.allowance) * 1e6)) * divisor) / 1_000_000n;
       if (e.rate === undefined) expect(r.cost).toBeNull();
-      else expect(Math.abs(Number(BigInt((r.cost as string).replace('.', '')) - cents(billable, e.rate, divisor))), String(r.line_no)).toBeLessThanOrEqual(31);
+      else
+        expect(
+          Math.abs(Number(BigInt((r.cost as string).replace('.', '')) - cents(billable, e.rate, divisor))),
+          String(r.line_no),
+        ).toBeLessThanOrEqual(31);
     }
   });
 });
@@ -236,8 +312,12 @@ describe('snapshot_storage and transfer', () => {
       expect(r.quantity_raw).toBe(e.q.toString());
       // An allocation (largest remainder) of the line's rounded cost: within a cent of the row's own price.
       if (e.rate === undefined) expect(r.cost).toBeNull();
-      else expect(Math.abs(Number(BigInt((r.cost as string).replace('.', '')) - cents(e.q, e.rate, 1_000_000_000n)))).toBeLessThanOrEqual(1);
-      if (r.snapshots !== null) expect(Number(r.snapshots)).toBe(Number(r.manual_snapshots) + Number(r.scheduled_snapshots));
+      else
+        expect(
+          Math.abs(Number(BigInt((r.cost as string).replace('.', '')) - cents(e.q, e.rate, 1_000_000_000n))),
+        ).toBeLessThanOrEqual(1);
+      if (r.snapshots !== null)
+        expect(Number(r.snapshots)).toBe(Number(r.manual_snapshots) + Number(r.scheduled_snapshots));
     }
     // Snapshot counts are known only from the inventory's first listing of snapshots on: before, NULL (not 0).
     for (const r of got) {
@@ -246,7 +326,12 @@ describe('snapshot_storage and transfer', () => {
       expect(r.snapshots === null, String(r.line_no)).toBe(known === null || known.getTime() >= dayEnd);
     }
     const lineCents = new Map<string, bigint>();
-    for (const r of got) if (r.cost !== null) lineCents.set(String(r.program_line_no), (lineCents.get(String(r.program_line_no)) ?? 0n) + BigInt((r.cost as string).replace('.', '')));
+    for (const r of got)
+      if (r.cost !== null)
+        lineCents.set(
+          String(r.program_line_no),
+          (lineCents.get(String(r.program_line_no)) ?? 0n) + BigInt((r.cost as string).replace('.', '')),
+        );
     for (const p of rows.program_spend!.filter((p) => p.metric === 'snapshot_storage_bytes_month' && p.cost !== null)) {
       expect(money(lineCents.get(String(p.line_no)) ?? 0n), String(p.line_no)).toBe(p.cost);
     }
@@ -265,8 +350,15 @@ describe('snapshot_storage and transfer', () => {
     }
     // Costs are allocations of program_spend's transfer lines: they add up to each line to the cent.
     const lineCents = new Map<string, bigint>();
-    for (const r of got) if (r.cost !== null) lineCents.set(String(r.program_line_no), (lineCents.get(String(r.program_line_no)) ?? 0n) + BigInt((r.cost as string).replace('.', '')));
-    for (const p of rows.program_spend!.filter((p) => (p.metric as string).endsWith('network_transfer_bytes') && p.cost !== null)) {
+    for (const r of got)
+      if (r.cost !== null)
+        lineCents.set(
+          String(r.program_line_no),
+          (lineCents.get(String(r.program_line_no)) ?? 0n) + BigInt((r.cost as string).replace('.', '')),
+        );
+    for (const p of rows.program_spend!.filter(
+      (p) => (p.metric as string).endsWith('network_transfer_bytes') && p.cost !== null,
+    )) {
       expect(money(lineCents.get(String(p.line_no)) ?? 0n), String(p.line_no)).toBe(p.cost);
     }
     const truth = new Map<string, bigint>();
@@ -278,7 +370,8 @@ describe('snapshot_storage and transfer', () => {
     const included = 5_000_000_000n;
     let netted = 0;
     for (const [k, e] of byPm) {
-      if (!k.endsWith('|public_network_transfer_bytes') || [...e.plans].some((p) => !['launch', 'scale'].includes(p))) continue;
+      if (!k.endsWith('|public_network_transfer_bytes') || [...e.plans].some((p) => !['launch', 'scale'].includes(p)))
+        continue;
       const want = e.q < included ? e.q : included;
       // allowance_gb is shown rounded to 6 decimals (1 kB); rows add up to the pool within that.
       expect(Number(e.allowance - want)).toBeLessThanOrEqual(1000 * got.length);

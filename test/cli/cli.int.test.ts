@@ -8,9 +8,18 @@ import { cli as runCli, startCli, stderrLines } from '../support/cli.js';
 import { tempDir } from '../support/store.js';
 
 /** The built CLI's exit code, stdout, and its stderr as the messages of its JSON lines (what the assertions read). */
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const r = await runCli(args, { env });
-  return { code: r.code, stdout: r.stdout, stderr: stderrLines(r.stderr).map((l) => l.msg).join('\n') };
+  return {
+    code: r.code,
+    stdout: r.stdout,
+    stderr: stderrLines(r.stderr)
+      .map((l) => l.msg)
+      .join('\n'),
+  };
 }
 
 describe('usage-pipeline sandbox', () => {
@@ -19,7 +28,9 @@ describe('usage-pipeline sandbox', () => {
     const line = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once('line', resolve));
     const ready = JSON.parse(line) as { base_url: string; api_key: string };
     expect(ready.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
-    const res = await fetch(`${ready.base_url}/programs?limit=5`, { headers: { authorization: `Bearer ${ready.api_key}` } });
+    const res = await fetch(`${ready.base_url}/programs?limit=5`, {
+      headers: { authorization: `Bearer ${ready.api_key}` },
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { programs: unknown[] }).programs.length).toBe(5);
     proc.kill('SIGTERM');
@@ -64,7 +75,10 @@ describe('usage-pipeline collect and report exit codes', () => {
     const cfg = join(dir, 'bad.toml');
     writeFileSync(cfg, '[api.rate_limit]\nper_minute = 0\n[collect]\nsources = ["v3"]\n');
     sb.resetStats();
-    const r = await cli(['collect', '--config', cfg, '--db', db], { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl });
+    const r = await cli(['collect', '--config', cfg, '--db', db], {
+      USAGE_API_KEY: sb.apiKey,
+      USAGE_BASE_URL: sb.baseUrl,
+    });
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(/2 problem/);
     expect(r.stderr).toMatch(/api\.rate_limit\.per_minute/);
@@ -76,7 +90,10 @@ describe('usage-pipeline collect and report exit codes', () => {
     const r = await cli(['collect', '--db', db], { USAGE_BASE_URL: sb.baseUrl });
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(/USAGE_API_KEY/);
-    const ok = await cli(['collect', '--db', db, '--granularity', 'daily', '--json'], { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl });
+    const ok = await cli(['collect', '--db', db, '--granularity', 'daily', '--json'], {
+      USAGE_API_KEY: sb.apiKey,
+      USAGE_BASE_URL: sb.baseUrl,
+    });
     expect(ok.code).toBe(0);
     expect(ok.stdout + ok.stderr).not.toContain(sb.apiKey);
     expect(JSON.parse(ok.stdout).status).toBe('complete');
@@ -87,7 +104,16 @@ describe('usage-pipeline collect and report exit codes', () => {
     const r = await cli(['report', '--month', month, '--db', db, '--out', join(dir, 'reports')]);
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/PARTIAL/);
-    const strict = await cli(['report', '--month', month, '--db', db, '--out', join(dir, 'strict'), '--require-complete']);
+    const strict = await cli([
+      'report',
+      '--month',
+      month,
+      '--db',
+      db,
+      '--out',
+      join(dir, 'strict'),
+      '--require-complete',
+    ]);
     expect(strict.code).toBe(1);
     expect(strict.stderr.length).toBeGreaterThan(0);
   });

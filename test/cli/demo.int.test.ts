@@ -13,7 +13,9 @@ import { runReport } from '../../src/report/run.js';
 import { checkFocusFile, failures } from '../support/focusRules.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
-const examples = readdirSync('queries/examples').filter((f) => f.endsWith('.sql')).sort();
+const examples = readdirSync('queries/examples')
+  .filter((f) => f.endsWith('.sql'))
+  .sort();
 
 describe('the demo (npm start)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'usage-demo-'));
@@ -24,7 +26,7 @@ describe('the demo (npm start)', () => {
     result = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
   });
 
-  it('collects every granularity and writes last month\'s reports', () => {
+  it("collects every granularity and writes last month's reports", () => {
     expect(result.collect.exitCode).toBe(0);
     expect(result.month).toBe(previousMonth(NOW));
     expect(result.month).toBe('2026-10');
@@ -36,7 +38,9 @@ describe('the demo (npm start)', () => {
   });
 
   it('prints within 80 columns (a path longer than that alone on its line, whole)', () => {
-    const long = formatDemo(result).split('\n').filter((l) => l.length > 80);
+    const long = formatDemo(result)
+      .split('\n')
+      .filter((l) => l.length > 80);
     expect(long.filter((l) => /\S\s+\S/.test(l.trim()))).toEqual([]);
     expect(formatDemo(result)).toContain('query --example compute_hours_last_month');
   });
@@ -58,12 +62,24 @@ describe('the demo (npm start)', () => {
     }
   });
 
-  it('writes a FOCUS file of the demo\'s month that keeps every FOCUS 1.2 rule', async () => {
+  it("writes a FOCUS file of the demo's month that keeps every FOCUS 1.2 rule", async () => {
     const store = await openStore({ path: db });
     try {
-      const r = await runReport({ store, month: result.month, outDir: join(dir, 'focus'), formats: ['focus'], priceBookPath: 'config/prices.toml', now: new Date(NOW) });
-      const results = await checkFocusFile(store, r.files.find((f) => f.path.endsWith(`focus-${result.month}.parquet`))!.path);
-      console.log(`FOCUS 1.2 rules on the demo's month (${result.month}): ${results.length} checked, ${failures(results).length} failed`);
+      const r = await runReport({
+        store,
+        month: result.month,
+        outDir: join(dir, 'focus'),
+        formats: ['focus'],
+        priceBookPath: 'config/prices.toml',
+        now: new Date(NOW),
+      });
+      const results = await checkFocusFile(
+        store,
+        r.files.find((f) => f.path.endsWith(`focus-${result.month}.parquet`))!.path,
+      );
+      console.log(
+        `FOCUS 1.2 rules on the demo's month (${result.month}): ${results.length} checked, ${failures(results).length} failed`,
+      );
       expect(r.focus!.rows).toBeGreaterThan(0);
       expect(failures(results)).toEqual([]);
     } finally {
@@ -80,7 +96,10 @@ describe('the demo (npm start)', () => {
     const store = await openStore({ path: result.analystCopy!, readOnly: true });
     try {
       // The examples are relative to now(); pin it to the demo's clock so they see its data.
-      const sql = readFileSync(join('queries/examples', file), 'utf8').replaceAll('now()', `TIMESTAMPTZ '${new Date(NOW).toISOString()}'`);
+      const sql = readFileSync(join('queries/examples', file), 'utf8').replaceAll(
+        'now()',
+        `TIMESTAMPTZ '${new Date(NOW).toISOString()}'`,
+      );
       const rows = await rawSql(store).query(sql);
       expect(rows.length, file).toBeGreaterThan(0);
     } finally {

@@ -35,17 +35,34 @@ describe('a config elsewhere, commands from another directory', () => {
     mkdirSync(etc, { recursive: true });
     mkdirSync(elsewhere, { recursive: true });
     // Relative paths: beside the config file, whatever the working directory.
-    writeFileSync(config, [
-      '[api]', `base_url = ${JSON.stringify(sb.baseUrl)}`,
-      '[collect]', 'granularities = ["daily"]',
-      '[store]', 'db = "state/usage.duckdb"',
-      '[report]', 'out_dir = "out"', 'formats = ["parquet"]', 'price_overlay = "our-prices.toml"',
-    ].join('\n'));
+    writeFileSync(
+      config,
+      [
+        '[api]',
+        `base_url = ${JSON.stringify(sb.baseUrl)}`,
+        '[collect]',
+        'granularities = ["daily"]',
+        '[store]',
+        'db = "state/usage.duckdb"',
+        '[report]',
+        'out_dir = "out"',
+        'formats = ["parquet"]',
+        'price_overlay = "our-prices.toml"',
+      ].join('\n'),
+    );
     // The operator's own rate for launch compute from October 2025, laid over the shipped price book by its key.
-    writeFileSync(join(etc, 'our-prices.toml'), [
-      'revision = "ours-1"',
-      '[[rates]]', 'plan = "launch"', 'metric = "compute_unit_seconds"', 'rate = "1.06"', 'effective_from = "2025-10-01"', 'source = "our contract"',
-    ].join('\n'));
+    writeFileSync(
+      join(etc, 'our-prices.toml'),
+      [
+        'revision = "ours-1"',
+        '[[rates]]',
+        'plan = "launch"',
+        'metric = "compute_unit_seconds"',
+        'rate = "1.06"',
+        'effective_from = "2025-10-01"',
+        'source = "our contract"',
+      ].join('\n'),
+    );
     const r = await cli(['collect', '--config', config], { cwd: elsewhere, env: { USAGE_API_KEY: key } });
     expect(r.code, r.stderr).toBe(0);
   });
@@ -101,7 +118,7 @@ describe('a config elsewhere, commands from another directory', () => {
 
     // The data ages: every complete collection recorded 30 hours earlier (daily's default limit is 27 h).
     const store = await openStore({ path: db });
-    await rawSql(store).run("UPDATE coverage SET collected_at = collected_at - INTERVAL 30 HOUR");
+    await rawSql(store).run('UPDATE coverage SET collected_at = collected_at - INTERVAL 30 HOUR');
     await store.close();
     const stale = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
     expect(stale.code).toBe(1);
@@ -113,7 +130,10 @@ describe('a config elsewhere, commands from another directory', () => {
     expect(j.problems.every((p: string) => /stale/.test(p))).toBe(true);
 
     // A collection with a key the API refuses: the run fails (and catches nothing up).
-    const failed = await cli(['collect'], { cwd: elsewhere, env: { USAGE_CONFIG: config, USAGE_API_KEY: 'not-a-valid-key' } });
+    const failed = await cli(['collect'], {
+      cwd: elsewhere,
+      env: { USAGE_CONFIG: config, USAGE_API_KEY: 'not-a-valid-key' },
+    });
     expect(failed.code).toBe(1);
     const after = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
     expect(after.code).toBe(1);
@@ -127,7 +147,10 @@ describe('usage-pipeline query', () => {
   const db = join(dir, 'usage.duckdb');
   beforeAll(async () => {
     sb = await startSandbox({ scenario: 'bigint', advance: true });
-    const r = await cli(['collect', '--db', db, '--granularity', 'daily'], { cwd: dir, env: { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl } });
+    const r = await cli(['collect', '--db', db, '--granularity', 'daily'], {
+      cwd: dir,
+      env: { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl },
+    });
     expect([0, 2], r.stderr).toContain(r.code);
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { loadConfig } from '../../src/config/load.js';
 
-describe('a server\'s configuration', () => {
+describe("a server's configuration", () => {
   it('refuses a collect with no base URL configured, naming USAGE_BASE_URL and [api] base_url, before any side effect', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-nourl-'));
     const config = join(dir, 'usage.toml');
@@ -26,7 +26,10 @@ describe('a server\'s configuration', () => {
 
   it('puts the reports beside a configured database, and takes the dataset and metrics paths from the config', () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-places-'));
-    writeFileSync(join(dir, 'usage.toml'), '[store]\ndb = "/srv/usage/usage.duckdb"\n[export]\ndataset = "dataset"\n[metrics]\ntextfile = "m/usage.prom"\n');
+    writeFileSync(
+      join(dir, 'usage.toml'),
+      '[store]\ndb = "/srv/usage/usage.duckdb"\n[export]\ndataset = "dataset"\n[metrics]\ntextfile = "m/usage.prom"\n',
+    );
     const { config } = loadConfig({ path: join(dir, 'usage.toml'), cwd: '/', env: {} });
     expect(config.report.out_dir).toBe('/srv/usage/reports');
     expect(config.export.dataset).toBe(join(dir, 'dataset'));
@@ -43,10 +46,16 @@ describe('a server\'s configuration', () => {
     expect(list.stdout).toMatch(/^compute_hours_last_month +the five programs/m);
     for (const l of list.stdout.split('\n')) expect(l.length).toBeLessThanOrEqual(80);
     // An unknown name is bad input that lists the names; a known one reaches the (missing) analyst copy.
-    const bad = await cli(['query', '--example', 'nope', '--db', join(dir, 'u.duckdb')], { cwd: dir, env: { HOME: dir } });
+    const bad = await cli(['query', '--example', 'nope', '--db', join(dir, 'u.duckdb')], {
+      cwd: dir,
+      env: { HOME: dir },
+    });
     expect(bad.code).toBe(64);
     expect(bad.stderr).toContain('compute_hours_last_month');
-    const known = await cli(['query', '--example', 'compute_hours_last_month', '--db', join(dir, 'u.duckdb')], { cwd: dir, env: { HOME: dir } });
+    const known = await cli(['query', '--example', 'compute_hours_last_month', '--db', join(dir, 'u.duckdb')], {
+      cwd: dir,
+      env: { HOME: dir },
+    });
     expect(known.code).toBe(64);
     expect(known.stderr).toContain('no analyst copy');
     expect(existsSync(join(dir, 'u.duckdb'))).toBe(false);

@@ -63,7 +63,13 @@ describe('collect against the sandbox', () => {
     expect(first.error).toBeUndefined();
     expect(first.exitCode).toBe(0);
     const statuses = new Set(first.scopes.map((s) => `${s.source}:${s.status}`));
-    for (const s of ['v1_programs:complete', 'v2_programs:complete', 'v2_frameworks:complete', 'v1_programs:not_eligible', 'v2_programs:not_eligible']) {
+    for (const s of [
+      'v1_programs:complete',
+      'v2_programs:complete',
+      'v2_frameworks:complete',
+      'v1_programs:not_eligible',
+      'v2_programs:not_eligible',
+    ]) {
       expect(statuses).toContain(s);
     }
     expect(await expectMatchesTruth(sb, db)).toBeGreaterThan(100);
@@ -85,17 +91,24 @@ describe('collect against the sandbox', () => {
     sb.setNow(NOW + 40 * 60_000); // recent hours settle further as the clock moves
     const later = await run(sb, db);
     expect(later.exitCode).toBe(0);
-    const hourly = later.scopes.find((s) => s.source === 'v2_programs' && s.granularity === 'hourly' && s.status === 'complete')!;
+    const hourly = later.scopes.find(
+      (s) => s.source === 'v2_programs' && s.granularity === 'hourly' && s.status === 'complete',
+    )!;
     // incremental: only the settle window, not the whole look-back
     expect(Date.parse(hourly.to!) - Date.parse(hourly.from!)).toBeLessThanOrEqual(7 * 3_600_000);
     await expectMatchesTruth(sb, db);
   });
 
-  it('keeps the names of the organizations the key lists (the reports\' billing account names)', async () => {
+  it("keeps the names of the organizations the key lists (the reports' billing account names)", async () => {
     const store = await openStore({ path: db, readOnly: true });
-    const rows = await rawSql(store).query<{ org_id: string; name: string | null }>('SELECT org_id, name FROM organizations ORDER BY org_id').finally(() => store.close());
+    const rows = await rawSql(store)
+      .query<{ org_id: string; name: string | null }>('SELECT org_id, name FROM organizations ORDER BY org_id')
+      .finally(() => store.close());
     const reply = await call(sb, '/users/me/organizations');
-    const listed = (reply.body as { organizations: { id: string; name: string }[] }).organizations.map((o) => ({ org_id: o.id, name: o.name }));
+    const listed = (reply.body as { organizations: { id: string; name: string }[] }).organizations.map((o) => ({
+      org_id: o.id,
+      name: o.name,
+    }));
     expect(rows.length).toBeGreaterThan(0);
     expect(rows).toEqual(listed.sort((a, b) => (a.org_id < b.org_id ? -1 : 1)));
   });
@@ -132,7 +145,9 @@ describe('collect refuses bad input before any request', () => {
   });
 
   it('refuses a missing key, naming the variables to set', async () => {
-    const err = await collectCommand({ db: tmpDb(), env: {}, baseUrl: sb.baseUrl, log: silentLogger }).catch((e: unknown) => e);
+    const err = await collectCommand({ db: tmpDb(), env: {}, baseUrl: sb.baseUrl, log: silentLogger }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/USAGE_API_KEY/);
   });

@@ -23,29 +23,44 @@ describe('a collection killed with SIGKILL', () => {
   beforeAll(async () => {
     sb = await startSandbox({ scenario: 'small', now: NOW, advance: false, latencyMs: 20 });
     const db = join(tempDir('usage-ref-').dir, 'usage.duckdb');
-    const r = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: silentLogger });
+    const r = await collectCommand({
+      db,
+      env: { USAGE_API_KEY: sb.apiKey },
+      baseUrl: sb.baseUrl,
+      now: () => NOW,
+      log: silentLogger,
+    });
     expect(r.exitCode).toBe(0);
     reference = await fingerprint(db);
   });
   afterAll(async () => sb?.close());
 
   // Kill points spread over the run: during the inventory, and while consumption batches are committing.
-  it.each([1200, 4300, 5000])('at %i ms, then re-run, ends with the same database as an uninterrupted run', async (killAfterMs) => {
-    const db = join(tempDir('usage-kill-').dir, 'usage.duckdb');
-    const proc = spawn(process.execPath, [child, db, sb.baseUrl, String(NOW)], {
-      env: { ...process.env, USAGE_API_KEY: sb.apiKey },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let finished = false;
-    const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
-    proc.on('exit', (code, signal) => (finished = signal === null && code !== null));
-    await new Promise((r) => setTimeout(r, killAfterMs));
-    proc.kill('SIGKILL');
-    await exited;
-    expect(finished, 'the run finished before it could be killed; lower the kill time').toBe(false);
+  it.each([1200, 4300, 5000])(
+    'at %i ms, then re-run, ends with the same database as an uninterrupted run',
+    async (killAfterMs) => {
+      const db = join(tempDir('usage-kill-').dir, 'usage.duckdb');
+      const proc = spawn(process.execPath, [child, db, sb.baseUrl, String(NOW)], {
+        env: { ...process.env, USAGE_API_KEY: sb.apiKey },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let finished = false;
+      const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
+      proc.on('exit', (code, signal) => (finished = signal === null && code !== null));
+      await new Promise((r) => setTimeout(r, killAfterMs));
+      proc.kill('SIGKILL');
+      await exited;
+      expect(finished, 'the run finished before it could be killed; lower the kill time').toBe(false);
 
-    const again = await collectCommand({ db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => NOW, log: silentLogger });
-    expect(again.exitCode).toBe(0);
-    expect(await fingerprint(db)).toEqual(reference);
-  });
+      const again = await collectCommand({
+        db,
+        env: { USAGE_API_KEY: sb.apiKey },
+        baseUrl: sb.baseUrl,
+        now: () => NOW,
+        log: silentLogger,
+      });
+      expect(again.exitCode).toBe(0);
+      expect(await fingerprint(db)).toEqual(reference);
+    },
+  );
 });

@@ -18,11 +18,19 @@ const GUARD_MS = 300_000;
 const NOW = Date.parse('2026-11-21T10:30:00Z');
 const RANGE = ['--from', '2026-11-18', '--to', '2026-11-21', '--granularity', 'daily'];
 const LISTINGS = ['/programs/{id}/frameworks', '/programs/{id}/snapshots'];
-const CONSUMPTION = ['/consumption_history/programs', '/consumption_history/v2/programs', '/consumption_history/v2/frameworks'];
+const CONSUMPTION = [
+  '/consumption_history/programs',
+  '/consumption_history/v2/programs',
+  '/consumption_history/v2/frameworks',
+];
 
 /** A collect of RANGE into `db`, run as the command line runs it, with the fixture's config and key. */
 function start(f: Fixture, db: string, env: NodeJS.ProcessEnv = {}): CliRun {
-  return startCli(['collect', '--config', f.configPath, '--db', db, ...RANGE], { cwd: f.dir, env: { HOME: f.dir, ...f.env, ...env }, guardMs: GUARD_MS });
+  return startCli(['collect', '--config', f.configPath, '--db', db, ...RANGE], {
+    cwd: f.dir,
+    env: { HOME: f.dir, ...f.env, ...env },
+    guardMs: GUARD_MS,
+  });
 }
 
 function cli(f: Fixture, args: string[]) {
@@ -76,11 +84,19 @@ describe('first collection of many programs', () => {
     const run = await lastRun(db);
     expect(run.status).toBe('complete');
     // Two listings per live program plus the programs listing: far more than the consumption requests.
-    expect(run.inventoryRequests).toBe((stats.byRoute['/programs'] ?? 0) + LISTINGS.reduce((n, l) => n + (stats.byRoute[l] ?? 0), 0));
+    expect(run.inventoryRequests).toBe(
+      (stats.byRoute['/programs'] ?? 0) + LISTINGS.reduce((n, l) => n + (stats.byRoute[l] ?? 0), 0),
+    );
     expect(run.inventoryRequests).toBeGreaterThan(run.requests - run.inventoryRequests);
     // The last stderr line is the run's summary, with the fields of `status --json`'s last run.
     const summary = r.lines().at(-1)!;
-    expect(summary).toMatchObject({ msg: 'run finished', runId: run.runId, status: 'complete', requests: run.requests, inventoryRequests: run.inventoryRequests });
+    expect(summary).toMatchObject({
+      msg: 'run finished',
+      runId: run.runId,
+      status: 'complete',
+      requests: run.requests,
+      inventoryRequests: run.inventoryRequests,
+    });
     expect(r.output().stdout).toBe(''); // no human summary off a terminal
     reference = { inventoryRequests: run.inventoryRequests, contents: await contents(db) };
   });
@@ -95,7 +111,9 @@ describe('first collection of many programs', () => {
         expect(await storedSums(store, source, 'daily')).toEqual(truthSums(f.sb, source, 'daily', windows, NOW));
       }
       // Every live program with consumption is named once the inventory ran.
-      const live = new Set(f.sb.world.programs.filter((p) => p.deleted_at === undefined || p.deleted_at > NOW).map((p) => p.id));
+      const live = new Set(
+        f.sb.world.programs.filter((p) => p.deleted_at === undefined || p.deleted_at > NOW).map((p) => p.id),
+      );
       const named = await rawSql(store).query<{ program_id: string; name: string | null }>(
         `SELECT DISTINCT u.program_id, p.name FROM usage_program u LEFT JOIN programs p USING (program_id)`,
       );
@@ -118,12 +136,16 @@ describe('first collection of many programs', () => {
     const db = join(f.dir, 'by-id.duckdb');
     copyFileSync(join(f.dir, 'reference.duckdb'), db);
     const store = await openStore({ path: db });
-    const [gone] = await rawSql(store).query<{ program_id: string }>('SELECT DISTINCT program_id FROM usage_program JOIN programs USING (program_id) WHERE deleted_at IS NULL ORDER BY 1 LIMIT 1');
+    const [gone] = await rawSql(store).query<{ program_id: string }>(
+      'SELECT DISTINCT program_id FROM usage_program JOIN programs USING (program_id) WHERE deleted_at IS NULL ORDER BY 1 LIMIT 1',
+    );
     // A program created since: consumption of this run names it (its rows are new), the inventory does not.
     for (const table of ['programs', 'usage_program_buckets', 'usage_framework_buckets']) {
       await rawSql(store).run(`DELETE FROM ${table} WHERE program_id = $id`, { id: gone!.program_id });
     }
-    await rawSql(store).run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, { id: gone!.program_id });
+    await rawSql(store).run(`DELETE FROM inventory_sought WHERE kind = 'program' AND id = $id`, {
+      id: gone!.program_id,
+    });
     await store.close();
     f.sb.resetStats();
     expect((await start(f, db).done).code).toBe(0);
@@ -138,7 +160,9 @@ describe('first collection of many programs', () => {
     const db = join(f.dir, 'old-listing.duckdb');
     copyFileSync(join(f.dir, 'reference.duckdb'), db);
     const store = await openStore({ path: db });
-    await rawSql(store).run("UPDATE inventory_state SET value = '2026-11-01T00:00:00.000Z' WHERE key = 'programs_listed_at'");
+    await rawSql(store).run(
+      "UPDATE inventory_state SET value = '2026-11-01T00:00:00.000Z' WHERE key = 'programs_listed_at'",
+    );
     await store.close();
     f.sb.resetStats();
     expect((await start(f, db).done).code).toBe(0);
@@ -146,7 +170,9 @@ describe('first collection of many programs', () => {
     // 380 programs: one page of the listing (400 a page), within max(1, 4% of the run's consumption requests).
     expect(f.sb.stats().byRoute['/programs']).toBe(1);
     expect(run.inventoryRequests).toBe(1);
-    expect(run.inventoryRequests).toBeLessThanOrEqual(Math.max(1, Math.floor(0.04 * (run.requests - run.inventoryRequests))));
+    expect(run.inventoryRequests).toBeLessThanOrEqual(
+      Math.max(1, Math.floor(0.04 * (run.requests - run.inventoryRequests))),
+    );
     expect(await contents(db)).toEqual(reference.contents);
   });
 
@@ -162,12 +188,20 @@ describe('first collection of many programs', () => {
         f.sb.resetStats();
         const r = start(f, db, moment === 'publishing' ? { USAGE_HOLD_PHASE: 'publishing:20000' } : {});
         await until(phaseSeen(r, moment), 60_000, `phase ${moment}`);
-        if (moment === 'inventory') await until(() => (f.sb.stats().byRoute[LISTINGS[0]!] ?? 0) >= 10, 60_000, 'listings under way');
+        if (moment === 'inventory')
+          await until(() => (f.sb.stats().byRoute[LISTINGS[0]!] ?? 0) >= 10, 60_000, 'listings under way');
         if (moment === 'publishing') {
           // `status` while the first collect holds the database and has published nothing: exit 0, says so.
           const s = await cli(f, ['status', '--config', f.configPath, '--db', db, '--json']);
           expect(s.code, s.stderr).toBe(0);
-          const st = JSON.parse(s.stdout) as { running?: { pid: number; requestsDone: number | null; requestsPlanned: number | null; phase: string | null } };
+          const st = JSON.parse(s.stdout) as {
+            running?: {
+              pid: number;
+              requestsDone: number | null;
+              requestsPlanned: number | null;
+              phase: string | null;
+            };
+          };
           expect(st.running?.pid).toBe(r.proc.pid);
           expect(st.running?.phase).toBe('publishing');
           expect(st.running?.requestsDone).toBeGreaterThan(0);

@@ -9,7 +9,7 @@ function cut(counts: number[], arrive: number, pageSize = 1000, maxIds = 100): n
   for (let i = 0; i <= counts.length; i += arrive) {
     const final = i + arrive >= counts.length;
     waiting.push(...counts.slice(i, i + arrive));
-    for (let n; (n = nextBatchSize(waiting, pageSize, maxIds, final)) > 0; ) out.push(waiting.splice(0, n));
+    for (let n; (n = nextBatchSize(waiting, pageSize, maxIds, final)) > 0;) out.push(waiting.splice(0, n));
     if (final) break;
   }
   return out;

@@ -30,7 +30,14 @@ function tenFrameworksEach(sb: Sandbox): void {
     const own = (w.frameworksByProgram.get(program.id) ?? []).slice(0, 10);
     for (const f of own) delete f.deleted_at;
     for (let i = own.length; i < 10; i++) {
-      const f: Framework = { ...own[0]!, id: `${own[0]!.id}-x${i}`, name: `extra-${i}`, display_name: `Extra ${i}`, default: false, key: own[0]!.key + i * 7919 };
+      const f: Framework = {
+        ...own[0]!,
+        id: `${own[0]!.id}-x${i}`,
+        name: `extra-${i}`,
+        display_name: `Extra ${i}`,
+        default: false,
+        key: own[0]!.key + i * 7919,
+      };
       own.push(f);
       w.frameworks.push(f);
     }
@@ -44,9 +51,18 @@ function fewest(sb: Sandbox, from: number, to: number): { requests: number; full
   let fullBatches = 0;
   for (const org of sb.world.orgs) {
     if (org.billing !== 'current' || !sb.world.personal_org_ids.includes(org.id)) continue;
-    const programs = listPrograms(sb.world, 'v2_programs', new Set([org.id]), { granularity: 'daily', from, to, now: NOW });
+    const programs = listPrograms(sb.world, 'v2_programs', new Set([org.id]), {
+      granularity: 'daily',
+      from,
+      to,
+      now: NOW,
+    });
     for (let i = 0; i < programs.length; i += MAX_PROGRAM_IDS) {
-      const n = listFrameworks(sb.world, programs.slice(i, i + MAX_PROGRAM_IDS).map((p) => p.id), { granularity: 'daily', from, to, now: NOW }).length;
+      const n = listFrameworks(
+        sb.world,
+        programs.slice(i, i + MAX_PROGRAM_IDS).map((p) => p.id),
+        { granularity: 'daily', from, to, now: NOW },
+      ).length;
       requests += Math.max(1, Math.ceil(n / PAGE_SIZE.v2_frameworks.max));
       if (n > 0 && n % PAGE_SIZE.v2_frameworks.max === 0) fullBatches++;
     }
@@ -62,10 +78,25 @@ describe('frameworks requests sized from the inventory', () => {
   // Both sides allow far more than the API's 700 requests a minute: the first run's inventory is not paced.
   writeFileSync(config, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 1000\n');
   const run = (from: string, to: string) =>
-    collectCommand({ config, db, env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => sb.now(), log: silentLogger, granularity: 'daily', from, to });
+    collectCommand({
+      config,
+      db,
+      env: { USAGE_API_KEY: sb.apiKey },
+      baseUrl: sb.baseUrl,
+      now: () => sb.now(),
+      log: silentLogger,
+      granularity: 'daily',
+      from,
+      to,
+    });
 
   beforeAll(async () => {
-    sb = await startSandbox({ scenario: 'medium', now: NOW, advance: false, limits: { perMinute: 100_000, perSecondPerRoute: 1_000 } });
+    sb = await startSandbox({
+      scenario: 'medium',
+      now: NOW,
+      advance: false,
+      limits: { perMinute: 100_000, perSecondPerRoute: 1_000 },
+    });
     tenFrameworksEach(sb);
     // The first run learns the inventory (every program's frameworks).
     await run('2026-11-18', '2026-11-19');
@@ -103,13 +134,31 @@ describe('frameworks requests sized from the usage the store holds', () => {
     const dir = mkdtempSync(join(tmpdir(), prefix));
     const config = join(dir, 'usage.toml');
     writeFileSync(config, '[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 1000\n');
-    const sb = await startSandbox({ scenario: 'medium', now: NOW, advance: false, limits: { perMinute: 100_000, perSecondPerRoute: 1_000 } });
-    own({ cleanup: async () => { await sb.close(); rmSync(dir, { recursive: true, force: true }); } });
+    const sb = await startSandbox({
+      scenario: 'medium',
+      now: NOW,
+      advance: false,
+      limits: { perMinute: 100_000, perSecondPerRoute: 1_000 },
+    });
+    own({
+      cleanup: async () => {
+        await sb.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    });
     changeWorld(sb);
     const run = (window: readonly [string, string], inventory: 'auto' | 'never') =>
       collectCommand({
-        config, db: join(dir, 'usage.duckdb'), env: { USAGE_API_KEY: sb.apiKey }, baseUrl: sb.baseUrl, now: () => sb.now(), log: silentLogger,
-        granularity: 'daily', from: window[0], to: window[1], inventory,
+        config,
+        db: join(dir, 'usage.duckdb'),
+        env: { USAGE_API_KEY: sb.apiKey },
+        baseUrl: sb.baseUrl,
+        now: () => sb.now(),
+        log: silentLogger,
+        granularity: 'daily',
+        from: window[0],
+        to: window[1],
+        inventory,
       });
     return { sb, db: join(dir, 'usage.duckdb'), run };
   }
@@ -146,7 +195,7 @@ describe('frameworks requests sized from the usage the store holds', () => {
     await expectFewestOnSecondRun(t);
   }, 120_000);
 
-  it('sizes by the larger of the inventory\'s count and the usage\'s, each missing frameworks of its own', async () => {
+  it("sizes by the larger of the inventory's count and the usage's, each missing frameworks of its own", async () => {
     // Ten frameworks each. In every other program the tenth is deleted after the second window's start but
     // before the first run's inventory lists them: the usage names it, the inventory does not. In the others it
     // is created after the first window: the inventory lists it, the usage does not. The API lists all ten
@@ -158,7 +207,11 @@ describe('frameworks requests sized from the usage the store holds', () => {
       tenFrameworksEach(s);
       let i = 0;
       for (const program of s.world.programs) {
-        if (s.world.orgById.get(program.org_id)?.billing !== 'current' || !s.world.personal_org_ids.includes(program.org_id)) continue;
+        if (
+          s.world.orgById.get(program.org_id)?.billing !== 'current' ||
+          !s.world.personal_org_ids.includes(program.org_id)
+        )
+          continue;
         const f = s.world.frameworksByProgram.get(program.id)![9]!;
         if (i++ % 2 === 0) {
           f.deleted_at = lateAt;

@@ -3,7 +3,16 @@
 // against a server of the test kit and checks the exit code, the message, and that the usage tables
 // are byte-for-byte what they were.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  copyFileSync,
+  mkdirSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,8 +53,26 @@ describe('collect against a hostile API', () => {
   const from = new Date(today - 10 * DAY).toISOString().slice(0, 10);
   const to = new Date(today - 5 * DAY).toISOString().slice(0, 10);
   const collectArgs = (...extra: string[]) => [
-    'collect', '--config', config, '--db', db, '--base-url', api.baseUrl, '--orgs', HOSTILE_ORG,
-    '--granularity', 'daily', '--sources', 'v2_programs', '--inventory', 'never', '--from', from, '--to', to, ...extra,
+    'collect',
+    '--config',
+    config,
+    '--db',
+    db,
+    '--base-url',
+    api.baseUrl,
+    '--orgs',
+    HOSTILE_ORG,
+    '--granularity',
+    'daily',
+    '--sources',
+    'v2_programs',
+    '--inventory',
+    'never',
+    '--from',
+    from,
+    '--to',
+    to,
+    ...extra,
   ];
   let before: { digest: string; rows: number };
 
@@ -77,25 +104,32 @@ describe('collect against a hostile API', () => {
     ['2^63', '9223372036854775808', /9223372036854775808 is beyond the int64 range/],
     ['a negative', '-1', /expected a non-negative integer, got -1/],
     ['a boolean', 'true', /expected a non-negative integer, got true/],
-  ])('refuses %s as a value: exit 2, the request id and the path named, nothing changed', async (_what, literal, problem) => {
-    api.set({ kind: 'value', literal });
-    const r = await cli(collectArgs(), { env: ENV });
-    expect(r.code).toBe(2);
-    // Off a terminal the failure is a JSON warning on stderr (the human summary is for terminals).
-    const [failed, ...more] = failedScopes(r.stderr);
-    expect(more).toEqual([]);
-    expect(failed).toMatchObject({ source: 'v2_programs', granularity: 'daily', org: 'org-hostile' });
-    expect(failed!.error).toMatch(/request id hostile-\d+\): a "value" is missing or not of the documented type at \$\.programs\[1\]\.periods\[0\]\.consumption\[2\]\.metrics\[1\]\.value/);
-    expect(failed!.error).toMatch(problem);
-    await expectUnchanged();
-  });
+  ])(
+    'refuses %s as a value: exit 2, the request id and the path named, nothing changed',
+    async (_what, literal, problem) => {
+      api.set({ kind: 'value', literal });
+      const r = await cli(collectArgs(), { env: ENV });
+      expect(r.code).toBe(2);
+      // Off a terminal the failure is a JSON warning on stderr (the human summary is for terminals).
+      const [failed, ...more] = failedScopes(r.stderr);
+      expect(more).toEqual([]);
+      expect(failed).toMatchObject({ source: 'v2_programs', granularity: 'daily', org: 'org-hostile' });
+      expect(failed!.error).toMatch(
+        /request id hostile-\d+\): a "value" is missing or not of the documented type at \$\.programs\[1\]\.periods\[0\]\.consumption\[2\]\.metrics\[1\]\.value/,
+      );
+      expect(failed!.error).toMatch(problem);
+      await expectUnchanged();
+    },
+  );
 
   it('stops a cursor that changes on every page at the stated bound: exit 2, nothing changed', async () => {
     api.set({ kind: 'endless-cursor' });
     const sent = api.requests.length;
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(failedScopes(r.stderr)[0]?.error).toMatch(/still sending pages after 5, more than collect\.max_pages \(no inventory of programs yet\) can justify/);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(
+      /still sending pages after 5, more than collect\.max_pages \(no inventory of programs yet\) can justify/,
+    );
     expect(api.requests.length - sent).toBe(5);
     await expectUnchanged();
   });
@@ -105,35 +139,49 @@ describe('collect against a hostile API', () => {
   it.each([
     ['without an inventory', 0, /holds program again-0, already on page 1: a cursor that runs away/],
     ['with an inventory of 1,000 programs', 1000, /holds program again-0, already on page 1: a cursor that runs away/],
-  ])('stops a cursor that hands back the first page under new cursors at its second page, %s: exit 2, nothing changed', async (_what, inventory, message) => {
-    const unbound = join(dir, 'unbound.toml');
-    writeFileSync(unbound, CONFIG.replace('max_pages = 5', 'max_pages = 1000'));
-    if (inventory > 0) {
-      const store = await openStore({ path: db });
-      try {
-        const programs = Array.from({ length: inventory }, (_, i) => ({ program_id: `inv-${i}`, org_id: HOSTILE_ORG, name: null, region_id: null, created_at: null }));
-        await store.inventory.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
-      } finally {
-        await store.close();
+  ])(
+    'stops a cursor that hands back the first page under new cursors at its second page, %s: exit 2, nothing changed',
+    async (_what, inventory, message) => {
+      const unbound = join(dir, 'unbound.toml');
+      writeFileSync(unbound, CONFIG.replace('max_pages = 5', 'max_pages = 1000'));
+      if (inventory > 0) {
+        const store = await openStore({ path: db });
+        try {
+          const programs = Array.from({ length: inventory }, (_, i) => ({
+            program_id: `inv-${i}`,
+            org_id: HOSTILE_ORG,
+            name: null,
+            region_id: null,
+            created_at: null,
+          }));
+          await store.inventory.upsertPrograms(programs, { seenAt: new Date(), completeForOrgs: [HOSTILE_ORG] });
+        } finally {
+          await store.close();
+        }
       }
-    }
-    api.set({ kind: 'same-page' });
-    const sent = api.requests.length;
-    const r = await cli(collectArgs().map((a) => (a === config ? unbound : a)), { env: ENV });
-    expect(r.code).toBe(2);
-    expect(failedScopes(r.stderr)[0]?.error).toMatch(message);
-    expect(failedScopes(r.stderr)[0]?.error).toMatch(/request id hostile-\d+/);
-    // Two pages asked for, the second the one that repeats: the guard comes before the next request.
-    expect(api.requests.length - sent).toBe(2);
-    await expectUnchanged();
-    api.set({ kind: 'good' });
-  });
+      api.set({ kind: 'same-page' });
+      const sent = api.requests.length;
+      const r = await cli(
+        collectArgs().map((a) => (a === config ? unbound : a)),
+        { env: ENV },
+      );
+      expect(r.code).toBe(2);
+      expect(failedScopes(r.stderr)[0]?.error).toMatch(message);
+      expect(failedScopes(r.stderr)[0]?.error).toMatch(/request id hostile-\d+/);
+      // Two pages asked for, the second the one that repeats: the guard comes before the next request.
+      expect(api.requests.length - sent).toBe(2);
+      await expectUnchanged();
+      api.set({ kind: 'good' });
+    },
+  );
 
   it('holds an empty list over existing data unless --accept-deletions', async () => {
     api.set({ kind: 'empty' });
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(failedScopes(r.stderr)[0]?.error).toMatch(/would delete 12 of the window's 12 stored rows \(100%, more than the 50% allowed by collect\.max_deletion_share\): held, nothing was changed\. If the usage really is gone, re-run with --accept-deletions/);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(
+      /would delete 12 of the window's 12 stored rows \(100%, more than the 50% allowed by collect\.max_deletion_share\): held, nothing was changed\. If the usage really is gone, re-run with --accept-deletions/,
+    );
     await expectUnchanged();
     const accepted = await cli(collectArgs('--accept-deletions'), { env: ENV });
     expect(accepted.code).toBe(0);
@@ -154,8 +202,13 @@ describe('collect against a hostile API', () => {
     expect(r.stderr).toMatch(/"msg":"run finished".*"status":"complete"/);
     const store = await openStore({ path: freeDb, readOnly: true });
     try {
-      const cov = await rawSql(store).query<{ source: string; status: string }>('SELECT source, status FROM coverage ORDER BY source');
-      expect(cov).toEqual([{ source: 'v1_programs', status: 'not_eligible' }, { source: 'v2_programs', status: 'not_eligible' }]);
+      const cov = await rawSql(store).query<{ source: string; status: string }>(
+        'SELECT source, status FROM coverage ORDER BY source',
+      );
+      expect(cov).toEqual([
+        { source: 'v1_programs', status: 'not_eligible' },
+        { source: 'v2_programs', status: 'not_eligible' },
+      ]);
     } finally {
       await store.close();
     }
@@ -166,7 +219,9 @@ describe('collect against a hostile API', () => {
     api.set({ kind: 'endless-body' });
     const r = await cli(collectArgs(), { env: ENV });
     expect(r.code).toBe(2);
-    expect(failedScopes(r.stderr)[0]?.error).toMatch(/answered with a body larger than 1 MB \(request id [\w-]+\); refused without reading it all/);
+    expect(failedScopes(r.stderr)[0]?.error).toMatch(
+      /answered with a body larger than 1 MB \(request id [\w-]+\); refused without reading it all/,
+    );
     await expectUnchanged();
   });
 
@@ -200,7 +255,10 @@ describe('collect against a hostile API', () => {
     api.set({ kind: 'good' });
     const sent = api.requests.length;
     const cases: [string, RegExp][] = [
-      [api.baseUrl.replace(/\/v1$/, ''), /has no version segment: give the API root including it, e\.g\. http:\/\/127\.0\.0\.1:\d+\/v1/],
+      [
+        api.baseUrl.replace(/\/v1$/, ''),
+        /has no version segment: give the API root including it, e\.g\. http:\/\/127\.0\.0\.1:\d+\/v1/,
+      ],
       ['ftp://127.0.0.1/v1', /the scheme ftp: is not served; use https:\/\//],
       ['file:///etc/v1', /the scheme file: is not served/],
     ];
@@ -222,7 +280,9 @@ describe('collect against a hostile API', () => {
     args[args.indexOf('--db') + 1] = join(file, 'usage.duckdb');
     const r = await cli(args, { env: ENV });
     expect(r.code).toBe(64);
-    expect(errorMessage(r.stderr)).toBe(`--db ${file}: cannot write under ${file} (ENOTDIR); choose a folder this user can write.`);
+    expect(errorMessage(r.stderr)).toBe(
+      `--db ${file}: cannot write under ${file} (ENOTDIR); choose a folder this user can write.`,
+    );
   });
 
   it('refuses a bad flag at once, with 64, while another run holds the lock', async () => {
@@ -245,7 +305,15 @@ describe('collect against a hostile API', () => {
     await store.close();
     const dead = deadPid();
     mkdirSync(lockPaths(db).lock);
-    writeFileSync(lockPaths(db).note, JSON.stringify({ pid: dead, command: 'collect', started_at: new Date().toISOString(), hostname: (await import('node:os')).hostname() }));
+    writeFileSync(
+      lockPaths(db).note,
+      JSON.stringify({
+        pid: dead,
+        command: 'collect',
+        started_at: new Date().toISOString(),
+        hostname: (await import('node:os')).hostname(),
+      }),
+    );
     const stray = join(dir, `usage.analyst.duckdb.tmp-${dead}`);
     writeFileSync(stray, 'half a copy');
     // lock_timeout 0: one attempt only; a lock that is merely stale-by-age would refuse it.
@@ -259,7 +327,9 @@ describe('collect against a hostile API', () => {
     expect(existsSync(stray)).toBe(false);
     const check = await openStore({ path: db, readOnly: true });
     try {
-      const [row] = await rawSql(check).query<{ status: string }>("SELECT status FROM collection_runs WHERE run_id = 'crashed-run'");
+      const [row] = await rawSql(check).query<{ status: string }>(
+        "SELECT status FROM collection_runs WHERE run_id = 'crashed-run'",
+      );
       expect(row?.status).toBe('interrupted');
     } finally {
       await check.close();
@@ -286,19 +356,39 @@ describe('the key only where it belongs', () => {
   const config = join(dir, 'usage.toml');
   writeFileSync(config, '[api]\nmax_retries = 0\n');
   const args = (...extra: string[]) => [
-    'collect', '--config', config, '--sources', 'v2_programs', '--db', db, '--base-url', 'http://10.99.0.1/v1', '--orgs', 'org-a', '--granularity', 'daily', '--inventory', 'never', ...extra,
+    'collect',
+    '--config',
+    config,
+    '--sources',
+    'v2_programs',
+    '--db',
+    db,
+    '--base-url',
+    'http://10.99.0.1/v1',
+    '--orgs',
+    'org-a',
+    '--granularity',
+    'daily',
+    '--inventory',
+    'never',
+    ...extra,
   ];
 
   it('refuses plain http to a non-loopback host with 64 before any socket opens, and creates nothing', async () => {
     const r = await cli(args(), { env: ENV, nodeOptions: ['--require', NO_SOCKETS] });
     expect(r.code).toBe(64);
-    expect(r.stderr).toMatch(/is plain http to another host: the API key would travel in clear text\. Use https:\/\/, or pass --insecure-http/);
+    expect(r.stderr).toMatch(
+      /is plain http to another host: the API key would travel in clear text\. Use https:\/\/, or pass --insecure-http/,
+    );
     expect(r.stderr).not.toMatch(/SOCKET-CONNECT-ATTEMPT/);
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
   it('with --insecure-http goes ahead, says so, and does try to connect (the detector sees it)', async () => {
-    const r = await cli(args('--insecure-http'), { env: { ...ENV, USAGE_API_KEY: 'x' }, nodeOptions: ['--require', NO_SOCKETS] });
+    const r = await cli(args('--insecure-http'), {
+      env: { ...ENV, USAGE_API_KEY: 'x' },
+      nodeOptions: ['--require', NO_SOCKETS],
+    });
     expect(r.stderr).toMatch(/--insecure-http: the API key is sent in clear text to 10\.99\.0\.1/);
     expect(r.stderr).toMatch(/SOCKET-CONNECT-ATTEMPT 10\.99\.0\.1:80/);
     rmSync(dir, { recursive: true, force: true });
@@ -309,7 +399,17 @@ describe('report and status never create the database they read', () => {
   it('report with a wrong --db exits 1 naming the path and creates nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-nodb-'));
     const db = join(dir, 'nowhere', 'usage.duckdb');
-    const r = await cli(['report', '--month', '2026-10', '--db', db, '--prices', resolve('config/prices.toml'), '--out', join(dir, 'out')]);
+    const r = await cli([
+      'report',
+      '--month',
+      '2026-10',
+      '--db',
+      db,
+      '--prices',
+      resolve('config/prices.toml'),
+      '--out',
+      join(dir, 'out'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`The database ${db} does not exist yet`);
     expect(existsSync(join(dir, 'nowhere'))).toBe(false);
@@ -324,7 +424,9 @@ describe('report and status never create the database they read', () => {
     const r = await cli(['report', '--month', '2026-10', '--prices', 'prices.toml'], { cwd: dir, env });
     expect(r.code).toBe(64);
     // The real cause, once: errno and path.
-    expect(errorMessage(r.stderr)).toBe(`invalid price book ${join(dir, 'prices.toml')}:\n  cannot read: ENOENT: no such file or directory`);
+    expect(errorMessage(r.stderr)).toBe(
+      `invalid price book ${join(dir, 'prices.toml')}:\n  cannot read: ENOENT: no such file or directory`,
+    );
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
@@ -332,9 +434,21 @@ describe('report and status never create the database they read', () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-out-'));
     writeFileSync(join(dir, 'a-file'), '');
     const out = join(dir, 'a-file', 'reports');
-    const r = await cli(['report', '--month', '2026-10', '--db', join(dir, 'usage.duckdb'), '--prices', resolve('config/prices.toml'), '--out', out]);
+    const r = await cli([
+      'report',
+      '--month',
+      '2026-10',
+      '--db',
+      join(dir, 'usage.duckdb'),
+      '--prices',
+      resolve('config/prices.toml'),
+      '--out',
+      out,
+    ]);
     expect(r.code).toBe(64);
-    expect(errorMessage(r.stderr)).toBe(`--out ${out}: cannot write under ${join(dir, 'a-file')} (ENOTDIR); choose a folder this user can write.`);
+    expect(errorMessage(r.stderr)).toBe(
+      `--out ${out}: cannot write under ${join(dir, 'a-file')} (ENOTDIR); choose a folder this user can write.`,
+    );
     expect(existsSync(join(dir, 'usage.duckdb'))).toBe(false);
   });
 

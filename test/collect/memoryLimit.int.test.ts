@@ -41,8 +41,25 @@ describe('collect under a tiny memory_limit', () => {
   const from = new Date(today - 10 * DAY).toISOString().slice(0, 10);
   const to = new Date(today - 5 * DAY).toISOString().slice(0, 10);
   const args = (cfg: string) => [
-    'collect', '--config', cfg, '--db', db, '--base-url', api.baseUrl, '--orgs', HOSTILE_ORG,
-    '--granularity', 'daily', '--sources', 'v2_programs', '--inventory', 'never', '--from', from, '--to', to,
+    'collect',
+    '--config',
+    cfg,
+    '--db',
+    db,
+    '--base-url',
+    api.baseUrl,
+    '--orgs',
+    HOSTILE_ORG,
+    '--granularity',
+    'daily',
+    '--sources',
+    'v2_programs',
+    '--inventory',
+    'never',
+    '--from',
+    from,
+    '--to',
+    to,
   ];
 
   beforeAll(async () => {

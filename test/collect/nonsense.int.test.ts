@@ -18,7 +18,9 @@ const bucket = (value: unknown) => ({
 });
 const program = (id: string, value: unknown) => ({
   program_id: id,
-  periods: [{ period_id: 'pd-1', period_plan: 'launch', period_start: '2026-11-01T00:00:00Z', consumption: [bucket(value)] }],
+  periods: [
+    { period_id: 'pd-1', period_plan: 'launch', period_start: '2026-11-01T00:00:00Z', consumption: [bucket(value)] },
+  ],
 });
 
 const goodPage = () => JSON.stringify({ programs: [program('p-good', 7200), program('p-bad', 60)] });
@@ -31,7 +33,8 @@ function fakeApi(value: unknown): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     res.setHeader('content-type', 'application/json');
-    if (url.pathname === '/v1/users/me/organizations') return res.end(JSON.stringify({ organizations: [{ id: 'org-a' }] }));
+    if (url.pathname === '/v1/users/me/organizations')
+      return res.end(JSON.stringify({ organizations: [{ id: 'org-a' }] }));
     if (url.pathname === '/v1/consumption_history/v2/programs' && url.searchParams.get('granularity') === 'daily') {
       return res.end(programsPage());
     }
@@ -54,7 +57,9 @@ describe('an API that answers nonsense', () => {
     const { r, db } = await collect();
     expect(r.exitCode).not.toBe(0);
     const failed = r.scopes.find((s) => s.source === 'v2_programs' && s.status === 'failed');
-    expect(failed?.detail).toMatch(/not the documented v2_programs page \(request id [\w-]+\): a "value" is missing or not of the documented type/);
+    expect(failed?.detail).toMatch(
+      /not the documented v2_programs page \(request id [\w-]+\): a "value" is missing or not of the documented type/,
+    );
     await expectNothingStored(db);
   });
 
@@ -66,11 +71,31 @@ describe('an API that answers nonsense', () => {
     ['lossless-json', (page) => page.replace('"value":7200', '"value":1234567890123456')],
   ];
   const broken: [string, (page: string) => Buffer | string, RegExp][] = [
-    ['a plan that is not UTF-8', (page) => withBytes(page, '"launch"', Buffer.from([0x22, 0x6c, 0xe1, 0x80, 0x22])), /\$\.programs\[0\]\.periods\[0\]\.period_plan: not valid UTF-8 at byte \d+/],
-    ['an unknown member that is not UTF-8', (page) => withBytes(page, '"launch"', Buffer.from('"launch","note":"\xff"', 'latin1')), /\$\.programs\[0\]\.periods\[0\]\.note: not valid UTF-8/],
-    ['31 November', (page) => page.replace('"2026-11-20T00:00:00Z"', '"2026-11-31T00:00:00Z"'), /consumption\[0\]\.timeframe_start: expected an ISO 8601 date-time with a zone naming a real instant/],
-    ['"value" twice', (page) => page.replace('"value":60', '"value":60,"value":60'), /programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: the key "value" is given twice/],
-    ['-0', (page) => page.replace('"value":60', '"value":-0'), /programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: expected a non-negative integer, got -0/],
+    [
+      'a plan that is not UTF-8',
+      (page) => withBytes(page, '"launch"', Buffer.from([0x22, 0x6c, 0xe1, 0x80, 0x22])),
+      /\$\.programs\[0\]\.periods\[0\]\.period_plan: not valid UTF-8 at byte \d+/,
+    ],
+    [
+      'an unknown member that is not UTF-8',
+      (page) => withBytes(page, '"launch"', Buffer.from('"launch","note":"\xff"', 'latin1')),
+      /\$\.programs\[0\]\.periods\[0\]\.note: not valid UTF-8/,
+    ],
+    [
+      '31 November',
+      (page) => page.replace('"2026-11-20T00:00:00Z"', '"2026-11-31T00:00:00Z"'),
+      /consumption\[0\]\.timeframe_start: expected an ISO 8601 date-time with a zone naming a real instant/,
+    ],
+    [
+      '"value" twice',
+      (page) => page.replace('"value":60', '"value":60,"value":60'),
+      /programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: the key "value" is given twice/,
+    ],
+    [
+      '-0',
+      (page) => page.replace('"value":60', '"value":-0'),
+      /programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: expected a non-negative integer, got -0/,
+    ],
   ];
   for (const [path, via] of paths) {
     it(`refuses, read by ${path}: ${broken.map((b) => b[0]).join('; ')}; the scope fails naming the request and the path, nothing stored`, async () => {
@@ -101,7 +126,9 @@ async function expectNothingStored(db: string): Promise<void> {
   const store = await openStore({ path: db, readOnly: true });
   try {
     expect(await rawSql(store).query('SELECT * FROM usage_program')).toEqual([]);
-    const [cov] = await rawSql(store).query<{ status: string }>("SELECT status FROM coverage WHERE source = 'v2_programs'");
+    const [cov] = await rawSql(store).query<{ status: string }>(
+      "SELECT status FROM coverage WHERE source = 'v2_programs'",
+    );
     expect(cov?.status).toBe('failed');
   } finally {
     await store.close();
@@ -109,16 +136,16 @@ async function expectNothingStored(db: string): Promise<void> {
 }
 
 async function collect() {
-    const db = join(mkdtempSync(join(tmpdir(), 'usage-nonsense-')), 'usage.duckdb');
-    const r = await collectCommand({
-      db,
-      env: { USAGE_API_KEY: 'test-key' },
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-      granularity: 'daily',
-      sources: 'v2_programs',
-      inventory: 'never',
-      now: () => NOW,
-      log: silentLogger,
-    });
-    return { r, db };
+  const db = join(mkdtempSync(join(tmpdir(), 'usage-nonsense-')), 'usage.duckdb');
+  const r = await collectCommand({
+    db,
+    env: { USAGE_API_KEY: 'test-key' },
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    granularity: 'daily',
+    sources: 'v2_programs',
+    inventory: 'never',
+    now: () => NOW,
+    log: silentLogger,
+  });
+  return { r, db };
 }

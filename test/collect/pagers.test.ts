@@ -24,14 +24,20 @@ async function collectAll(pages: unknown[], limit: number) {
 
 describe('cursorPages', () => {
   it('follows cursors and stops at a page without a pagination key', async () => {
-    const { out, seen } = await collectAll([{ programs: items(0, 2), pagination: { cursor: 'p1' } }, { programs: items(2, 2) }], 2);
+    const { out, seen } = await collectAll(
+      [{ programs: items(0, 2), pagination: { cursor: 'p1' } }, { programs: items(2, 2) }],
+      2,
+    );
     expect(out).toEqual(['p0', 'p1', 'p2', 'p3']);
     expect(seen).toEqual([undefined, 'p1']);
   });
 
   it('stops at an empty page that still carries a cursor', async () => {
     const { out, seen } = await collectAll(
-      [{ programs: items(0, 2), pagination: { cursor: 'p1' } }, { programs: [], pagination: { cursor: 'p1x' } }],
+      [
+        { programs: items(0, 2), pagination: { cursor: 'p1' } },
+        { programs: [], pagination: { cursor: 'p1x' } },
+      ],
       2,
     );
     expect(out).toEqual(['p0', 'p1']);
@@ -79,7 +85,7 @@ describe('cursorPages', () => {
     }
   });
 
-  describe('an id that comes again in one query\'s pages (a runaway cursor)', () => {
+  describe("an id that comes again in one query's pages (a runaway cursor)", () => {
     /** Pages whose ids are `pages[k]`, each full, each with a new cursor; returns what was asked for and handed out. */
     async function run(pages: string[][], itemsKey: string, maxPages?: number) {
       const asked: (string | undefined)[] = [];
@@ -91,8 +97,14 @@ describe('cursorPages', () => {
             const ids = pages[Math.min(asked.length - 1, pages.length - 1)]!;
             return { items: ids.length, cursor: `c${asked.length}`, requestId: `r${asked.length}`, ids };
           },
-          { itemsKey, limit: 2, describe: 'GET /test', ...(maxPages ? { maxPages: { pages: maxPages, why: 'the test' } } : {}) },
-        )) out.push(...page.ids);
+          {
+            itemsKey,
+            limit: 2,
+            describe: 'GET /test',
+            ...(maxPages ? { maxPages: { pages: maxPages, why: 'the test' } } : {}),
+          },
+        ))
+          out.push(...page.ids);
       };
       return { asked, out, done: iterate() };
     }
@@ -100,15 +112,26 @@ describe('cursorPages', () => {
     it('stops at the second page when it hands back the first under a new cursor, whatever the bound, asking for no third', async () => {
       for (const maxPages of [undefined, 1000]) {
         const r = await run([['p0', 'p1']], 'programs', maxPages);
-        await expect(r.done).rejects.toThrow(/page 2 of this query \(request id r2\) holds program p0, already on page 1: a cursor that runs away/);
+        await expect(r.done).rejects.toThrow(
+          /page 2 of this query \(request id r2\) holds program p0, already on page 1: a cursor that runs away/,
+        );
         expect(r.asked).toEqual([undefined, 'c1']);
         expect(r.out).toEqual(['p0', 'p1']);
       }
     });
 
     it('stops at a frameworks page that repeats a framework of an earlier one, or lists one twice', async () => {
-      const later = await run([['f0', 'f1'], ['f2', 'f3'], ['f4', 'f1']], 'frameworks');
-      await expect(later.done).rejects.toThrow(/page 3 of this query \(request id r3\) holds framework f1, already on page 1/);
+      const later = await run(
+        [
+          ['f0', 'f1'],
+          ['f2', 'f3'],
+          ['f4', 'f1'],
+        ],
+        'frameworks',
+      );
+      await expect(later.done).rejects.toThrow(
+        /page 3 of this query \(request id r3\) holds framework f1, already on page 1/,
+      );
       expect(later.asked.length).toBe(3);
       const twice = await run([['f0', 'f0']], 'frameworks');
       await expect(twice.done).rejects.toThrow(/page 1 .* holds framework f0, twice on that page/);

@@ -23,8 +23,12 @@ describe('planWindow', () => {
     }
     expect(iso(planWindow({ now, granularity: 'hourly', heldEnd: null, settle })!.to)).toBe('2026-11-21T19:00:00.000Z');
     expect(iso(planWindow({ now, granularity: 'daily', heldEnd: null, settle })!.to)).toBe('2026-11-21T00:00:00.000Z');
-    expect(iso(planWindow({ now, granularity: 'monthly', heldEnd: null, settle })!.to)).toBe('2026-11-01T00:00:00.000Z');
-    expect(iso(planWindow({ now, granularity: 'daily', heldEnd: null, settle })!.from)).toBe('2026-09-23T00:00:00.000Z');
+    expect(iso(planWindow({ now, granularity: 'monthly', heldEnd: null, settle })!.to)).toBe(
+      '2026-11-01T00:00:00.000Z',
+    );
+    expect(iso(planWindow({ now, granularity: 'daily', heldEnd: null, settle })!.from)).toBe(
+      '2026-09-23T00:00:00.000Z',
+    );
   });
 
   it('collects incrementally from what is held, re-collecting the settle window', () => {
@@ -50,15 +54,32 @@ describe('planWindow', () => {
   });
 
   it('refuses an explicit range behind the look-back with a message that says what is allowed', () => {
-    expect(() => planWindow({ now, granularity: 'hourly', heldEnd: null, settle, from: Date.parse('2026-10-01T00:00:00Z') })).toThrow(UsageError);
-    expect(() => planWindow({ now, granularity: 'hourly', heldEnd: null, settle, from: Date.parse('2026-10-01T00:00:00Z') })).toThrow(/earliest hourly start/);
-    const w = planWindow({ now, granularity: 'monthly', heldEnd: null, settle, from: Date.parse('2026-01-15T00:00:00Z'), to: Date.parse('2026-03-01T00:00:00Z') })!;
-    expect([iso(w.from), iso(w.to), w.reason]).toEqual(['2026-01-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z', 'explicit']);
+    expect(() =>
+      planWindow({ now, granularity: 'hourly', heldEnd: null, settle, from: Date.parse('2026-10-01T00:00:00Z') }),
+    ).toThrow(UsageError);
+    expect(() =>
+      planWindow({ now, granularity: 'hourly', heldEnd: null, settle, from: Date.parse('2026-10-01T00:00:00Z') }),
+    ).toThrow(/earliest hourly start/);
+    const w = planWindow({
+      now,
+      granularity: 'monthly',
+      heldEnd: null,
+      settle,
+      from: Date.parse('2026-01-15T00:00:00Z'),
+      to: Date.parse('2026-03-01T00:00:00Z'),
+    })!;
+    expect([iso(w.from), iso(w.to), w.reason]).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-03-01T00:00:00.000Z',
+      'explicit',
+    ]);
   });
 
   it('never plans before 2024-03-01', () => {
     const early = Date.parse('2024-06-10T00:00:00Z');
-    expect(iso(planWindow({ now: early, granularity: 'monthly', heldEnd: null, settle })!.from)).toBe('2024-03-01T00:00:00.000Z');
+    expect(iso(planWindow({ now: early, granularity: 'monthly', heldEnd: null, settle })!.from)).toBe(
+      '2024-03-01T00:00:00.000Z',
+    );
   });
 });
 

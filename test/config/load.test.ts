@@ -21,13 +21,21 @@ describe('loadConfig', () => {
 
   it('applies defaults when no config file exists anywhere: in a checkout, its data/, reports/ and price book', () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-config-'));
-    const { config, path } = loadConfig({ cwd: dir, env: { XDG_CONFIG_HOME: join(dir, 'xdg') }, systemDir: join(dir, 'etc') });
+    const { config, path } = loadConfig({
+      cwd: dir,
+      env: { XDG_CONFIG_HOME: join(dir, 'xdg') },
+      systemDir: join(dir, 'etc'),
+    });
     expect(path).toBeNull();
     const repo = resolve(import.meta.dirname, '../..');
     expect(config.store.db).toBe(join(repo, 'data/usage.duckdb'));
     expect(config.report.out_dir).toBe(join(repo, 'reports'));
     expect(config.report.prices).toBe(join(repo, 'config/prices.toml'));
-    expect(defaultPlaces({})).toEqual({ db: config.store.db, reports: config.report.out_dir, prices: config.report.prices });
+    expect(defaultPlaces({})).toEqual({
+      db: config.store.db,
+      reports: config.report.out_dir,
+      prices: config.report.prices,
+    });
   });
 
   it('looks for --config, USAGE_CONFIG, ./config/usage.toml, $XDG_CONFIG_HOME, /etc in that order; relative paths sit beside the file', () => {
@@ -44,15 +52,42 @@ describe('loadConfig', () => {
     const flag = at('flag', 'flag.duckdb');
     const opts = { cwd: join(root, 'cwd'), systemDir: join(root, 'etc') };
     const xdgEnv = { XDG_CONFIG_HOME: join(root, 'xdg') };
-    const found = (o: Parameters<typeof loadConfig>[0]) => { const l = loadConfig(o); return [l.path, l.config.store.db, l.config.report.out_dir]; };
-    expect(found({ ...opts, path: flag, env: { ...xdgEnv, USAGE_CONFIG: env } })).toEqual([flag, join(root, 'flag/flag.duckdb'), join(root, 'flag/out')]);
-    expect(found({ ...opts, env: { ...xdgEnv, USAGE_CONFIG: env } })).toEqual([env, join(root, 'env/env.duckdb'), join(root, 'env/out')]);
-    expect(found({ ...opts, env: xdgEnv })).toEqual([local, join(root, 'cwd/config/local.duckdb'), join(root, 'cwd/config/out')]);
-    expect(found({ ...opts, cwd: root, env: xdgEnv })).toEqual([xdg, join(root, 'xdg/usage-pipeline/xdg.duckdb'), join(root, 'xdg/usage-pipeline/out')]);
-    expect(found({ ...opts, cwd: root, env: { XDG_CONFIG_HOME: join(root, 'none') } })).toEqual([etc, join(root, 'etc/etc.duckdb'), join(root, 'etc/out')]);
+    const found = (o: Parameters<typeof loadConfig>[0]) => {
+      const l = loadConfig(o);
+      return [l.path, l.config.store.db, l.config.report.out_dir];
+    };
+    expect(found({ ...opts, path: flag, env: { ...xdgEnv, USAGE_CONFIG: env } })).toEqual([
+      flag,
+      join(root, 'flag/flag.duckdb'),
+      join(root, 'flag/out'),
+    ]);
+    expect(found({ ...opts, env: { ...xdgEnv, USAGE_CONFIG: env } })).toEqual([
+      env,
+      join(root, 'env/env.duckdb'),
+      join(root, 'env/out'),
+    ]);
+    expect(found({ ...opts, env: xdgEnv })).toEqual([
+      local,
+      join(root, 'cwd/config/local.duckdb'),
+      join(root, 'cwd/config/out'),
+    ]);
+    expect(found({ ...opts, cwd: root, env: xdgEnv })).toEqual([
+      xdg,
+      join(root, 'xdg/usage-pipeline/xdg.duckdb'),
+      join(root, 'xdg/usage-pipeline/out'),
+    ]);
+    expect(found({ ...opts, cwd: root, env: { XDG_CONFIG_HOME: join(root, 'none') } })).toEqual([
+      etc,
+      join(root, 'etc/etc.duckdb'),
+      join(root, 'etc/out'),
+    ]);
     // USAGE_CONFIG must exist, as --config must; USAGE_DB is the caller's path, relative to the working directory.
-    expect(() => loadConfig({ ...opts, env: { USAGE_CONFIG: join(root, 'nope.toml') } })).toThrow(/cannot read config file .*nope\.toml.*USAGE_CONFIG/);
-    expect(loadConfig({ ...opts, env: { ...xdgEnv, USAGE_DB: 'x.duckdb' } }).config.store.db).toBe(join(root, 'cwd/x.duckdb'));
+    expect(() => loadConfig({ ...opts, env: { USAGE_CONFIG: join(root, 'nope.toml') } })).toThrow(
+      /cannot read config file .*nope\.toml.*USAGE_CONFIG/,
+    );
+    expect(loadConfig({ ...opts, env: { ...xdgEnv, USAGE_DB: 'x.duckdb' } }).config.store.db).toBe(
+      join(root, 'cwd/x.duckdb'),
+    );
   });
 
   it('lists every problem with its dotted path', () => {
@@ -83,15 +118,22 @@ x = 1
 
   it('names the line of a TOML syntax error', () => {
     const dir = dirWith('[api\nbase_url = 1');
-    expect(() => loadConfig({ cwd: dir, path: 'usage.toml', explicit: true, env: {} })).toThrow(/not valid TOML \(line 1/);
+    expect(() => loadConfig({ cwd: dir, path: 'usage.toml', explicit: true, env: {} })).toThrow(
+      /not valid TOML \(line 1/,
+    );
   });
 
   it('refuses a missing explicit --config', () => {
-    expect(() => loadConfig({ cwd: tmpdir(), path: 'nope.toml', explicit: true, env: {} })).toThrow(/cannot read config file/);
+    expect(() => loadConfig({ cwd: tmpdir(), path: 'nope.toml', explicit: true, env: {} })).toThrow(
+      /cannot read config file/,
+    );
   });
 
   it('lets USAGE_BASE_URL and USAGE_DB override the file', () => {
-    const { config } = loadConfig({ cwd: process.cwd(), env: { USAGE_BASE_URL: 'http://127.0.0.1:9/v1', USAGE_DB: '/tmp/x.duckdb' } });
+    const { config } = loadConfig({
+      cwd: process.cwd(),
+      env: { USAGE_BASE_URL: 'http://127.0.0.1:9/v1', USAGE_DB: '/tmp/x.duckdb' },
+    });
     expect(config.api.base_url).toBe('http://127.0.0.1:9/v1');
     expect(config.store.db).toBe('/tmp/x.duckdb');
   });

@@ -13,8 +13,14 @@ const REPO = resolve(import.meta.dirname, '../..');
 
 /** Files of the tree, by path: a module's text is its imports. */
 const TREE: Record<string, string> = {
-  'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
-  'node_modules/lossless-json/package.json': JSON.stringify({ name: 'lossless-json', type: 'module', main: 'index.js' }),
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true },
+  }),
+  'node_modules/lossless-json/package.json': JSON.stringify({
+    name: 'lossless-json',
+    type: 'module',
+    main: 'index.js',
+  }),
   'node_modules/lossless-json/index.js': 'export const parse = JSON.parse;\n',
   'node_modules/left-pad/package.json': JSON.stringify({ name: 'left-pad', type: 'module', main: 'index.js' }),
   'node_modules/left-pad/index.js': 'export default (s) => s;\n',

@@ -25,7 +25,8 @@ export function mapEntries(architecture: string): string[] {
 
 describe('ARCHITECTURE.md, module map', () => {
   it('reads the entries of a map', () => {
-    const doc = '## Module map\n\n```\nsrc/\n  app/        the root\n              more\n  a.ts, b.ts   files\nqueries/   x\n```\n';
+    const doc =
+      '## Module map\n\n```\nsrc/\n  app/        the root\n              more\n  a.ts, b.ts   files\nqueries/   x\n```\n';
     expect(mapEntries(doc)).toEqual(['a.ts', 'app', 'b.ts']);
   });
 

@@ -6,18 +6,39 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO, lineOf, repoFiles } from './repoFiles.js';
 
-const SCANNED = ['src', 'bench', 'test', 'docs', 'deploy', 'queries', 'scripts', 'config', 'ARCHITECTURE.md', 'README.md', 'BENCHMARKS.md', 'vitest.config.ts', 'package.json', '.dependency-cruiser.cjs'];
+const SCANNED = [
+  'src',
+  'bench',
+  'test',
+  'docs',
+  'deploy',
+  'queries',
+  'scripts',
+  'config',
+  'ARCHITECTURE.md',
+  'README.md',
+  'BENCHMARKS.md',
+  'vitest.config.ts',
+  'package.json',
+  '.dependency-cruiser.cjs',
+];
 const TEXT = /\.(?:ts|mjs|cjs|js|sql|md|toml|json|py|txt|service|timer|rules|yml|yaml|sh)$|\/cron\//;
 /** Top-level folders: a path starting with one is read from the repository root. */
 const ROOTS = 'src|bench|test|docs|deploy|queries|scripts|config';
 /** A rooted path, a relative path to a source file (`store/sql/x.sql`), or a top-level doc by name. */
 const ROOTED = new RegExp(`(?<![\\w./@$-])(?:${ROOTS})/[\\w.@-]+(?:/[\\w.@-]+)*/?`, 'g');
-const RELATIVE = new RegExp(`(?<![\\w./@$-])(?!(?:${ROOTS})/)[a-z][\\w-]*(?:/[\\w.-]+)+\\.(?:ts|sql|mjs|cjs|py)\\b`, 'g');
+const RELATIVE = new RegExp(
+  `(?<![\\w./@$-])(?!(?:${ROOTS})/)[a-z][\\w-]*(?:/[\\w.-]+)+\\.(?:ts|sql|mjs|cjs|py)\\b`,
+  'g',
+);
 const DOC = /(?<![\w./-])[A-Z][A-Z_]+\.md\b/g;
 /** After a path, these make it a pattern or a template rather than a file. */
 const PLACEHOLDER = /^[*{<$`'"]?[*{<$[…]|^\$\{/;
 
-export interface Missing { path: string; at: string }
+export interface Missing {
+  path: string;
+  at: string;
+}
 
 /** The repository as a set of paths: every file and every folder above one. */
 export function pathSet(files: readonly string[]): Set<string> {
@@ -43,8 +64,10 @@ function found(repo: ReadonlySet<string>, file: string, path: string, kind: 'roo
 export function commentsOf(file: string, text: string): string {
   if (/\.(?:md|txt|toml|service|timer|rules|yml|yaml)$|\/cron\//.test(file)) return text;
   // Strings are matched first so that a `//` or `--` inside one does not start a comment.
-  const re = file.endsWith('.sql') ? /'(?:[^'\n])*'|--[^\n]*/g
-    : file.endsWith('.py') || file.endsWith('.sh') ? /'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g
+  const re = file.endsWith('.sql')
+    ? /'(?:[^'\n])*'|--[^\n]*/g
+    : file.endsWith('.py') || file.endsWith('.sh')
+      ? /'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|#[^\n]*/g
       : /'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g;
   let out = '';
   let at = 0;
@@ -97,7 +120,15 @@ export function missingSections(file: string, text: string, titles: readonly str
 
 describe('paths and sections named in comments and docs', () => {
   it('finds a path that does not exist, and skips patterns and placeholders', () => {
-    const repo = pathSet(['src/store/store.ts', 'src/store/sql/a.sql', 'src/store/facade/context.ts', 'src/store/report/sql/b.sql', 'src/report/sql/b.sql', 'README.md', 'docs/SCALING.md']);
+    const repo = pathSet([
+      'src/store/store.ts',
+      'src/store/sql/a.sql',
+      'src/store/facade/context.ts',
+      'src/store/report/sql/b.sql',
+      'src/report/sql/b.sql',
+      'README.md',
+      'docs/SCALING.md',
+    ]);
     const text = [
       '// see src/store/store.ts and src/store/gone.ts, src/store/facade/ and src/store',
       "const p = 'src/string/only.ts'; // sql/a.sql beside it; facade/context.ts, a file's tail",
@@ -126,7 +157,9 @@ describe('paths and sections named in comments and docs', () => {
       '/* (BENCHMARKS.md, "Where the time',
       ' * goes"). */',
     ].join('\n');
-    expect(missingSections('src/x.ts', text, titles)).toEqual([{ path: 'BENCHMARKS.md, "Where the time goes"', at: 'src/x.ts:3' }]);
+    expect(missingSections('src/x.ts', text, titles)).toEqual([
+      { path: 'BENCHMARKS.md, "Where the time goes"', at: 'src/x.ts:3' },
+    ]);
   });
 
   it('every section of BENCHMARKS.md cited in the source, tests and docs exists', () => {

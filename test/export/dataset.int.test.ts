@@ -28,24 +28,104 @@ const PRICES = join(process.cwd(), 'config/prices.toml');
 const TS = (c: string) => `CAST(epoch_us(${c}) AS VARCHAR) AS ${c}`;
 const COLUMNS: Record<string, { read: string[]; sql: string[] }> = {
   usage_program: {
-    read: ['granularity', 'month', 'api_version', 'org_id', 'program_id', 'period_id', 'period_plan', 'period_start', 'period_end',
-      'timeframe_start', 'timeframe_end', 'metric', 'value', 'run_id', 'collected_at'],
-    sql: ['granularity', "strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month", 'api_version', 'org_id', 'program_id', 'period_id',
-      'period_plan', TS('period_start'), TS('period_end'), TS('timeframe_start'), TS('timeframe_end'), 'metric',
-      'CAST(value AS VARCHAR) AS value', 'run_id', TS('collected_at')],
+    read: [
+      'granularity',
+      'month',
+      'api_version',
+      'org_id',
+      'program_id',
+      'period_id',
+      'period_plan',
+      'period_start',
+      'period_end',
+      'timeframe_start',
+      'timeframe_end',
+      'metric',
+      'value',
+      'run_id',
+      'collected_at',
+    ],
+    sql: [
+      'granularity',
+      "strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month",
+      'api_version',
+      'org_id',
+      'program_id',
+      'period_id',
+      'period_plan',
+      TS('period_start'),
+      TS('period_end'),
+      TS('timeframe_start'),
+      TS('timeframe_end'),
+      'metric',
+      'CAST(value AS VARCHAR) AS value',
+      'run_id',
+      TS('collected_at'),
+    ],
   },
   usage_framework: {
-    read: ['granularity', 'month', 'org_id', 'program_id', 'framework_id', 'period_id', 'period_plan', 'period_start', 'period_end',
-      'timeframe_start', 'timeframe_end', 'metric', 'value', 'run_id', 'collected_at'],
-    sql: ['granularity', "strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month", 'org_id', 'program_id', 'framework_id', 'period_id',
-      'period_plan', TS('period_start'), TS('period_end'), TS('timeframe_start'), TS('timeframe_end'), 'metric',
-      'CAST(value AS VARCHAR) AS value', 'run_id', TS('collected_at')],
+    read: [
+      'granularity',
+      'month',
+      'org_id',
+      'program_id',
+      'framework_id',
+      'period_id',
+      'period_plan',
+      'period_start',
+      'period_end',
+      'timeframe_start',
+      'timeframe_end',
+      'metric',
+      'value',
+      'run_id',
+      'collected_at',
+    ],
+    sql: [
+      'granularity',
+      "strftime(timezone('UTC', timeframe_start), '%Y-%m') AS month",
+      'org_id',
+      'program_id',
+      'framework_id',
+      'period_id',
+      'period_plan',
+      TS('period_start'),
+      TS('period_end'),
+      TS('timeframe_start'),
+      TS('timeframe_end'),
+      'metric',
+      'CAST(value AS VARCHAR) AS value',
+      'run_id',
+      TS('collected_at'),
+    ],
   },
   spend_daily: {
-    read: ['month', 'line_id', 'granularity', 'usage_day', 'program_id', 'framework_id', 'metric', 'quantity_raw', 'quantity', 'cost', 'unpriced_reason'],
-    sql: ["strftime(billing_month, '%Y-%m') AS month", 'line_id', 'granularity', 'CAST(usage_day AS VARCHAR) AS usage_day', 'program_id',
-      'framework_id', 'metric', 'CAST(quantity_raw AS VARCHAR) AS quantity_raw', 'CAST(quantity AS VARCHAR) AS quantity',
-      'CAST(cost AS VARCHAR) AS cost', 'unpriced_reason'],
+    read: [
+      'month',
+      'line_id',
+      'granularity',
+      'usage_day',
+      'program_id',
+      'framework_id',
+      'metric',
+      'quantity_raw',
+      'quantity',
+      'cost',
+      'unpriced_reason',
+    ],
+    sql: [
+      "strftime(billing_month, '%Y-%m') AS month",
+      'line_id',
+      'granularity',
+      'CAST(usage_day AS VARCHAR) AS usage_day',
+      'program_id',
+      'framework_id',
+      'metric',
+      'CAST(quantity_raw AS VARCHAR) AS quantity_raw',
+      'CAST(quantity AS VARCHAR) AS quantity',
+      'CAST(cost AS VARCHAR) AS cost',
+      'unpriced_reason',
+    ],
   },
   programs: {
     read: ['program_id', 'org_id', 'name', 'created_at', 'deleted_at'],
@@ -53,7 +133,12 @@ const COLUMNS: Record<string, { read: string[]; sql: string[] }> = {
   },
 };
 const sortRows = (rows: (string | null)[][]) => rows.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
-const glob = (dataset: string) => (dataset === 'programs' ? `${dataset}/*.parquet` : dataset === 'spend_daily' ? `${dataset}/*/*.parquet` : `${dataset}/*/*/*.parquet`);
+const glob = (dataset: string) =>
+  dataset === 'programs'
+    ? `${dataset}/*.parquet`
+    : dataset === 'spend_daily'
+      ? `${dataset}/*/*.parquet`
+      : `${dataset}/*/*/*.parquet`;
 
 async function fileStates(dir: string): Promise<Map<string, { sha: string; mtimeMs: number; ino: number }>> {
   const out = new Map<string, { sha: string; mtimeMs: number; ino: number }>();
@@ -78,7 +163,9 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     try {
       const out: Record<string, { db: (string | null)[][]; read: (string | null)[][] }> = {};
       for (const [name, c] of Object.entries(COLUMNS)) {
-        const fromDb = await rawSql(store).query<Record<string, string | null>>(`SELECT ${c.sql.join(', ')} FROM ${name}`);
+        const fromDb = await rawSql(store).query<Record<string, string | null>>(
+          `SELECT ${c.sql.join(', ')} FROM ${name}`,
+        );
         const path = quoteLiteral(join(dataset, glob(name)));
         const readSql = `SELECT ${c.sql.map((s) => s.replace(/strftime\([^)]*\)\) AS month|strftime\(billing_month, '%Y-%m'\) AS month/, 'month')).join(', ')}
                          FROM read_parquet(${path}, hive_partitioning = true, hive_types_autocast = false)`;
@@ -97,14 +184,23 @@ describe('export --dataset', { timeout: 300_000 }, () => {
   beforeAll(async () => {
     const demo = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
     expect(demo.collect.exitCode).toBe(0);
-    first = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => NOW, log: silentLogger });
+    first = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => NOW,
+      log: silentLogger,
+    });
   }, 400_000);
 
   it('writes Hive partitions with a manifest each', () => {
     expect(first.written.length).toBe(first.partitions);
     expect(first.written).toContain('usage_framework/granularity=hourly/month=2026-11');
     expect(first.written).toContain('spend_daily/month=2026-10');
-    const m = JSON.parse(readFileSync(join(dataset, 'usage_program/granularity=daily/month=2026-10/_manifest.json'), 'utf8'));
+    const m = JSON.parse(
+      readFileSync(join(dataset, 'usage_program/granularity=daily/month=2026-10/_manifest.json'), 'utf8'),
+    );
     const store = readFileSync(join(dataset, 'usage_program/granularity=daily/month=2026-10/part-0.parquet'));
     expect(m.sha256).toBe(createHashHex(store));
     expect(m.rows).toBeGreaterThan(0);
@@ -119,10 +215,19 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     }
   });
 
-  it('reads back exactly with pyarrow\'s dataset API', async () => {
+  it("reads back exactly with pyarrow's dataset API", async () => {
     const rows = await dbAndDuckdbRows();
-    const py = JSON.parse(execFileSync(venvPython(), ['test/export/read_dataset.py', dataset,
-      JSON.stringify(Object.fromEntries(Object.entries(COLUMNS).map(([n, c]) => [n, c.read])))], { maxBuffer: 1 << 30 }).toString());
+    const py = JSON.parse(
+      execFileSync(
+        venvPython(),
+        [
+          'test/export/read_dataset.py',
+          dataset,
+          JSON.stringify(Object.fromEntries(Object.entries(COLUMNS).map(([n, c]) => [n, c.read]))),
+        ],
+        { maxBuffer: 1 << 30 },
+      ).toString(),
+    );
     for (const [name, r] of Object.entries(rows)) {
       expect(py[name].rows.length, name).toBe(r.db.length);
       expect(sortRows(py[name].rows), name).toEqual(r.db);
@@ -134,7 +239,14 @@ describe('export --dataset', { timeout: 300_000 }, () => {
 
   it('re-exporting unchanged data changes no file; after one more collect only changed partitions are rewritten', async () => {
     const before = await fileStates(dataset);
-    const again = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => NOW, log: silentLogger });
+    const again = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => NOW,
+      log: silentLogger,
+    });
     expect(again.written).toEqual([]);
     expect(again.unchanged).toBe(first.partitions);
     expect(await fileStates(dataset)).toEqual(before);
@@ -143,27 +255,43 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     let runId: string;
     try {
       const c = await collectCommand({
-        db, env: { ...process.env, USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-        granularity: 'hourly,daily,monthly', inventory: 'never', now: () => LATER, log: silentLogger,
+        db,
+        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
+        baseUrl: sandbox.baseUrl,
+        granularity: 'hourly,daily,monthly',
+        inventory: 'never',
+        now: () => LATER,
+        log: silentLogger,
       });
       expect(c.exitCode).toBe(0);
       runId = c.runId;
     } finally {
       await sandbox.close();
     }
-    const next = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATER, log: silentLogger });
+    const next = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => LATER,
+      log: silentLogger,
+    });
     const after = await fileStates(dataset);
     expect(next.written.length).toBeGreaterThan(0);
     expect(next.written.length).toBeLessThan(next.partitions);
     expect(next.written).toContain('usage_program/granularity=hourly/month=2026-11');
-    const changed = [...after.keys()].filter((f) => before.get(f)?.sha !== after.get(f)!.sha || before.get(f)?.mtimeMs !== after.get(f)!.mtimeMs);
+    const changed = [...after.keys()].filter(
+      (f) => before.get(f)?.sha !== after.get(f)!.sha || before.get(f)?.mtimeMs !== after.get(f)!.mtimeMs,
+    );
     const partitionOf = (f: string) => f.replace(/^_arrow\//, '').replace(/\/[^/]+$/, '');
     expect(new Set(changed.map(partitionOf))).toEqual(new Set(next.written));
     // A rewritten usage partition holds rows of the new run; an untouched one none.
     for (const p of next.written.filter((w) => w.startsWith('usage_'))) {
       expect(JSON.parse(readFileSync(join(dataset, p, '_manifest.json'), 'utf8')).run_ids, p).toContain(runId);
     }
-    for (const f of [...after.keys()].filter((k) => k.startsWith('usage_') && k.endsWith('_manifest.json') && !next.written.includes(partitionOf(k)))) {
+    for (const f of [...after.keys()].filter(
+      (k) => k.startsWith('usage_') && k.endsWith('_manifest.json') && !next.written.includes(partitionOf(k)),
+    )) {
       expect(JSON.parse(readFileSync(join(dataset, f), 'utf8')).run_ids, f).not.toContain(runId);
     }
     // And the dataset still equals the database.
@@ -172,7 +300,14 @@ describe('export --dataset', { timeout: 300_000 }, () => {
 
   it('a re-export with nothing changed hashes no row and touches no file', async () => {
     const before = await fileStates(dataset);
-    const again = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATER, log: silentLogger });
+    const again = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => LATER,
+      log: silentLogger,
+    });
     expect(again.full).toBe(false);
     expect(again.checked).toBe(0);
     expect(again.files).toEqual([]);
@@ -185,8 +320,13 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     let runId: string;
     try {
       const c = await collectCommand({
-        db, env: { ...process.env, USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-        granularity: 'hourly', inventory: 'never', now: () => LATEST, log: silentLogger,
+        db,
+        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
+        baseUrl: sandbox.baseUrl,
+        granularity: 'hourly',
+        inventory: 'never',
+        now: () => LATEST,
+        log: silentLogger,
       });
       expect(c.exitCode).toBe(0);
       runId = c.runId;
@@ -197,7 +337,9 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     // dimensions (a run may change the inventory).
     const store = await openStore({ path: db, readOnly: true });
     const windows = await rawSql(store).query<{ source: string; s: string; e: string }>(
-      `SELECT source, CAST(epoch_ms(window_start) AS VARCHAR) AS s, CAST(epoch_ms(window_end) AS VARCHAR) AS e FROM coverage WHERE run_id = $run`, { run: runId });
+      `SELECT source, CAST(epoch_ms(window_start) AS VARCHAR) AS s, CAST(epoch_ms(window_end) AS VARCHAR) AS e FROM coverage WHERE run_id = $run`,
+      { run: runId },
+    );
     await store.close();
     expect(windows.length).toBeGreaterThan(0);
     const expected = new Set<string>(['programs/part-0', 'frameworks/part-0', 'snapshots/part-0']);
@@ -209,12 +351,21 @@ describe('export --dataset', { timeout: 300_000 }, () => {
         expected.add(`spend_daily/month=${day.slice(0, 7)}/part-0`);
       }
     }
-    const next = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATEST, log: silentLogger });
+    const next = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => LATEST,
+      log: silentLogger,
+    });
     expect(next.full).toBe(false);
     expect(next.checked).toBe(expected.size);
     for (const f of next.files) expect(expected, f).toContain(f);
     const after = await fileStates(dataset);
-    const changed = [...after.keys()].filter((f) => before.get(f)?.sha !== after.get(f)!.sha || before.get(f)?.mtimeMs !== after.get(f)!.mtimeMs);
+    const changed = [...after.keys()].filter(
+      (f) => before.get(f)?.sha !== after.get(f)!.sha || before.get(f)?.mtimeMs !== after.get(f)!.mtimeMs,
+    );
     const unitOfFile = (f: string) => f.replace(/^_arrow\//, '').replace(/\.(parquet|arrow)$/, '');
     for (const f of changed.filter((x) => !x.endsWith('_manifest.json'))) expect(expected, f).toContain(unitOfFile(f));
     expect(changed.some((f) => f.includes('granularity=daily') || f.includes('granularity=monthly'))).toBe(false);
@@ -228,13 +379,30 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     copyFileSync(join(dataset, month, day), join(dataset, month, 'part-0.parquet'));
     const store = await openStore({ path: db });
     await rawSql(store).run("UPDATE export_datasets SET layout = 'v1' WHERE dataset_dir = $dir", { dir: dataset });
-    await rawSql(store).run("INSERT INTO export_partitions VALUES ($dir, $p, 'v1:1:x', 1, 'x', now())", { dir: dataset, p: month });
+    await rawSql(store).run("INSERT INTO export_partitions VALUES ($dir, $p, 'v1:1:x', 1, 'x', now())", {
+      dir: dataset,
+      p: month,
+    });
     await store.close();
-    const full = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATEST, log: silentLogger });
+    const full = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => LATEST,
+      log: silentLogger,
+    });
     expect(full.full).toBe(true);
     expect(existsSync(join(dataset, month, 'part-0.parquet'))).toBe(false);
     for (const [name, r] of Object.entries(await dbAndDuckdbRows())) expect(r.read, name).toEqual(r.db);
-    const again = await exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => LATEST, log: silentLogger });
+    const again = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => LATEST,
+      log: silentLogger,
+    });
     expect(again.full).toBe(false);
     expect(again.checked).toBe(0);
   }, 300_000);

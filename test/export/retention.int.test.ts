@@ -36,7 +36,8 @@ describe('prune', { timeout: 300_000 }, () => {
     const store = await openStore({ path: db, readOnly: true });
     try {
       const out: Record<string, { granularity: string; before: boolean; n: bigint; digest: string }[]> = {};
-      for (const t of ['usage_program_buckets', 'usage_framework_buckets']) out[t] = await rawSql(store).query(DIGEST_SQL(t), { cutoff });
+      for (const t of ['usage_program_buckets', 'usage_framework_buckets'])
+        out[t] = await rawSql(store).query(DIGEST_SQL(t), { cutoff });
       return out;
     } finally {
       await store.close();
@@ -47,8 +48,13 @@ describe('prune', { timeout: 300_000 }, () => {
     const sandbox = await startSandbox({ port: 0, scenario: 'small', now: NOW });
     try {
       const c = await collectCommand({
-        db, env: { ...process.env, USAGE_API_KEY: sandbox.apiKey }, baseUrl: sandbox.baseUrl,
-        granularity: 'hourly,daily,monthly', inventory: 'auto', now: () => NOW, log: silentLogger,
+        db,
+        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
+        baseUrl: sandbox.baseUrl,
+        granularity: 'hourly,daily,monthly',
+        inventory: 'auto',
+        now: () => NOW,
+        log: silentLogger,
       });
       expect(c.exitCode).toBe(0);
     } finally {
@@ -67,7 +73,9 @@ describe('prune', { timeout: 300_000 }, () => {
     const before = await digests();
     expect(before.usage_program_buckets!.some((r) => r.granularity === 'hourly' && r.before)).toBe(true);
     // Not exported yet.
-    await expect(pruneCommand({ db, hourlyDays: DAYS, dataset, now: () => PRUNE_AT, log: silentLogger })).rejects.toBeInstanceOf(PruneRefusedError);
+    await expect(
+      pruneCommand({ db, hourlyDays: DAYS, dataset, now: () => PRUNE_AT, log: silentLogger }),
+    ).rejects.toBeInstanceOf(PruneRefusedError);
     expect(await digests()).toEqual(before);
     // Exported, but one of the days' files is gone from the dataset.
     await exportCommand({ db, dataset, prices: PRICES, now: () => NOW, log: silentLogger });
@@ -75,7 +83,9 @@ describe('prune', { timeout: 300_000 }, () => {
     const prev = new Date(cutoff.getTime() - 86_400_000).toISOString().slice(0, 10);
     const file = join(dataset, `usage_framework/granularity=hourly/month=${prev.slice(0, 7)}/part-${prev}.parquet`);
     renameSync(file, `${file}.away`);
-    await expect(pruneCommand({ db, hourlyDays: DAYS, dataset, now: () => PRUNE_AT, log: silentLogger })).rejects.toThrow(/missing/);
+    await expect(
+      pruneCommand({ db, hourlyDays: DAYS, dataset, now: () => PRUNE_AT, log: silentLogger }),
+    ).rejects.toThrow(/missing/);
     expect(await digests()).toEqual(before);
     renameSync(`${file}.away`, file);
     expect(day > prev).toBe(true);
@@ -83,7 +93,14 @@ describe('prune', { timeout: 300_000 }, () => {
 
   it('removes exactly the hourly rows before the cutoff, records them, and the dataset keeps them', async () => {
     const before = await digests();
-    const dry = await pruneCommand({ db, hourlyDays: DAYS, dataset, dryRun: true, now: () => PRUNE_AT, log: silentLogger });
+    const dry = await pruneCommand({
+      db,
+      hourlyDays: DAYS,
+      dataset,
+      dryRun: true,
+      now: () => PRUNE_AT,
+      log: silentLogger,
+    });
     expect(await digests()).toEqual(before);
     const r = await pruneCommand({ db, hourlyDays: DAYS, dataset, now: () => PRUNE_AT, log: silentLogger });
     expect(r.cutoff).toBe(cutoff.toISOString());
@@ -94,14 +111,24 @@ describe('prune', { timeout: 300_000 }, () => {
       // What it says it removed is exactly what was there before the cutoff.
       expect(r.removed.find((x) => x.table === t)?.rows, t).toBe(Number(pruned?.n ?? 0));
       expect(after[t], t).toEqual(before[t]!.filter((x) => !(x.granularity === 'hourly' && x.before)));
-      expect(after[t]!.filter((x) => x.granularity !== 'hourly'), t).toEqual(before[t]!.filter((x) => x.granularity !== 'hourly'));
+      expect(
+        after[t]!.filter((x) => x.granularity !== 'hourly'),
+        t,
+      ).toEqual(before[t]!.filter((x) => x.granularity !== 'hourly'));
     }
     const store = await openStore({ path: db, readOnly: true });
     try {
-      const removals = await rawSql(store).query<{ table_name: string; rows: bigint; run_id: string }>('SELECT table_name, rows, run_id FROM usage_removals ORDER BY table_name');
+      const removals = await rawSql(store).query<{ table_name: string; rows: bigint; run_id: string }>(
+        'SELECT table_name, rows, run_id FROM usage_removals ORDER BY table_name',
+      );
       const byTable = (a: [string, number, string | undefined][]) => a.sort((x, y) => (x[0] < y[0] ? -1 : 1));
-      expect(byTable(removals.map((x) => [x.table_name, Number(x.rows), x.run_id]))).toEqual(byTable(r.removed.map((x) => [x.table, x.rows, r.runId])));
-      const [cov] = await rawSql(store).query<{ n: bigint }>("SELECT count(*) AS n FROM coverage WHERE granularity = 'hourly' AND window_start < $cutoff", { cutoff });
+      expect(byTable(removals.map((x) => [x.table_name, Number(x.rows), x.run_id]))).toEqual(
+        byTable(r.removed.map((x) => [x.table, x.rows, r.runId])),
+      );
+      const [cov] = await rawSql(store).query<{ n: bigint }>(
+        "SELECT count(*) AS n FROM coverage WHERE granularity = 'hourly' AND window_start < $cutoff",
+        { cutoff },
+      );
       expect(Number(cov!.n)).toBe(0);
       // The dataset still holds the pruned hours, and a later export keeps them.
       await store.close();
@@ -125,6 +152,8 @@ describe('prune', { timeout: 300_000 }, () => {
   }, 400_000);
 
   it('refuses fewer than 8 days (the API still serves those hours)', async () => {
-    await expect(pruneCommand({ db, hourlyDays: 7, now: () => PRUNE_AT, log: silentLogger })).rejects.toThrow(/at least 8/);
+    await expect(pruneCommand({ db, hourlyDays: 7, now: () => PRUNE_AT, log: silentLogger })).rejects.toThrow(
+      /at least 8/,
+    );
   });
 });

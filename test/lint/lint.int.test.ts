@@ -15,7 +15,8 @@ const PRETTIER = join(REPO, 'node_modules/prettier/bin/prettier.cjs');
 
 const SAVE = `async function save(): Promise<number> {\n  return 1;\n}\n`;
 const sw = (cases: string) => `export function n(k: 'a' | 'b'): number {\n  switch (k) {\n${cases}  }\n}\n`;
-const long = (n: number) => `export function long(): number {\n  let x = 0;\n${'  x += 1;\n'.repeat(n)}  return x;\n}\n`;
+const long = (n: number) =>
+  `export function long(): number {\n  let x = 0;\n${'  x += 1;\n'.repeat(n)}  return x;\n}\n`;
 
 /** Each probe broken (`bad`) and put right (`good`), with the rule the broken one must fail. */
 const PROBES: Record<string, { rule: string; bad: string; good: string }> = {

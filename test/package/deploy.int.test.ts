@@ -11,15 +11,22 @@ const DEPLOY = resolve(import.meta.dirname, '../../deploy');
 const SYSTEMD = join(DEPLOY, 'systemd');
 const units = readdirSync(SYSTEMD).filter((f) => /\.(service|timer)$/.test(f));
 
-const verify = (files: string[]) => spawnSync('systemd-analyze', ['verify', '--man=no', ...files], { encoding: 'utf8' });
+const verify = (files: string[]) =>
+  spawnSync('systemd-analyze', ['verify', '--man=no', ...files], { encoding: 'utf8' });
 
 describe('deploy/systemd', () => {
   it('ships the daemon and a oneshot service with a persistent timer per job', () => {
     expect(units.sort()).toEqual([
-      'usage-pipeline-daily.service', 'usage-pipeline-daily.timer', 'usage-pipeline-hourly.service', 'usage-pipeline-hourly.timer',
-      'usage-pipeline-monthly.service', 'usage-pipeline-monthly.timer', 'usage-pipeline.service',
+      'usage-pipeline-daily.service',
+      'usage-pipeline-daily.timer',
+      'usage-pipeline-hourly.service',
+      'usage-pipeline-hourly.timer',
+      'usage-pipeline-monthly.service',
+      'usage-pipeline-monthly.timer',
+      'usage-pipeline.service',
     ]);
-    for (const f of units.filter((u) => u.endsWith('.timer'))) expect(readFileSync(join(SYSTEMD, f), 'utf8')).toMatch(/^Persistent=true$/m);
+    for (const f of units.filter((u) => u.endsWith('.timer')))
+      expect(readFileSync(join(SYSTEMD, f), 'utf8')).toMatch(/^Persistent=true$/m);
   });
 
   it('passes systemd-analyze verify without a word', () => {
@@ -30,7 +37,10 @@ describe('deploy/systemd', () => {
 
   it('(systemd-analyze does speak up about a broken unit)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-units-'));
-    const broken = readFileSync(join(SYSTEMD, 'usage-pipeline.service'), 'utf8').replace('ProtectSystem=strict', 'ProtectSystem=strictly');
+    const broken = readFileSync(join(SYSTEMD, 'usage-pipeline.service'), 'utf8').replace(
+      'ProtectSystem=strict',
+      'ProtectSystem=strictly',
+    );
     writeFileSync(join(dir, 'usage-pipeline.service'), broken);
     expect(verify([join(dir, 'usage-pipeline.service')]).stderr).toMatch(/ProtectSystem|protect system/i);
   });
@@ -38,7 +48,14 @@ describe('deploy/systemd', () => {
   it('runs every service as the service user, hardened, through /usr/bin/env', () => {
     for (const f of units.filter((u) => u.endsWith('.service'))) {
       const text = readFileSync(join(SYSTEMD, f), 'utf8');
-      for (const line of ['User=usage', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'ProtectSystem=strict', 'ReadWritePaths=/var/lib/usage-pipeline /var/log/usage-pipeline', 'Environment=USAGE_API_KEY_FILE=/etc/usage-pipeline/key']) {
+      for (const line of [
+        'User=usage',
+        'NoNewPrivileges=yes',
+        'PrivateTmp=yes',
+        'ProtectSystem=strict',
+        'ReadWritePaths=/var/lib/usage-pipeline /var/log/usage-pipeline',
+        'Environment=USAGE_API_KEY_FILE=/etc/usage-pipeline/key',
+      ]) {
         expect(text, `${f}: ${line}`).toMatch(new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'));
       }
       expect(text).toMatch(/^ExecStart=\/usr\/bin\/env usage-pipeline /m);
@@ -48,23 +65,42 @@ describe('deploy/systemd', () => {
 
 describe('deploy/prometheus', () => {
   it('has rules promtool accepts', () => {
-    const r = spawnSync('promtool', ['check', 'rules', join(DEPLOY, 'prometheus', 'usage-pipeline.rules.yml')], { encoding: 'utf8' });
+    const r = spawnSync('promtool', ['check', 'rules', join(DEPLOY, 'prometheus', 'usage-pipeline.rules.yml')], {
+      encoding: 'utf8',
+    });
     expect(r.status, r.stdout + r.stderr).toBe(0);
   });
 
   it('passes its own promtool rule tests (stale data after two missed runs, failed runs, 429s)', () => {
-    const r = spawnSync('promtool', ['test', 'rules', 'usage-pipeline.rules.test.yml'], { cwd: join(DEPLOY, 'prometheus'), encoding: 'utf8' });
+    const r = spawnSync('promtool', ['test', 'rules', 'usage-pipeline.rules.test.yml'], {
+      cwd: join(DEPLOY, 'prometheus'),
+      encoding: 'utf8',
+    });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     for (const alert of ['HourlyDataStale', 'DailyDataStale', 'RunFailed', 'RateLimited', 'NotRunning']) {
-      expect(readFileSync(join(DEPLOY, 'prometheus', 'usage-pipeline.rules.test.yml'), 'utf8')).toContain(`alertname: UsagePipeline${alert}`);
+      expect(readFileSync(join(DEPLOY, 'prometheus', 'usage-pipeline.rules.test.yml'), 'utf8')).toContain(
+        `alertname: UsagePipeline${alert}`,
+      );
     }
   });
 });
 
 describe('the metrics textfile', () => {
   it('passes promtool check metrics with every family written', () => {
-    let s = mergeRun(new Map(), { command: 'collect', outcome: 'complete', startedMs: 1_764_151_620_000, finishedMs: 1_764_151_650_000, requests: 43, throttled: 1 });
-    s = mergeRun(s, { command: 'schedule_monthly', outcome: 'failed', startedMs: 1_764_151_620_000, finishedMs: 1_764_151_621_500 });
+    let s = mergeRun(new Map(), {
+      command: 'collect',
+      outcome: 'complete',
+      startedMs: 1_764_151_620_000,
+      finishedMs: 1_764_151_650_000,
+      requests: 43,
+      throttled: 1,
+    });
+    s = mergeRun(s, {
+      command: 'schedule_monthly',
+      outcome: 'failed',
+      startedMs: 1_764_151_620_000,
+      finishedMs: 1_764_151_621_500,
+    });
     s.set('usage_pipeline_data_as_of_timestamp_seconds{source="v2_programs",granularity="daily"}', 1_764_115_200);
     s.set('usage_pipeline_database_size_bytes', 12_345_678);
     s.set('usage_pipeline_analyst_copy_timestamp_seconds', 1_764_151_649.5);
@@ -74,7 +110,10 @@ describe('the metrics textfile', () => {
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout + r.stderr).toBe('');
     // promtool does object to what breaks the conventions.
-    const bad = spawnSync('promtool', ['check', 'metrics'], { input: '# HELP usage_pipeline_requests x\n# TYPE usage_pipeline_requests counter\nusage_pipeline_requests 1\n', encoding: 'utf8' });
+    const bad = spawnSync('promtool', ['check', 'metrics'], {
+      input: '# HELP usage_pipeline_requests x\n# TYPE usage_pipeline_requests counter\nusage_pipeline_requests 1\n',
+      encoding: 'utf8',
+    });
     expect(bad.stdout + bad.stderr).toMatch(/_total/);
   });
 });

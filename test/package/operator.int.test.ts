@@ -39,21 +39,37 @@ describe('the README operator section, run as printed as root', () => {
   let err = '';
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0) throw new Error('this test creates a user and mounts overlays: run the suite as root (or in a root container)');
+    if (process.getuid?.() !== 0)
+      throw new Error('this test creates a user and mounts overlays: run the suite as root (or in a root container)');
     const out0 = execFileSync('npm', ['pack', '--json', '--pack-destination', root], {
-      cwd: REPO, encoding: 'utf8', timeout: NPM_TIMEOUT_MS, env: { ...process.env, USAGE_PACK_PREBUILT: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: NPM_TIMEOUT_MS,
+      env: { ...process.env, USAGE_PACK_PREBUILT: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    expect((JSON.parse(out0) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path)).toContain('deploy/usage.toml');
-    sandbox = spawn(process.execPath, [distModule('src/cli/main.ts'), 'sandbox', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    api = JSON.parse(await new Promise<string>((ok) => createInterface({ input: sandbox!.stdout! }).once('line', ok))) as typeof api;
+    expect((JSON.parse(out0) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path)).toContain(
+      'deploy/usage.toml',
+    );
+    sandbox = spawn(process.execPath, [distModule('src/cli/main.ts'), 'sandbox', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    api = JSON.parse(
+      await new Promise<string>((ok) => createInterface({ input: sandbox!.stdout! }).once('line', ok)),
+    ) as typeof api;
 
     const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-    const firstRun = readmeBlock(readme, 'operator-first-run').split('\n').filter((l) => l.trim() !== '');
+    const firstRun = readmeBlock(readme, 'operator-first-run')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const script = [
       'set -eu',
       'unset TMPDIR',
       // A fresh server's view: the machine's /etc, /usr and /var, with every write going to the test's folders.
-      ...['etc', 'usr', 'var'].map((d) => `mkdir -p ${root}/${d}-up ${root}/${d}-work && mount -t overlay overlay -o lowerdir=/${d},upperdir=${root}/${d}-up,workdir=${root}/${d}-work /${d}`),
+      ...['etc', 'usr', 'var'].map(
+        (d) =>
+          `mkdir -p ${root}/${d}-up ${root}/${d}-work && mount -t overlay overlay -o lowerdir=/${d},upperdir=${root}/${d}-up,workdir=${root}/${d}-work /${d}`,
+      ),
       `cd ${root}`,
       `export API='${api.base_url}' KEY='${api.api_key}' npm_config_prefer_offline=true npm_config_audit=false npm_config_fund=false`,
       readmeBlock(readme, 'operator-install'),
@@ -71,8 +87,13 @@ describe('the README operator section, run as printed as root', () => {
     ].join('\n');
     writeFileSync(join(root, 'steps.sh'), script);
     mkdirSync(join(root, 'empty'), { recursive: true });
-    const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', join(root, 'steps.sh')], { cwd: join(root, 'empty'), encoding: 'utf8', timeout: 2 * NPM_TIMEOUT_MS });
-    if (r.status !== 0) throw new Error(`the README's steps failed (exit ${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+    const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', join(root, 'steps.sh')], {
+      cwd: join(root, 'empty'),
+      encoding: 'utf8',
+      timeout: 2 * NPM_TIMEOUT_MS,
+    });
+    if (r.status !== 0)
+      throw new Error(`the README's steps failed (exit ${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
     out = r.stdout;
     err = r.stderr;
   }, 3 * NPM_TIMEOUT_MS);
@@ -97,11 +118,17 @@ describe('the README operator section, run as printed as root', () => {
     expect(readFileSync(upper('etc', 'usage-pipeline', 'key'), 'utf8').trim()).toBe(api.api_key);
     const config = statSync(upper('etc', 'usage-pipeline', 'usage.toml'));
     expect([config.uid, config.gid, config.mode & 0o777]).toEqual([0, gid, 0o640]);
-    for (const dir of [['lib', 'usage-pipeline'], ['lib', 'usage-pipeline', 'metrics'], ['log', 'usage-pipeline']]) {
+    for (const dir of [
+      ['lib', 'usage-pipeline'],
+      ['lib', 'usage-pipeline', 'metrics'],
+      ['log', 'usage-pipeline'],
+    ]) {
       const st = statSync(upper('var', ...dir));
       expect([dir.join('/'), st.uid, st.gid]).toEqual([dir.join('/'), uid, gid]);
     }
-    expect(existsSync(upper('usr', 'bin', 'usage-pipeline')) || existsSync(upper('usr', 'local', 'bin', 'usage-pipeline'))).toBe(true);
+    expect(
+      existsSync(upper('usr', 'bin', 'usage-pipeline')) || existsSync(upper('usr', 'local', 'bin', 'usage-pipeline')),
+    ).toBe(true);
   });
 
   it('collects, reports and tells its status as the service user, writing where the config says', () => {
@@ -116,7 +143,9 @@ describe('the README operator section, run as printed as root', () => {
     const metrics = readFileSync(join(state, 'metrics', 'usage-pipeline.prom'), 'utf8');
     expect(metrics).toMatch(/^usage_pipeline_last_run_outcome\{command="collect",outcome="complete"\} 1$/m);
     expect(metrics).toMatch(/^usage_pipeline_last_run_outcome\{command="report",outcome="(complete|partial)"\} 1$/m);
-    expect(metrics).toMatch(/^usage_pipeline_data_as_of_timestamp_seconds\{source="v2_programs",granularity="daily"\} \d+/m);
+    expect(metrics).toMatch(
+      /^usage_pipeline_data_as_of_timestamp_seconds\{source="v2_programs",granularity="daily"\} \d+/m,
+    );
     // promtool's own reading of the file an installed service wrote.
     execFileSync('promtool', ['check', 'metrics'], { input: metrics, encoding: 'utf8' });
   });

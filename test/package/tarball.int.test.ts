@@ -37,7 +37,11 @@ describe('the packed tarball, installed globally without dev dependencies', () =
     // dist/ is fresh (the test setup built it); USAGE_PACK_PREBUILT keeps pack from rebuilding it under
     // the tests that are running it, while its hooks still shape the packed package.json.
     const out = execFileSync('npm', ['pack', '--json', '--pack-destination', root], {
-      cwd: REPO, encoding: 'utf8', timeout: NPM_TIMEOUT_MS, env: { ...process.env, USAGE_PACK_PREBUILT: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: NPM_TIMEOUT_MS,
+      env: { ...process.env, USAGE_PACK_PREBUILT: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const [packed] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
     const files = packed!.files.map((f) => f.path);
@@ -46,15 +50,38 @@ describe('the packed tarball, installed globally without dev dependencies', () =
     expect(files.some((f) => f.startsWith('queries/schema/'))).toBe(true);
     expect(files.some((f) => f.startsWith('queries/examples/'))).toBe(true);
     // The SQL beside its owner is read at run time relative to the package root (readSql): shipped as is.
-    for (const dir of ['src/store/sql/', 'src/store/report/sql/']) expect(files.some((f) => f.startsWith(dir) && f.endsWith('.sql'))).toBe(true);
+    for (const dir of ['src/store/sql/', 'src/store/report/sql/'])
+      expect(files.some((f) => f.startsWith(dir) && f.endsWith('.sql'))).toBe(true);
     const sqlInSrc = /^src\/[a-z]+(\/[a-z]+)?\/sql\/[^/]+\.sql$/;
-    expect(files.filter((f) => f.startsWith('test/') || (f.startsWith('src/') && !sqlInSrc.test(f)) || f.startsWith('dist/bench/'))).toEqual([]);
+    expect(
+      files.filter(
+        (f) => f.startsWith('test/') || (f.startsWith('src/') && !sqlInSrc.test(f)) || f.startsWith('dist/bench/'),
+      ),
+    ).toEqual([]);
     // No lifecycle script of the checkout's (prepare builds it) ships: npm would warn about it on install.
-    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(root, packed!.filename), 'package/package.json'], { encoding: 'utf8' })) as { scripts: Record<string, string> };
+    const manifest = JSON.parse(
+      execFileSync('tar', ['-xzOf', join(root, packed!.filename), 'package/package.json'], { encoding: 'utf8' }),
+    ) as { scripts: Record<string, string> };
     expect(Object.keys(manifest.scripts).filter((k) => /^(pre|post)?(install|prepare)$/.test(k))).toEqual([]);
-    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, join(root, packed!.filename), '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], {
-      cwd: root, encoding: 'utf8', timeout: NPM_TIMEOUT_MS,
-    });
+    const install = spawnSync(
+      'npm',
+      [
+        'install',
+        '-g',
+        '--prefix',
+        prefix,
+        join(root, packed!.filename),
+        '--omit=dev',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+      ],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: NPM_TIMEOUT_MS,
+      },
+    );
     expect(install.status, install.stderr).toBe(0);
     expect(install.stderr).not.toMatch(/npm warn/i);
     bin = join(prefix, 'bin', 'usage-pipeline');
@@ -82,7 +109,8 @@ describe('the packed tarball, installed globally without dev dependencies', () =
     expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
     const help = await run(['--help']);
     expect(help.code).toBe(0);
-    for (const cmd of ['collect', 'report', 'export', 'status', 'schedule', 'sandbox', 'query']) expect(help.stdout).toMatch(new RegExp(`^  ${cmd} `, 'm'));
+    for (const cmd of ['collect', 'report', 'export', 'status', 'schedule', 'sandbox', 'query'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${cmd} `, 'm'));
     expect(help.stdout).toMatch(/Examples:\n\s+\$ usage-pipeline /);
   });
 
@@ -110,7 +138,11 @@ describe('the packed tarball, installed globally without dev dependencies', () =
   }, 180_000); // five processes in a row, each opening DuckDB: over a minute on a loaded 2-core machine
 
   it('runs the daemon and stops it cleanly on SIGTERM', async () => {
-    const daemon = spawn(bin, ['schedule'], { cwd: work, env: { ...env, USAGE_API_KEY: api.api_key, USAGE_BASE_URL: api.base_url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const daemon = spawn(bin, ['schedule'], {
+      cwd: work,
+      env: { ...env, USAGE_API_KEY: api.api_key, USAGE_BASE_URL: api.base_url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines = createInterface({ input: daemon.stderr });
     await new Promise<void>((ok) => lines.on('line', (l) => /"job started"|job started/.test(l) && ok()));
     daemon.kill('SIGTERM');

@@ -28,7 +28,12 @@ const int64 = (v: bigint): Int64 => (v >= -(2n ** 53n - 1n) && v <= 2n ** 53n - 
 // ---- The reference: a strict parser ----------------------------------------------------------------
 
 class Refused extends Error {}
-type RV = { t: 'obj'; m: Map<string, RV> } | { t: 'arr'; a: RV[] } | { t: 'str'; s: string } | { t: 'num'; lit: string } | { t: 'lit'; v: boolean | null };
+type RV =
+  | { t: 'obj'; m: Map<string, RV> }
+  | { t: 'arr'; a: RV[] }
+  | { t: 'str'; s: string }
+  | { t: 'num'; lit: string }
+  | { t: 'lit'; v: boolean | null };
 
 function refParse(bytes: Uint8Array): RV {
   let text: string;
@@ -58,7 +63,16 @@ function refParse(bytes: Uint8Array): RV {
         continue;
       }
       const e = text[i + 1];
-      const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+      const simple: Record<string, string> = {
+        '"': '"',
+        '\\': '\\',
+        '/': '/',
+        b: '\b',
+        f: '\f',
+        n: '\n',
+        r: '\r',
+        t: '\t',
+      };
       if (e !== undefined && e in simple) {
         out += simple[e];
         i += 2;
@@ -127,7 +141,11 @@ function refParse(bytes: Uint8Array): RV {
       i += n[0].length;
       return { t: 'num', lit: n[0] };
     }
-    for (const [word, v] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
         return { t: 'lit', v };
@@ -173,7 +191,13 @@ function refTime(v: RV | undefined): Int64 {
   const date = new Date(0);
   date.setUTCFullYear(y!, mo! - 1, d);
   date.setUTCHours(h!, mi, s, 0);
-  const same = date.getUTCFullYear() === y && date.getUTCMonth() === mo! - 1 && date.getUTCDate() === d && date.getUTCHours() === h && date.getUTCMinutes() === mi && date.getUTCSeconds() === s;
+  const same =
+    date.getUTCFullYear() === y &&
+    date.getUTCMonth() === mo! - 1 &&
+    date.getUTCDate() === d &&
+    date.getUTCHours() === h &&
+    date.getUTCMinutes() === mi &&
+    date.getUTCSeconds() === s;
   if (!same || mo! < 1 || mo! > 12) throw new Refused('not a real instant');
   let offsetMinutes = 0n;
   if (m[8] !== 'Z') {
@@ -205,7 +229,15 @@ function refRead(source: PageSource, bytes: Uint8Array): Contents {
   const fw = source === 'v2_frameworks';
   const width = fw ? V2_FRAMEWORK_METRICS.length : METRIC_COLUMNS.length;
   const allowed = new Set<string>(fw ? V2_FRAMEWORK_METRICS : METRIC_COLUMNS);
-  const out: Contents = { items: null, cursor: null, programIds: [], frameworkIds: [], periods: [], values: 0, rows: [] };
+  const out: Contents = {
+    items: null,
+    cursor: null,
+    programIds: [],
+    frameworkIds: [],
+    periods: [],
+    values: 0,
+    rows: [],
+  };
   const pagination = body.get('pagination');
   if (pagination?.t === 'obj' && !isNull(pagination.m.get('cursor'))) {
     const c = pagination.m.get('cursor')!;
@@ -220,7 +252,12 @@ function refRead(source: PageSource, bytes: Uint8Array): Contents {
     for (const periodValue of arr(item.get('periods'))) {
       const p = obj(periodValue);
       const index = out.periods.length;
-      out.periods.push([refId(p.get('period_id')), refId(p.get('period_plan')), refTime(p.get('period_start')), isNull(p.get('period_end')) ? null : refTime(p.get('period_end'))]);
+      out.periods.push([
+        refId(p.get('period_id')),
+        refId(p.get('period_plan')),
+        refTime(p.get('period_start')),
+        isNull(p.get('period_end')) ? null : refTime(p.get('period_end')),
+      ]);
       for (const bucketValue of arr(p.get('consumption'))) {
         const b = obj(bucketValue);
         const start = refTime(b.get('timeframe_start'));
@@ -261,7 +298,12 @@ function contents(p: PageRows) {
     cursor: p.cursor,
     programIds: [...p.programIds],
     frameworkIds: [...p.frameworkIds],
-    periods: p.periodIds.map((id, i): [string, string, Int64, Int64 | null] => [id, p.periodPlans[i]!, p.periodStarts[i]!, p.periodEnds[i]!]),
+    periods: p.periodIds.map((id, i): [string, string, Int64, Int64 | null] => [
+      id,
+      p.periodPlans[i]!,
+      p.periodStarts[i]!,
+      p.periodEnds[i]!,
+    ]),
     values: p.values,
     rows,
   };
@@ -269,42 +311,97 @@ function contents(p: PageRows) {
 
 // ---- Generated pages ---------------------------------------------------------------------------------
 
-interface Bucket { start: string; end: string; metrics: [string, string][] }
-interface Period { id: string; plan: string; start: string; end: string | null | undefined; buckets: Bucket[] }
-interface Item { program: string; framework: string; periods: Period[] }
-interface Page { source: PageSource; items: Item[] | null; cursor: string | null | undefined }
+interface Bucket {
+  start: string;
+  end: string;
+  metrics: [string, string][];
+}
+interface Period {
+  id: string;
+  plan: string;
+  start: string;
+  end: string | null | undefined;
+  buckets: Bucket[];
+}
+interface Item {
+  program: string;
+  framework: string;
+  periods: Period[];
+}
+interface Page {
+  source: PageSource;
+  items: Item[] | null;
+  cursor: string | null | undefined;
+}
 
-const daysIn = (y: number, m: number) => (m === 2 ? ((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
+const daysIn = (y: number, m: number) =>
+  m === 2 ? ((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 const timeArb = fc
   .record({
-    y: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 2020, max: 2030 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 9999 }) }, { weight: 1, arbitrary: fc.constantFrom(1969, 1970, 2199, 2200, 2000, 2100, 2024) }),
+    y: fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 2020, max: 2030 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 9999 }) },
+      { weight: 1, arbitrary: fc.constantFrom(1969, 1970, 2199, 2200, 2000, 2100, 2024) },
+    ),
     mo: fc.integer({ min: 1, max: 12 }),
     d: fc.nat(),
     h: fc.integer({ min: 0, max: 23 }),
     mi: fc.integer({ min: 0, max: 59 }),
     s: fc.integer({ min: 0, max: 59 }),
     frac: fc.option(fc.stringMatching(/^\d{1,9}$/), { freq: 5 }),
-    zone: fc.oneof({ weight: 6, arbitrary: fc.constant('Z') }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 30, 45, 59)).map(([sg, h, m]) => `${sg}${pad(h)}:${pad(m)}`) }),
+    zone: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('Z') },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 30, 45, 59))
+          .map(([sg, h, m]) => `${sg}${pad(h)}:${pad(m)}`),
+      },
+    ),
   })
-  .map(({ y, mo, d, h, mi, s, frac, zone }) => `${pad(y, 4)}-${pad(mo)}-${pad(1 + (d % daysIn(y, mo)))}T${pad(h)}:${pad(mi)}:${pad(s)}${frac === null ? '' : '.' + frac}${zone}`);
+  .map(
+    ({ y, mo, d, h, mi, s, frac, zone }) =>
+      `${pad(y, 4)}-${pad(mo)}-${pad(1 + (d % daysIn(y, mo)))}T${pad(h)}:${pad(mi)}:${pad(s)}${frac === null ? '' : '.' + frac}${zone}`,
+  );
 
 const textArb = fc.string({
   minLength: 1,
   maxLength: 10,
-  unit: fc.oneof({ weight: 10, arbitrary: fc.constantFrom(...'abcxyz0189-_.:/ '.split('')) }, { weight: 1, arbitrary: fc.constantFrom('é', '€', '😀', '\u2028', '"', '\\', '\u007f', '\ufeff') }),
+  unit: fc.oneof(
+    { weight: 10, arbitrary: fc.constantFrom(...'abcxyz0189-_.:/ '.split('')) },
+    { weight: 1, arbitrary: fc.constantFrom('é', '€', '😀', '\u2028', '"', '\\', '\u007f', '\ufeff') },
+  ),
 });
 
 const EDGE_VALUES = [0n, 1n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 10n ** 15n - 1n, 10n ** 15n, 2n ** 63n - 1n];
-const valueArb = fc.oneof(fc.constantFrom(...EDGE_VALUES), fc.bigInt(0n, 2n ** 63n - 1n), fc.bigInt(0n, 5000n)).map(String);
+const valueArb = fc
+  .oneof(fc.constantFrom(...EDGE_VALUES), fc.bigInt(0n, 2n ** 63n - 1n), fc.bigInt(0n, 5000n))
+  .map(String);
 
 function pageArb(source: PageSource): fc.Arbitrary<Page> {
   const names = source === 'v2_frameworks' ? V2_FRAMEWORK_METRICS : METRIC_COLUMNS;
-  const bucket = fc.record({ start: timeArb, end: timeArb, metrics: fc.uniqueArray(fc.constantFrom(...names), { maxLength: 4 }).chain((ns) => fc.tuple(...ns.map((n) => fc.tuple(fc.constant(n), valueArb)))) });
-  const period = fc.record({ id: textArb, plan: textArb, start: timeArb, end: fc.oneof(fc.constant(undefined), fc.constant(null), timeArb), buckets: fc.array(bucket, { maxLength: 3 }) });
+  const bucket = fc.record({
+    start: timeArb,
+    end: timeArb,
+    metrics: fc
+      .uniqueArray(fc.constantFrom(...names), { maxLength: 4 })
+      .chain((ns) => fc.tuple(...ns.map((n) => fc.tuple(fc.constant(n), valueArb)))),
+  });
+  const period = fc.record({
+    id: textArb,
+    plan: textArb,
+    start: timeArb,
+    end: fc.oneof(fc.constant(undefined), fc.constant(null), timeArb),
+    buckets: fc.array(bucket, { maxLength: 3 }),
+  });
   const item = fc.record({ program: textArb, framework: textArb, periods: fc.array(period, { maxLength: 2 }) });
-  return fc.record({ source: fc.constant(source), items: fc.option(fc.array(item, { maxLength: 3 }), { freq: 12 }), cursor: fc.oneof(fc.constant(undefined), fc.constant(null), textArb) });
+  return fc.record({
+    source: fc.constant(source),
+    items: fc.option(fc.array(item, { maxLength: 3 }), { freq: 12 }),
+    cursor: fc.oneof(fc.constant(undefined), fc.constant(null), textArb),
+  });
 }
 
 type Breakage =
@@ -315,9 +412,62 @@ type Breakage =
   | { kind: 'number'; at: number; text: string }
   | { kind: 'text'; at: number; text: string };
 
-const BAD_UTF8 = [[0xff], [0x80], [0xc0, 0xaf], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe0, 0x80, 0xaf]];
-const BAD_TIMES = ['2026-11-31T00:00:00Z', '2026-02-29T00:00:00Z', '2100-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '2026-11-00T00:00:00Z', '2026-11-01T24:00:00Z', '2026-11-01T23:60:00Z', '2026-11-01T23:59:60Z', '2026-11-01T00:00:00+24:00', '2026-11-01T00:00:00+01:60', '2026-11-01 00:00:00Z', '2026-11-01T00:00:00', '2026-11-01T00:00:00.Z', '2026-11-1T00:00:00Z', '+2026-11-01T00:00:00Z', '2024-02-29T00:00:00Z'];
-const EXOTIC_NUMBERS = ['-0', '-1', '1.0', '1e2', '1E0', '0.0', '-0.0', '01', '00', '+1', '.5', '1.', 'NaN', 'Infinity', '0x10', '9223372036854775808', '-9223372036854775808', '18446744073709551616', '1e400', '"7"', 'true', 'null', '[1]', '9223372036854775807'];
+const BAD_UTF8 = [
+  [0xff],
+  [0x80],
+  [0xc0, 0xaf],
+  [0xc3],
+  [0xe2, 0x82],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xe0, 0x80, 0xaf],
+];
+const BAD_TIMES = [
+  '2026-11-31T00:00:00Z',
+  '2026-02-29T00:00:00Z',
+  '2100-02-29T00:00:00Z',
+  '2026-13-01T00:00:00Z',
+  '2026-00-10T00:00:00Z',
+  '2026-11-00T00:00:00Z',
+  '2026-11-01T24:00:00Z',
+  '2026-11-01T23:60:00Z',
+  '2026-11-01T23:59:60Z',
+  '2026-11-01T00:00:00+24:00',
+  '2026-11-01T00:00:00+01:60',
+  '2026-11-01 00:00:00Z',
+  '2026-11-01T00:00:00',
+  '2026-11-01T00:00:00.Z',
+  '2026-11-1T00:00:00Z',
+  '+2026-11-01T00:00:00Z',
+  '2024-02-29T00:00:00Z',
+];
+const EXOTIC_NUMBERS = [
+  '-0',
+  '-1',
+  '1.0',
+  '1e2',
+  '1E0',
+  '0.0',
+  '-0.0',
+  '01',
+  '00',
+  '+1',
+  '.5',
+  '1.',
+  'NaN',
+  'Infinity',
+  '0x10',
+  '9223372036854775808',
+  '-9223372036854775808',
+  '18446744073709551616',
+  '1e400',
+  '"7"',
+  'true',
+  'null',
+  '[1]',
+  '9223372036854775807',
+];
 const BAD_TEXT = ['', '\\u0000', 'a\\u001fb', '\\ud800', 'x\\udc00', '\\ud83d\\ude00', 'tab\\there', '\\u00e9'];
 
 const breakageArb: fc.Arbitrary<Breakage> = fc.oneof(
@@ -344,9 +494,16 @@ function write(page: Page, seed: number, broken: Breakage | null): Buffer {
     for (const ch of s) {
       const code = ch.codePointAt(0)!;
       const units = ch.length === 2 ? [ch.charCodeAt(0), ch.charCodeAt(1)] : [code];
-      const unicode = () => units.map((u) => '\\u' + (rnd() < 0.5 ? u.toString(16).padStart(4, '0') : u.toString(16).toUpperCase().padStart(4, '0'))).join('');
+      const unicode = () =>
+        units
+          .map(
+            (u) =>
+              '\\u' + (rnd() < 0.5 ? u.toString(16).padStart(4, '0') : u.toString(16).toUpperCase().padStart(4, '0')),
+          )
+          .join('');
       if (plain && ch !== '"' && ch !== '\\' && code >= 0x20) out += ch;
-      else if (ch === '"' || ch === '\\' || code < 0x20) out += rnd() < 0.5 ? unicode() : ch === '"' ? '\\"' : ch === '\\' ? '\\\\' : unicode();
+      else if (ch === '"' || ch === '\\' || code < 0x20)
+        out += rnd() < 0.5 ? unicode() : ch === '"' ? '\\"' : ch === '\\' ? '\\\\' : unicode();
       else if (ch === '/' && rnd() < 0.3) out += '\\/';
       else out += rnd() < 0.08 ? unicode() : ch;
     }
@@ -357,9 +514,27 @@ function write(page: Page, seed: number, broken: Breakage | null): Buffer {
   const number = (s: string) => (broken?.kind === 'number' && numbers++ === broken.at % 4 ? broken.text : s);
   const unknown = (depth: number): string => {
     const r = rnd();
-    if (depth > 2 || r < 0.5) return pick(['null', 'true', 'false', '0', '-0', '1.5e-7', '-12', '12345678901234567890', '1E400', '""', '"é\\u00e9 \\ud800"', str('x y')]);
-    if (r < 0.75) return `[${ws()}${Array.from({ length: Math.floor(rnd() * 3) }, () => unknown(depth + 1)).join(`${ws()},${ws()}`)}${ws()}]`;
-    return object(Array.from({ length: Math.floor(rnd() * 3) }, (_, k): [string, string] => [`x_${k}`, unknown(depth + 1)]), []);
+    if (depth > 2 || r < 0.5)
+      return pick([
+        'null',
+        'true',
+        'false',
+        '0',
+        '-0',
+        '1.5e-7',
+        '-12',
+        '12345678901234567890',
+        '1E400',
+        '""',
+        '"é\\u00e9 \\ud800"',
+        str('x y'),
+      ]);
+    if (r < 0.75)
+      return `[${ws()}${Array.from({ length: Math.floor(rnd() * 3) }, () => unknown(depth + 1)).join(`${ws()},${ws()}`)}${ws()}]`;
+    return object(
+      Array.from({ length: Math.floor(rnd() * 3) }, (_, k): [string, string] => [`x_${k}`, unknown(depth + 1)]),
+      [],
+    );
   };
   /** An object of `members` (key, written value), in a shuffled order, with unknown members among them. */
   const object = (members: [string, string][], known: readonly string[]): string => {
@@ -367,7 +542,8 @@ function write(page: Page, seed: number, broken: Breakage | null): Buffer {
     if (rnd() < 0.5) all.sort(() => rnd() - 0.5);
     if (rnd() < 0.2) {
       const extra = pick(['x_note', 'x-meta', 'é', 'x_' + Math.floor(rnd() * 9)]);
-      if (!known.includes(extra) && !all.some(([k]) => k === extra)) all.splice(Math.floor(rnd() * (all.length + 1)), 0, [extra, unknown(0)]);
+      if (!known.includes(extra) && !all.some(([k]) => k === extra))
+        all.splice(Math.floor(rnd() * (all.length + 1)), 0, [extra, unknown(0)]);
     }
     if (broken?.kind === 'duplicate' && objects++ === broken.at % 12 && all.length > 0) {
       const [k, v] = all[Math.floor(rnd() * all.length)]!;
@@ -393,7 +569,34 @@ function write(page: Page, seed: number, broken: Breakage | null): Buffer {
                   ['period_plan', text(p.plan)],
                   ['period_start', time(p.start)],
                   ...opt('period_end', p.end === undefined ? undefined : p.end === null ? 'null' : time(p.end)),
-                  ['consumption', list(p.buckets.map((b) => object([['timeframe_start', time(b.start)], ['timeframe_end', time(b.end)], ['metrics', list(b.metrics.map(([n, v]) => object([['metric_name', str(n)], ['value', number(v)]], ['metric_name', 'value'])))]], ['timeframe_start', 'timeframe_end', 'metrics'])))],
+                  [
+                    'consumption',
+                    list(
+                      p.buckets.map((b) =>
+                        object(
+                          [
+                            ['timeframe_start', time(b.start)],
+                            ['timeframe_end', time(b.end)],
+                            [
+                              'metrics',
+                              list(
+                                b.metrics.map(([n, v]) =>
+                                  object(
+                                    [
+                                      ['metric_name', str(n)],
+                                      ['value', number(v)],
+                                    ],
+                                    ['metric_name', 'value'],
+                                  ),
+                                ),
+                              ),
+                            ],
+                          ],
+                          ['timeframe_start', 'timeframe_end', 'metrics'],
+                        ),
+                      ),
+                    ),
+                  ],
                 ],
                 ['period_id', 'period_plan', 'period_start', 'period_end', 'consumption'],
               ),
@@ -404,8 +607,17 @@ function write(page: Page, seed: number, broken: Breakage | null): Buffer {
       ['program_id', 'framework_id', 'periods'],
     ),
   );
-  const pagination = page.cursor === undefined ? [] : ([['pagination', object([['cursor', page.cursor === null ? 'null' : text(page.cursor)]], ['cursor'])]] as [string, string][]);
-  const top = object([[fw ? 'frameworks' : 'programs', items === undefined ? 'null' : list(items)], ...pagination], [fw ? 'frameworks' : 'programs', 'pagination']);
+  const pagination =
+    page.cursor === undefined
+      ? []
+      : ([['pagination', object([['cursor', page.cursor === null ? 'null' : text(page.cursor)]], ['cursor'])]] as [
+          string,
+          string,
+        ][]);
+  const top = object(
+    [[fw ? 'frameworks' : 'programs', items === undefined ? 'null' : list(items)], ...pagination],
+    [fw ? 'frameworks' : 'programs', 'pagination'],
+  );
   let bytes = Buffer.from(ws() + top + ws(), 'utf8');
   if (broken?.kind === 'truncate') bytes = bytes.subarray(0, broken.at % bytes.length);
   if (broken?.kind === 'utf8') {
@@ -456,65 +668,176 @@ function agrees(source: PageSource, bytes: Buffer): boolean {
 }
 
 describe('the page reader against a reference decoding (fast-check)', () => {
-  it(`reads every valid page exactly as the reference does, on every path (${RUNS} cases per source)`, () => {
-    for (const source of SOURCES) {
-      fc.assert(
-        fc.property(pageArb(source), fc.integer(), (page, style) => {
-          const bytes = write(page, style, null);
-          expect(() => refRead(source, bytes), 'the generator writes valid pages').not.toThrow();
-          return agrees(source, bytes);
-        }),
-        { seed: SEED, numRuns: RUNS },
-      );
-    }
-    console.log(`fast-check valid pages: seed ${SEED}, ${RUNS * SOURCES.length} cases: ${JSON.stringify(tally)}`);
-    // Each path was taken: the generator reaches them all.
-    expect(Math.min(tally.scan, tally.jsonParse, tally.lossless)).toBeGreaterThan(0);
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    `reads every valid page exactly as the reference does, on every path (${RUNS} cases per source)`,
+    () => {
+      for (const source of SOURCES) {
+        fc.assert(
+          fc.property(pageArb(source), fc.integer(), (page, style) => {
+            const bytes = write(page, style, null);
+            expect(() => refRead(source, bytes), 'the generator writes valid pages').not.toThrow();
+            return agrees(source, bytes);
+          }),
+          { seed: SEED, numRuns: RUNS },
+        );
+      }
+      console.log(`fast-check valid pages: seed ${SEED}, ${RUNS * SOURCES.length} cases: ${JSON.stringify(tally)}`);
+      // Each path was taken: the generator reaches them all.
+      expect(Math.min(tally.scan, tally.jsonParse, tally.lossless)).toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it(`refuses a broken page whenever the reference does, and reads the rest as it does (${RUNS} cases per source)`, () => {
-    const before = { ...tally };
-    for (const source of SOURCES) {
-      fc.assert(
-        fc.property(pageArb(source), fc.integer(), breakageArb, (page, style, broken) => agrees(source, write(page, style, broken))),
-        { seed: SEED, numRuns: RUNS },
+  it(
+    `refuses a broken page whenever the reference does, and reads the rest as it does (${RUNS} cases per source)`,
+    () => {
+      const before = { ...tally };
+      for (const source of SOURCES) {
+        fc.assert(
+          fc.property(pageArb(source), fc.integer(), breakageArb, (page, style, broken) =>
+            agrees(source, write(page, style, broken)),
+          ),
+          { seed: SEED, numRuns: RUNS },
+        );
+      }
+      console.log(
+        `fast-check broken pages: seed ${SEED}, ${RUNS * SOURCES.length} cases: ${tally.refused - before.refused} refused, ${tally.accepted - before.accepted} still valid`,
       );
-    }
-    console.log(`fast-check broken pages: seed ${SEED}, ${RUNS * SOURCES.length} cases: ${tally.refused - before.refused} refused, ${tally.accepted - before.accepted} still valid`);
-    expect(tally.refused - before.refused).toBeGreaterThan(RUNS);
-  }, PROPERTY_TIMEOUT_MS);
+      expect(tally.refused - before.refused).toBeGreaterThan(RUNS);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe('explicit refusals on each of the three paths', () => {
   const page = JSON.stringify({
     programs: [
-      { program_id: 'p-good', periods: [{ period_id: 'pd-1', period_plan: 'launch', period_start: '2026-11-01T00:00:00Z', consumption: [{ timeframe_start: '2026-11-20T00:00:00Z', timeframe_end: '2026-11-21T00:00:00Z', metrics: [{ metric_name: 'compute_unit_seconds', value: 7200 }] }] }] },
-      { program_id: 'p-two', periods: [{ period_id: 'pd-2', period_plan: 'scale', period_start: '2026-11-01T00:00:00Z', consumption: [{ timeframe_start: '2026-11-20T00:00:00Z', timeframe_end: '2026-11-21T00:00:00Z', metrics: [{ metric_name: 'compute_unit_seconds', value: 60 }] }] }] },
+      {
+        program_id: 'p-good',
+        periods: [
+          {
+            period_id: 'pd-1',
+            period_plan: 'launch',
+            period_start: '2026-11-01T00:00:00Z',
+            consumption: [
+              {
+                timeframe_start: '2026-11-20T00:00:00Z',
+                timeframe_end: '2026-11-21T00:00:00Z',
+                metrics: [{ metric_name: 'compute_unit_seconds', value: 7200 }],
+              },
+            ],
+          },
+        ],
+      },
+      {
+        program_id: 'p-two',
+        periods: [
+          {
+            period_id: 'pd-2',
+            period_plan: 'scale',
+            period_start: '2026-11-01T00:00:00Z',
+            consumption: [
+              {
+                timeframe_start: '2026-11-20T00:00:00Z',
+                timeframe_end: '2026-11-21T00:00:00Z',
+                metrics: [{ metric_name: 'compute_unit_seconds', value: 60 }],
+              },
+            ],
+          },
+        ],
+      },
     ],
   });
   const paths: [string, string, (b: Buffer) => void][] = [
     ['the scan', page, (b) => expect(scanPage('v2_programs', b)).not.toBeNull()],
-    ['JSON.parse', page.replace('"p-good"', '"p-\\u0067ood"'), (b) => expect([scanPage('v2_programs', b), needsLossless(b.toString())]).toEqual([null, false])],
-    ['lossless-json', page.replace('"value":7200', '"value":1234567890123456'), (b) => expect([scanPage('v2_programs', b), needsLossless(b.toString())]).toEqual([null, true])],
+    [
+      'JSON.parse',
+      page.replace('"p-good"', '"p-\\u0067ood"'),
+      (b) => expect([scanPage('v2_programs', b), needsLossless(b.toString())]).toEqual([null, false]),
+    ],
+    [
+      'lossless-json',
+      page.replace('"value":7200', '"value":1234567890123456'),
+      (b) => expect([scanPage('v2_programs', b), needsLossless(b.toString())]).toEqual([null, true]),
+    ],
   ];
   const splice = (text: string, find: string, bytes: Buffer) => {
     const at = text.indexOf(find);
     return Buffer.concat([Buffer.from(text.slice(0, at)), bytes, Buffer.from(text.slice(at + find.length))]);
   };
   const broken: [string, (t: string) => Buffer, RegExp][] = [
-    ['invalid UTF-8 in a plan', (t) => splice(t, '"launch"', Buffer.from([0x22, 0xc3, 0x28, 0x22])), /^\$\.programs\[0\]\.periods\[0\]\.period_plan: not valid UTF-8/],
-    ['an overlong encoding in an unknown member', (t) => splice(t, '"scale"', Buffer.from([0x22, 0x73, 0x22, 0x2c, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22])), /^\$\.programs\[1\]\.periods\[0\]\.n: not valid UTF-8/],
-    ['a surrogate encoded as bytes', (t) => splice(t, '"p-two"', Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22])), /^\$\.programs\[1\]\.program_id: not valid UTF-8/],
-    ['31 November', (t) => Buffer.from(t.replace('"2026-11-20T00:00:00Z"', '"2026-11-31T00:00:00Z"')), /^\$\.programs\[0\]\.periods\[0\]\.consumption\[0\]\.timeframe_start: expected an ISO 8601 date-time with a zone naming a real instant/],
-    ['29 February 2026', (t) => Buffer.from(t.replace('"period_start":"2026-11-01T00:00:00Z"', '"period_start":"2026-02-29T00:00:00Z"')), /^\$\.programs\[0\]\.periods\[0\]\.period_start: expected/],
-    ['24:00', (t) => Buffer.from(t.replace('"2026-11-21T00:00:00Z"', '"2026-11-20T24:00:00Z"')), /timeframe_end: expected/],
-    ['"value" twice, equal', (t) => Buffer.from(t.replace('"value":60', '"value":60,"value":60')), /^\$\.programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: the key "value" is given twice/],
-    ['an unknown key twice', (t) => Buffer.from(t.replace('"period_plan":"scale"', '"period_plan":"scale","x":1,"x":1')), /^\$\.programs\[1\]\.periods\[0\]\.x: the key "x" is given twice/],
-    ['a key twice, once escaped', (t) => Buffer.from(t.replace('"period_plan":"scale"', '"period_plan":"scale","period\\u005fplan":"scale"')), /^\$\.programs\[1\]\.periods\[0\]\.period_plan: the key "period_plan" is given twice/],
-    ['a metric twice', (t) => Buffer.from(t.replace('{"metric_name":"compute_unit_seconds","value":60}', '{"metric_name":"compute_unit_seconds","value":60},{"metric_name":"compute_unit_seconds","value":0}')), /metrics\[1\]: compute_unit_seconds is given twice in one bucket/],
-    ['-0', (t) => Buffer.from(t.replace('"value":60', '"value":-0')), /^\$\.programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: expected a non-negative integer, got -0/],
-    ['a lone surrogate in an id', (t) => Buffer.from(t.replace('"p-two"', '"p-\\ud800"')), /^\$\.programs\[1\]\.program_id: expected text without control characters or lone surrogates/],
-    ['a number as the cursor', (t) => Buffer.from(t.replace('{"programs"', '{"pagination":{"cursor":12},"programs"')), /^\$\.pagination\.cursor: expected a string or null, got 12/],
+    [
+      'invalid UTF-8 in a plan',
+      (t) => splice(t, '"launch"', Buffer.from([0x22, 0xc3, 0x28, 0x22])),
+      /^\$\.programs\[0\]\.periods\[0\]\.period_plan: not valid UTF-8/,
+    ],
+    [
+      'an overlong encoding in an unknown member',
+      (t) =>
+        splice(t, '"scale"', Buffer.from([0x22, 0x73, 0x22, 0x2c, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22])),
+      /^\$\.programs\[1\]\.periods\[0\]\.n: not valid UTF-8/,
+    ],
+    [
+      'a surrogate encoded as bytes',
+      (t) => splice(t, '"p-two"', Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22])),
+      /^\$\.programs\[1\]\.program_id: not valid UTF-8/,
+    ],
+    [
+      '31 November',
+      (t) => Buffer.from(t.replace('"2026-11-20T00:00:00Z"', '"2026-11-31T00:00:00Z"')),
+      /^\$\.programs\[0\]\.periods\[0\]\.consumption\[0\]\.timeframe_start: expected an ISO 8601 date-time with a zone naming a real instant/,
+    ],
+    [
+      '29 February 2026',
+      (t) => Buffer.from(t.replace('"period_start":"2026-11-01T00:00:00Z"', '"period_start":"2026-02-29T00:00:00Z"')),
+      /^\$\.programs\[0\]\.periods\[0\]\.period_start: expected/,
+    ],
+    [
+      '24:00',
+      (t) => Buffer.from(t.replace('"2026-11-21T00:00:00Z"', '"2026-11-20T24:00:00Z"')),
+      /timeframe_end: expected/,
+    ],
+    [
+      '"value" twice, equal',
+      (t) => Buffer.from(t.replace('"value":60', '"value":60,"value":60')),
+      /^\$\.programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: the key "value" is given twice/,
+    ],
+    [
+      'an unknown key twice',
+      (t) => Buffer.from(t.replace('"period_plan":"scale"', '"period_plan":"scale","x":1,"x":1')),
+      /^\$\.programs\[1\]\.periods\[0\]\.x: the key "x" is given twice/,
+    ],
+    [
+      'a key twice, once escaped',
+      (t) => Buffer.from(t.replace('"period_plan":"scale"', '"period_plan":"scale","period\\u005fplan":"scale"')),
+      /^\$\.programs\[1\]\.periods\[0\]\.period_plan: the key "period_plan" is given twice/,
+    ],
+    [
+      'a metric twice',
+      (t) =>
+        Buffer.from(
+          t.replace(
+            '{"metric_name":"compute_unit_seconds","value":60}',
+            '{"metric_name":"compute_unit_seconds","value":60},{"metric_name":"compute_unit_seconds","value":0}',
+          ),
+        ),
+      /metrics\[1\]: compute_unit_seconds is given twice in one bucket/,
+    ],
+    [
+      '-0',
+      (t) => Buffer.from(t.replace('"value":60', '"value":-0')),
+      /^\$\.programs\[1\]\.periods\[0\]\.consumption\[0\]\.metrics\[0\]\.value: expected a non-negative integer, got -0/,
+    ],
+    [
+      'a lone surrogate in an id',
+      (t) => Buffer.from(t.replace('"p-two"', '"p-\\ud800"')),
+      /^\$\.programs\[1\]\.program_id: expected text without control characters or lone surrogates/,
+    ],
+    [
+      'a number as the cursor',
+      (t) => Buffer.from(t.replace('{"programs"', '{"pagination":{"cursor":12},"programs"')),
+      /^\$\.pagination\.cursor: expected a string or null, got 12/,
+    ],
   ];
   for (const [path, text, isPath] of paths) {
     it(`${path}: reads the page, and refuses ${broken.map((b) => b[0]).join(', ')}`, () => {
@@ -523,7 +846,8 @@ describe('explicit refusals on each of the three paths', () => {
       expect(readPage('v2_programs', good).values).toBe(2);
       for (const [what, breakIt, message] of broken) {
         const bad = breakIt(text);
-        for (const read of [readPage, parsePage]) expect(() => read('v2_programs', bad), `${what} (${read.name})`).toThrow(PageShapeError);
+        for (const read of [readPage, parsePage])
+          expect(() => read('v2_programs', bad), `${what} (${read.name})`).toThrow(PageShapeError);
         expect(() => readPage('v2_programs', bad), what).toThrow(message);
       }
     });

@@ -62,7 +62,12 @@ function frameworksPage(): string {
             bucket(
               h,
               // Rotated, some explicit zeros, one bucket with nothing reported (no row).
-              f === 2 && h === 1 ? [['compute_unit_seconds', 0]] : V2_FRAMEWORK_METRICS.map((m, i) => [m, (f * 1000 + h * 10 + i) % 7 === 0 ? 0 : 999_999_999_999_999 - f * h - i] as [string, number]).reverse(),
+              f === 2 && h === 1
+                ? [['compute_unit_seconds', 0]]
+                : V2_FRAMEWORK_METRICS.map(
+                    (m, i) =>
+                      [m, (f * 1000 + h * 10 + i) % 7 === 0 ? 0 : 999_999_999_999_999 - f * h - i] as [string, number],
+                  ).reverse(),
             ),
           ),
         },
@@ -87,27 +92,86 @@ describe('scanPage reads what the general way reads, row for row', () => {
           "timeframe_end": "2026-11-02T00:00:00Z", "note": {}, "timeframe_start": "2026-11-01T00:00:00Z" } ],
         "period_start": "2026-10-01T00:00:00Z", "period_plan": "scale", "period_id": "pd-1" } ], "name": "x", "program_id": "p-1" } ] }`;
     const got = expectSameRows('v2_programs', text);
-    expect(got.rows).toEqual([{ item: 0, period: 0, start: Date.parse('2026-11-01T00:00:00Z') * 1000, end: Date.parse('2026-11-02T00:00:00Z') * 1000, metrics: [null, null, null, null, null, null, null, 7, null, null, null, null, null, null, null] }]);
+    expect(got.rows).toEqual([
+      {
+        item: 0,
+        period: 0,
+        start: Date.parse('2026-11-01T00:00:00Z') * 1000,
+        end: Date.parse('2026-11-02T00:00:00Z') * 1000,
+        metrics: [null, null, null, null, null, null, null, 7, null, null, null, null, null, null, null],
+      },
+    ]);
   });
 
   it('a v1 page: the metric fields, null and zero as not reported', () => {
     const fields = Object.fromEntries(V1_METRICS.map((m, i) => [m, i === 1 ? null : i === 2 ? 0 : 1000 + i]));
     const text = JSON.stringify({
-      programs: [{ program_id: 'p', periods: [{ period_id: 'x', period_plan: 'legacy', period_start: '2026-01-01T00:00:00Z', consumption: [{ timeframe_start: '2026-11-01T00:00:00Z', timeframe_end: '2026-11-02T00:00:00Z', ...fields }] }] }],
+      programs: [
+        {
+          program_id: 'p',
+          periods: [
+            {
+              period_id: 'x',
+              period_plan: 'legacy',
+              period_start: '2026-01-01T00:00:00Z',
+              consumption: [
+                { timeframe_start: '2026-11-01T00:00:00Z', timeframe_end: '2026-11-02T00:00:00Z', ...fields },
+              ],
+            },
+          ],
+        },
+      ],
     });
     const got = expectSameRows('v1_programs', text);
     expect(got.values).toBe(V1_METRICS.length - 2);
   });
 
   it('a v2 programs page may report the v1 metrics too; a frameworks item without rows is still an item', () => {
-    expectSameRows('v2_programs', JSON.stringify({ programs: [{ program_id: 'p', periods: [{ period_id: 'x', period_plan: 'scale', period_start: '2026-01-01T00:00:00Z', consumption: [bucket(3, [[V1_METRICS[0], 5], [V2_PROGRAM_METRICS[6], 6]])] }] }] }));
-    const got = expectSameRows('v2_frameworks', JSON.stringify({ frameworks: [{ program_id: 'p', framework_id: 'f', periods: [] }, { program_id: 'p', framework_id: 'g', periods: [{ period_id: 'x', period_plan: 'scale', period_start: '2026-01-01T00:00:00Z', consumption: [] }] }] }));
+    expectSameRows(
+      'v2_programs',
+      JSON.stringify({
+        programs: [
+          {
+            program_id: 'p',
+            periods: [
+              {
+                period_id: 'x',
+                period_plan: 'scale',
+                period_start: '2026-01-01T00:00:00Z',
+                consumption: [
+                  bucket(3, [
+                    [V1_METRICS[0], 5],
+                    [V2_PROGRAM_METRICS[6], 6],
+                  ]),
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const got = expectSameRows(
+      'v2_frameworks',
+      JSON.stringify({
+        frameworks: [
+          { program_id: 'p', framework_id: 'f', periods: [] },
+          {
+            program_id: 'p',
+            framework_id: 'g',
+            periods: [{ period_id: 'x', period_plan: 'scale', period_start: '2026-01-01T00:00:00Z', consumption: [] }],
+          },
+        ],
+      }),
+    );
     expect(got).toMatchObject({ items: 2, programIds: ['p', 'p'], frameworkIds: ['f', 'g'], rows: [] });
   });
 
   it('an empty list, a null list, no list at all', () => {
     expect(expectSameRows('v2_programs', '{"programs":[]}').items).toBe(0);
-    expect(expectSameRows('v2_programs', '{"programs":null,"pagination":{"cursor":"c"}}')).toMatchObject({ items: null, cursor: 'c' });
+    expect(expectSameRows('v2_programs', '{"programs":null,"pagination":{"cursor":"c"}}')).toMatchObject({
+      items: null,
+      cursor: 'c',
+    });
     expect(expectSameRows('v2_programs', '{"error":"nope"}').items).toBeNull();
   });
 
@@ -117,7 +181,11 @@ describe('scanPage reads what the general way reads, row for row', () => {
     for (let i = 0; i < 2000; i++) {
       const t = Date.UTC(1970, 0, 1) + Math.floor(next() * (Date.UTC(2200, 0, 1) - Date.UTC(1970, 0, 1)));
       const iso = new Date(t - (t % 1000)).toISOString().replace('.000Z', 'Z');
-      const text = JSON.stringify({ programs: [{ program_id: 'p', periods: [{ period_id: 'x', period_plan: 'scale', period_start: iso, consumption: [] }] }] });
+      const text = JSON.stringify({
+        programs: [
+          { program_id: 'p', periods: [{ period_id: 'x', period_plan: 'scale', period_start: iso, consumption: [] }] },
+        ],
+      });
       expect(scanned('v2_programs', text)!.periodStarts[0], iso).toBe(Date.parse(iso) * 1000);
     }
   });
@@ -138,8 +206,17 @@ describe('scanPage leaves to the general way what it cannot read exactly', () =>
     ['a time with a fraction', frameworksPage().replace('2026-11-19T00:00:00Z', '2026-11-19T00:00:00.000Z')],
     ['a day that does not exist', frameworksPage().replace('2026-10-01T00:00:00Z', '2026-02-30T00:00:00Z')],
     ['a year before 1970', frameworksPage().replace('2026-10-01T00:00:00Z', '1969-12-31T23:00:00Z')],
-    ['a key given twice', frameworksPage().replace('"framework_id":"br-0"', '"framework_id":"br-0","framework_id":"br-9"')],
-    ['a metric given twice', frameworksPage().replace('{"metric_name":"compute_unit_seconds"', '{"metric_name":"root_branch_bytes_month","value":5},{"metric_name":"compute_unit_seconds"')],
+    [
+      'a key given twice',
+      frameworksPage().replace('"framework_id":"br-0"', '"framework_id":"br-0","framework_id":"br-9"'),
+    ],
+    [
+      'a metric given twice',
+      frameworksPage().replace(
+        '{"metric_name":"compute_unit_seconds"',
+        '{"metric_name":"root_branch_bytes_month","value":5},{"metric_name":"compute_unit_seconds"',
+      ),
+    ],
     ['a metric not asked for', frameworksPage().replace('"compute_unit_seconds"', '"snapshot_storage_bytes_month"')],
     ['a value that is a string', frameworksPage().replace('999999999999999', '"5"')],
     ['an empty id', frameworksPage().replace('"br-0"', '""')],

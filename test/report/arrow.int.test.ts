@@ -16,21 +16,37 @@ const REPORTS = ['program_spend', 'framework_spend', 'snapshot_storage', 'transf
 describe('report --format arrow', () => {
   const dir = mkdtempSync(join(tmpdir(), 'usage-arrow-'));
   const db = join(dir, 'usage.duckdb');
-  let read: Record<string, {
-    rows: number; equal: boolean; polars_rows: number; polars_equal: boolean; polars_cost_sum: string | null;
-    arrow_types: Record<string, string>; parquet_types: Record<string, string>; polars_types: Record<string, string>;
-  }>;
+  let read: Record<
+    string,
+    {
+      rows: number;
+      equal: boolean;
+      polars_rows: number;
+      polars_equal: boolean;
+      polars_cost_sum: string | null;
+      arrow_types: Record<string, string>;
+      parquet_types: Record<string, string>;
+      polars_types: Record<string, string>;
+    }
+  >;
   let total: string;
 
   beforeAll(async () => {
     await demoCommand({ db, outDir: join(dir, 'demo'), now: () => NOW, log: silentLogger });
     const r = await reportCommand({
-      db, month: '2026-10', out: join(dir, 'reports'), format: 'parquet,arrow', prices: join(process.cwd(), 'config/prices.toml'),
-      now: () => NOW, log: silentLogger,
+      db,
+      month: '2026-10',
+      out: join(dir, 'reports'),
+      format: 'parquet,arrow',
+      prices: join(process.cwd(), 'config/prices.toml'),
+      now: () => NOW,
+      log: silentLogger,
     });
     total = r.total;
     expect(r.files.filter((f) => f.path.endsWith('.arrow')).length).toBe(4);
-    read = JSON.parse(execFileSync(venvPython(), ['test/report/read_arrow.py', join(dir, 'reports', '2026-10'), ...REPORTS]).toString());
+    read = JSON.parse(
+      execFileSync(venvPython(), ['test/report/read_arrow.py', join(dir, 'reports', '2026-10'), ...REPORTS]).toString(),
+    );
   }, 180_000);
 
   it.each(REPORTS)('%s.arrow equals %s.parquet in pyarrow, types and values', (name) => {

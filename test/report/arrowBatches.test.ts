@@ -58,8 +58,10 @@ describe('writeArrowFile in batches', () => {
     expect(t.schema.fields.map((f) => f.name)).toEqual(['n', 'label']);
   });
 
-  it('refuses a table that is not one of the report\'s own (rpt_…, the staged partition)', async () => {
+  it("refuses a table that is not one of the report's own (rpt_…, the staged partition)", async () => {
     // @ts-expect-error the ReportTable type refuses it too; the check at run time is for names built at run time.
-    await expect(writeArrowFile(store(), 'programs', join(dir, 'programs.arrow'))).rejects.toThrow('"programs" is not a report table of the store');
+    await expect(writeArrowFile(store(), 'programs', join(dir, 'programs.arrow'))).rejects.toThrow(
+      '"programs" is not a report table of the store',
+    );
   });
 });

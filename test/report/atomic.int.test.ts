@@ -31,7 +31,19 @@ describe('a report re-run killed part-way', () => {
   let dir: string;
   let db: string;
   const out = () => join(dir, 'reports');
-  const args = (month: string) => ['report', '--month', month, '--db', db, '--out', out(), '--prices', BOOK, '--format', 'parquet,xlsx,html'];
+  const args = (month: string) => [
+    'report',
+    '--month',
+    month,
+    '--db',
+    db,
+    '--out',
+    out(),
+    '--prices',
+    BOOK,
+    '--format',
+    'parquet,xlsx,html',
+  ];
 
   beforeAll(async () => {
     ({ dir, db } = await loadMonthFile(MONTH));
@@ -45,8 +57,12 @@ describe('a report re-run killed part-way', () => {
 
     // The new set differs: every value doubled (a restatement, say).
     const store = await openStore({ path: db });
-    await rawSql(store).run('UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2, extra_branches_month = extra_branches_month * 2, snapshot_storage_bytes_month = snapshot_storage_bytes_month * 2, active_time_seconds = active_time_seconds * 2, compute_time_seconds = compute_time_seconds * 2, written_data_bytes = written_data_bytes * 2, synthetic_storage_size_bytes = synthetic_storage_size_bytes * 2, data_storage_bytes_hour = data_storage_bytes_hour * 2, logical_size_bytes = logical_size_bytes * 2, logical_size_bytes_hour = logical_size_bytes_hour * 2');
-    await rawSql(store).run('UPDATE usage_framework_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2');
+    await rawSql(store).run(
+      'UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2, extra_branches_month = extra_branches_month * 2, snapshot_storage_bytes_month = snapshot_storage_bytes_month * 2, active_time_seconds = active_time_seconds * 2, compute_time_seconds = compute_time_seconds * 2, written_data_bytes = written_data_bytes * 2, synthetic_storage_size_bytes = synthetic_storage_size_bytes * 2, data_storage_bytes_hour = data_storage_bytes_hour * 2, logical_size_bytes = logical_size_bytes * 2, logical_size_bytes_hour = logical_size_bytes_hour * 2',
+    );
+    await rawSql(store).run(
+      'UPDATE usage_framework_buckets SET compute_unit_seconds = compute_unit_seconds * 2, root_branch_bytes_month = root_branch_bytes_month * 2, child_branch_bytes_month = child_branch_bytes_month * 2, instant_restore_bytes_month = instant_restore_bytes_month * 2, public_network_transfer_bytes = public_network_transfer_bytes * 2, private_network_transfer_bytes = private_network_transfer_bytes * 2',
+    );
     await store.close();
 
     const seen = new Set<string>();
@@ -58,9 +74,15 @@ describe('a report re-run killed part-way', () => {
       { name: 'stage folder created', ready: () => readdirSync(out()).some((n) => n.includes('.new-')) },
       {
         name: 'first file in the stage folder',
-        ready: () => readdirSync(out()).some((n) => n.includes('.new-') && readdirSync(join(out(), n)).some((f) => !f.startsWith('.'))),
+        ready: () =>
+          readdirSync(out()).some(
+            (n) => n.includes('.new-') && readdirSync(join(out(), n)).some((f) => !f.startsWith('.')),
+          ),
       },
-      { name: 'new set complete beside the live one', ready: () => readdirSync(out()).filter((n) => n.includes('.set-')).length >= 2 },
+      {
+        name: 'new set complete beside the live one',
+        ready: () => readdirSync(out()).filter((n) => n.includes('.set-')).length >= 2,
+      },
       ...[150, 400, 800, 1500].map((ms) => {
         const at = () => Date.now();
         let start = 0;

@@ -18,9 +18,20 @@ let whole: ReportResult;
 let chunked: ReportResult;
 beforeAll(async () => {
   L = await loadMonth({ month: MONTH, scenario: 'medium' });
-  const base = { store: L.store, month: MONTH, formats: ['parquet', 'focus'] as const, priceBookPath: BOOK, now: new Date(L.now) };
+  const base = {
+    store: L.store,
+    month: MONTH,
+    formats: ['parquet', 'focus'] as const,
+    priceBookPath: BOOK,
+    now: new Date(L.now),
+  };
   whole = await runReport({ ...base, formats: [...base.formats], outDir: join(L.dir, 'whole') });
-  chunked = await runReport({ ...base, formats: [...base.formats], outDir: join(L.dir, 'chunked'), programsPerChunk: 7 });
+  chunked = await runReport({
+    ...base,
+    formats: [...base.formats],
+    outDir: join(L.dir, 'chunked'),
+    programsPerChunk: 7,
+  });
 }, 300_000);
 afterAll(async () => {
   await L?.store.close();
@@ -34,14 +45,32 @@ const positionalDiff = (a: string, b: string) => `
     SELECT row_number() OVER () AS pos, * FROM read_parquet('${b}'))`;
 
 test('chunks of 7 programs give the same report files, byte for byte, and the same FOCUS rows in the same order', async () => {
-  const names = readdirSync(whole.dir).filter((n) => n.endsWith('.parquet')).sort();
-  expect(names).toEqual(['framework_spend.parquet', `focus-${MONTH}.parquet`, 'program_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet'].sort());
-  expect(readdirSync(chunked.dir).filter((n) => n.endsWith('.parquet')).sort()).toEqual(names);
-  for (const n of names.filter((x) => !x.startsWith('focus-'))) expect({ n, sha: sha(join(chunked.dir, n)) }).toEqual({ n, sha: sha(join(whole.dir, n)) });
+  const names = readdirSync(whole.dir)
+    .filter((n) => n.endsWith('.parquet'))
+    .sort();
+  expect(names).toEqual(
+    [
+      'framework_spend.parquet',
+      `focus-${MONTH}.parquet`,
+      'program_spend.parquet',
+      'snapshot_storage.parquet',
+      'transfer.parquet',
+    ].sort(),
+  );
+  expect(
+    readdirSync(chunked.dir)
+      .filter((n) => n.endsWith('.parquet'))
+      .sort(),
+  ).toEqual(names);
+  for (const n of names.filter((x) => !x.startsWith('focus-')))
+    expect({ n, sha: sha(join(chunked.dir, n)) }).toEqual({ n, sha: sha(join(whole.dir, n)) });
   // The FOCUS file is written from one Parquet part per chunk, so its row groups may be cut
   // differently: its rows and their order are the same.
   const focus = `focus-${MONTH}.parquet`;
-  for (const [a, b] of [[chunked.dir, whole.dir], [whole.dir, chunked.dir]] as const) {
+  for (const [a, b] of [
+    [chunked.dir, whole.dir],
+    [whole.dir, chunked.dir],
+  ] as const) {
     const [d] = await rawSql(L.store).query<{ n: bigint }>(positionalDiff(join(a, focus), join(b, focus)));
     expect(Number(d!.n)).toBe(0);
   }
@@ -64,4 +93,3 @@ test('FOCUS and framework_spend lines are numbered program first, one after anot
   expect(Number(fo!.programs)).toBeGreaterThan(300);
   expect(fo!.runs).toBe(fo!.programs);
 });
-

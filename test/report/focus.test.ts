@@ -64,25 +64,67 @@ const FOCUS_1_2: Record<string, { kind: Kind; nulls: boolean }> = {
   SubAccountName: { kind: 'String', nulls: true },
 };
 // Not null on a Usage row that is not a correction.
-const NOT_NULL_ON_USAGE = ['PricingQuantity', 'PricingUnit', 'PricingCategory', 'SkuId', 'SkuMeter', 'ConsumedQuantity', 'ConsumedUnit', 'ResourceId', 'SubAccountId', 'RegionId'];
+const NOT_NULL_ON_USAGE = [
+  'PricingQuantity',
+  'PricingUnit',
+  'PricingCategory',
+  'SkuId',
+  'SkuMeter',
+  'ConsumedQuantity',
+  'ConsumedUnit',
+  'ResourceId',
+  'SubAccountId',
+  'RegionId',
+];
 // Not null on a priced Usage row that is not a correction (null, never 0, when unpriced).
 const NOT_NULL_ON_PRICED_USAGE = ['ListUnitPrice', 'ContractedUnitPrice', 'SkuPriceId', 'SkuPriceDetails'];
 const COST_COLUMNS = ['BilledCost', 'EffectiveCost', 'ListCost', 'ContractedCost'];
 // FOCUS 1.2 ServiceSubcategory values and their one parent ServiceCategory (the parts used here).
 const SUBCATEGORY_PARENT: Record<string, string> = {
-  Administration: 'Management and Governance', Architecture: 'Management and Governance', Compliance: 'Management and Governance',
-  'Cost Management': 'Management and Governance', 'Data Governance': 'Management and Governance', 'Disaster Recovery': 'Management and Governance',
-  Observability: 'Management and Governance', Support: 'Management and Governance', 'Other (Management and Governance)': 'Management and Governance',
-  Relational: 'Databases', 'Other (Databases)': 'Databases', 'Other (Security)': 'Security',
+  Administration: 'Management and Governance',
+  Architecture: 'Management and Governance',
+  Compliance: 'Management and Governance',
+  'Cost Management': 'Management and Governance',
+  'Data Governance': 'Management and Governance',
+  'Disaster Recovery': 'Management and Governance',
+  Observability: 'Management and Governance',
+  Support: 'Management and Governance',
+  'Other (Management and Governance)': 'Management and Governance',
+  Relational: 'Databases',
+  'Other (Databases)': 'Databases',
+  'Other (Security)': 'Security',
 };
 const CHARGE_CATEGORIES = ['Adjustment', 'Credit', 'Purchase', 'Tax', 'Usage'];
 const CHARGE_FREQUENCIES = ['One-Time', 'Recurring', 'Usage-Based'];
-const SERVICE_CATEGORIES = ['AI and Machine Learning', 'Analytics', 'Business Applications', 'Compute', 'Databases', 'Developer Tools',
-  'Multicloud', 'Identity', 'Integration', 'Internet of Things', 'Management and Governance', 'Media', 'Migration', 'Mobile',
-  'Networking', 'Security', 'Storage', 'Web', 'Other'];
+const SERVICE_CATEGORIES = [
+  'AI and Machine Learning',
+  'Analytics',
+  'Business Applications',
+  'Compute',
+  'Databases',
+  'Developer Tools',
+  'Multicloud',
+  'Identity',
+  'Integration',
+  'Internet of Things',
+  'Management and Governance',
+  'Media',
+  'Migration',
+  'Mobile',
+  'Networking',
+  'Security',
+  'Storage',
+  'Web',
+  'Other',
+];
 // UnitFormat: base units joined by '-', data sizes as abbreviations, time units capitalised and plural at the end.
-const UNIT = /^(?:(?:[KMGTPE]i?[bB]|[bB])|[A-Z][A-Za-z]*)(?:-(?:Years|Months|Days|Hours|Minutes|Seconds|[A-Z][A-Za-z]*s))?$/;
-const DUCK_TYPE: Record<Kind, RegExp> = { Decimal: /^DECIMAL\(\d+,\d+\)$/, String: /^VARCHAR$/, DateTime: /^TIMESTAMP WITH TIME ZONE$/ };
+const UNIT =
+  /^(?:(?:[KMGTPE]i?[bB]|[bB])|[A-Z][A-Za-z]*)(?:-(?:Years|Months|Days|Hours|Minutes|Seconds|[A-Z][A-Za-z]*s))?$/;
+const DUCK_TYPE: Record<Kind, RegExp> = {
+  Decimal: /^DECIMAL\(\d+,\d+\)$/,
+  String: /^VARCHAR$/,
+  DateTime: /^TIMESTAMP WITH TIME ZONE$/,
+};
 
 const focusPath = (r: ReportResult) => r.files.find((f) => f.path.includes(`focus-${MONTH}.parquet`))!.path;
 const rp = (p: string) => `read_parquet('${p}')`;
@@ -93,7 +135,14 @@ describe('the FOCUS 1.2 file of a complete month', () => {
   let path: string;
   beforeAll(async () => {
     L = await loadMonth({ month: MONTH });
-    r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['parquet', 'xlsx', 'focus'], priceBookPath: BOOK, now: new Date(L.now) });
+    r = await runReport({
+      store: L.store,
+      month: MONTH,
+      outDir: join(L.dir, 'reports'),
+      formats: ['parquet', 'xlsx', 'focus'],
+      priceBookPath: BOOK,
+      now: new Date(L.now),
+    });
     path = focusPath(r);
   });
   afterAll(async () => {
@@ -101,7 +150,9 @@ describe('the FOCUS 1.2 file of a complete month', () => {
   });
 
   test('has every column with its FOCUS type, FOCUS columns first and extra columns prefixed x_', async () => {
-    const cols = await rawSql(L.store).query<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM ${rp(path)}`);
+    const cols = await rawSql(L.store).query<{ column_name: string; column_type: string }>(
+      `DESCRIBE SELECT * FROM ${rp(path)}`,
+    );
     const names = cols.map((c) => c.column_name);
     for (const [name, rule] of Object.entries(FOCUS_1_2)) {
       const c = cols.find((x) => x.column_name === name);
@@ -113,7 +164,9 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(names.slice(firstX).every((n) => n.startsWith('x_'))).toBe(true);
     expect(names).toEqual(expect.arrayContaining(['x_Plan', 'x_Granularity', 'x_PriceBookRevision']));
     // Date-times are Parquet timestamps adjusted to UTC, whole seconds.
-    const schema = await rawSql(L.store).query<{ name: string; logical_type: string }>(`SELECT name, logical_type FROM parquet_schema('${path}')`);
+    const schema = await rawSql(L.store).query<{ name: string; logical_type: string }>(
+      `SELECT name, logical_type FROM parquet_schema('${path}')`,
+    );
     for (const n of ['BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd'])
       expect(schema.find((s) => s.name === n)!.logical_type).toMatch(/isAdjustedToUTC=1/);
   });
@@ -123,18 +176,27 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(n).toBeGreaterThan(1000n);
     for (const [name, rule] of Object.entries(FOCUS_1_2)) {
       if (rule.nulls) continue;
-      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "${name}" IS NULL`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ${rp(path)} WHERE "${name}" IS NULL`,
+      );
       expect(x!.n, `${name} must not be null`).toBe(0n);
     }
     for (const name of NOT_NULL_ON_USAGE) {
-      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND "${name}" IS NULL`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND "${name}" IS NULL`,
+      );
       expect(x!.n, `${name} must not be null on a Usage row`).toBe(0n);
     }
     for (const name of NOT_NULL_ON_PRICED_USAGE) {
-      const [x] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND NOT "x_Unpriced" AND "${name}" IS NULL`);
+      const [x] = await rawSql(L.store).query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ${rp(path)} WHERE "ChargeCategory" = 'Usage' AND "ChargeClass" IS NULL AND NOT "x_Unpriced" AND "${name}" IS NULL`,
+      );
       expect(x!.n, `${name} must not be null on a priced Usage row`).toBe(0n);
     }
-    for (const v of await (async () => (await rawSql(L.store).query<{ v: string | null }>(`SELECT DISTINCT "PricingCategory" AS v FROM ${rp(path)}`)).map((x) => x.v))())
+    for (const v of await (async () =>
+      (
+        await rawSql(L.store).query<{ v: string | null }>(`SELECT DISTINCT "PricingCategory" AS v FROM ${rp(path)}`)
+      ).map((x) => x.v))())
       expect(['Standard', 'Dynamic', 'Committed', 'Other', null]).toContain(v);
     // Relationships between columns (the validator's cross-column rules).
     const [rel] = await rawSql(L.store).query<Record<string, bigint>>(`
@@ -150,8 +212,18 @@ describe('the FOCUS 1.2 file of a complete month', () => {
         count(*) FILTER (WHERE "ResourceName" IS NOT NULL AND "ResourceId" IS NULL) AS resource_name_without_id,
         count(*) FILTER (WHERE "x_CoverageStatus" NOT IN ('COMPLETE', 'PARTIAL')) AS bad_status
       FROM ${rp(path)}`);
-    expect(rel).toEqual({ region_name_iff_id: 0n, account_name_is_id: 0n, non_positive_usage: 0n, negative_usage_cost: 0n, unpriced_with_price: 0n,
-      price_without_sku: 0n, details_not_key_value: 0n, sub_name_without_id: 0n, resource_name_without_id: 0n, bad_status: 0n });
+    expect(rel).toEqual({
+      region_name_iff_id: 0n,
+      account_name_is_id: 0n,
+      non_positive_usage: 0n,
+      negative_usage_cost: 0n,
+      unpriced_with_price: 0n,
+      price_without_sku: 0n,
+      details_not_key_value: 0n,
+      sub_name_without_id: 0n,
+      resource_name_without_id: 0n,
+      bad_status: 0n,
+    });
     const perKey = await rawSql(L.store).query<{ k: string }>(`
       SELECT 'SkuPriceId ' || "SkuPriceId" AS k FROM ${rp(path)} WHERE "SkuPriceId" IS NOT NULL GROUP BY "SkuPriceId"
         HAVING count(DISTINCT "ListUnitPrice") > 1 OR count(DISTINCT "SkuId") > 1 OR count(DISTINCT "SkuPriceDetails") > 1
@@ -174,9 +246,17 @@ describe('the FOCUS 1.2 file of a complete month', () => {
         count(*) FILTER (WHERE "ContractedUnitPrice" > "ListUnitPrice") AS contracted_above_list,
         count(*) FILTER (WHERE "PricingQuantity" < 0 OR "ConsumedQuantity" < 0) AS negative_quantity
       FROM ${rp(path)}`);
-    expect(sku).toEqual({ details_iff_price: 0n, list_price_iff_price: 0n, contracted_price_iff_price: 0n, meter_without_sku: 0n,
-      contracted_above_list: 0n, negative_quantity: 0n });
-    const meters = await rawSql(L.store).query(`SELECT "SkuId" FROM ${rp(path)} WHERE "SkuId" IS NOT NULL GROUP BY 1 HAVING count(DISTINCT "SkuMeter") > 1`);
+    expect(sku).toEqual({
+      details_iff_price: 0n,
+      list_price_iff_price: 0n,
+      contracted_price_iff_price: 0n,
+      meter_without_sku: 0n,
+      contracted_above_list: 0n,
+      negative_quantity: 0n,
+    });
+    const meters = await rawSql(L.store).query(
+      `SELECT "SkuId" FROM ${rp(path)} WHERE "SkuId" IS NOT NULL GROUP BY 1 HAVING count(DISTINCT "SkuMeter") > 1`,
+    );
     expect(meters).toEqual([]);
     // BillingAccountName is the organization's name from the API's organization listing.
     const names = await rawSql(L.store).query<{ id: string; name: string; expected: string | null }>(`
@@ -185,11 +265,18 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(names.filter((x) => x.expected !== null).length).toBeGreaterThan(0);
     for (const x of names) if (x.expected !== null) expect(x.name, x.id).toBe(x.expected);
     expect(new Set(names.map((x) => x.name)).size).toBe(names.length);
-    const subs = await rawSql(L.store).query<{ c: string; s: string }>(`SELECT DISTINCT "ServiceCategory" AS c, "ServiceSubcategory" AS s FROM ${rp(path)}`);
+    const subs = await rawSql(L.store).query<{ c: string; s: string }>(
+      `SELECT DISTINCT "ServiceCategory" AS c, "ServiceSubcategory" AS s FROM ${rp(path)}`,
+    );
     for (const x of subs) expect(SUBCATEGORY_PARENT[x.s], `${x.s} under ${x.c}`).toBe(x.c);
-    const [regions] = await rawSql(L.store).query<{ n: bigint }>(`SELECT count(DISTINCT "RegionId") AS n FROM ${rp(path)}`);
+    const [regions] = await rawSql(L.store).query<{ n: bigint }>(
+      `SELECT count(DISTINCT "RegionId") AS n FROM ${rp(path)}`,
+    );
     expect(regions!.n).toBeGreaterThan(1n);
-    const distinct = async (c: string) => (await rawSql(L.store).query<{ v: string | null }>(`SELECT DISTINCT "${c}" AS v FROM ${rp(path)}`)).map((x) => x.v);
+    const distinct = async (c: string) =>
+      (await rawSql(L.store).query<{ v: string | null }>(`SELECT DISTINCT "${c}" AS v FROM ${rp(path)}`)).map(
+        (x) => x.v,
+      );
     for (const v of await distinct('ChargeCategory')) expect(CHARGE_CATEGORIES).toContain(v);
     for (const v of await distinct('ChargeClass')) expect([null, 'Correction']).toContain(v);
     for (const v of await distinct('ChargeFrequency')) expect(CHARGE_FREQUENCIES).toContain(v);
@@ -217,18 +304,31 @@ describe('the FOCUS 1.2 file of a complete month', () => {
           strftime("ChargePeriodStart", '%Y-%m-%dT%H:%M:%SZ') NOT SIMILAR TO '\\d{4}-\\d{2}-\\d{2}T00:00:00Z'
           OR "ChargePeriodEnd" <> "ChargePeriodStart" + INTERVAL 1 DAY)) AS not_utc_day
       FROM ${rp(path)}`);
-    expect(bad).toEqual({ empty_period: 0n, outside_billing: 0n, wrong_billing: 0n, fractional_seconds: 0n, list_not_product: 0n,
-      contracted_not_product: 0n, effective_differs: 0n, negative_price: 0n, gb_not_1e9: 0n, not_utc_day: 0n });
+    expect(bad).toEqual({
+      empty_period: 0n,
+      outside_billing: 0n,
+      wrong_billing: 0n,
+      fractional_seconds: 0n,
+      list_not_product: 0n,
+      contracted_not_product: 0n,
+      effective_differs: 0n,
+      negative_price: 0n,
+      gb_not_1e9: 0n,
+      not_utc_day: 0n,
+    });
   });
 
   test('sum(BilledCost) equals the workbook total to the cent, per program too: no double counting', async () => {
-    const [s] = await rawSql(L.store).query<{ billed: string }>(`SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(path)}`);
+    const [s] = await rawSql(L.store).query<{ billed: string }>(
+      `SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(path)}`,
+    );
     expect(s!.billed).toBe(r.total);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(r.files.find((f) => f.path.endsWith('.xlsx'))!.path);
     let workbookTotal: number | undefined;
     wb.getWorksheet('Summary')!.eachRow((row) => {
-      if (row.getCell(1).value === 'Total' && workbookTotal === undefined) workbookTotal = row.getCell(5).value as number;
+      if (row.getCell(1).value === 'Total' && workbookTotal === undefined)
+        workbookTotal = row.getCell(5).value as number;
     });
     expect(Math.round(workbookTotal! * 100)).toBe(Number(s!.billed.replace('.', '')));
 
@@ -259,7 +359,12 @@ describe('the FOCUS 1.2 file of a complete month', () => {
     expect(r.focus!.leftOut.lines).toBe(r.unpricedLines);
     const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8'));
     expect(manifest.files.map((f: { name: string }) => f.name)).toContain(`focus-${MONTH}.parquet`);
-    expect(manifest.focus).toMatchObject({ version: '1.2', rows: r.focus!.rows, corrections: 0, billed_total: r.total });
+    expect(manifest.focus).toMatchObject({
+      version: '1.2',
+      rows: r.focus!.rows,
+      corrections: 0,
+      billed_total: r.total,
+    });
   });
 });
 
@@ -267,7 +372,15 @@ describe('corrections after finalisation', () => {
   let L: Loaded;
   const out = () => join(L.dir, 'reports');
   const run = (o: { finalize?: boolean; now?: number } = {}) =>
-    runReport({ store: L.store, month: MONTH, outDir: out(), formats: ['focus'], priceBookPath: BOOK, now: new Date(o.now ?? L.now), ...(o.finalize ? { finalize: true } : {}) });
+    runReport({
+      store: L.store,
+      month: MONTH,
+      outDir: out(),
+      formats: ['focus'],
+      priceBookPath: BOOK,
+      now: new Date(o.now ?? L.now),
+      ...(o.finalize ? { finalize: true } : {}),
+    });
   const rows = (p: string) => rawSql(L.store).query(`SELECT * FROM ${rp(p)}`);
   beforeAll(async () => {
     L = await loadMonth({ month: MONTH });
@@ -277,8 +390,17 @@ describe('corrections after finalisation', () => {
   });
 
   test('a month is finalised only when complete and over', async () => {
-    await expect(runReport({ store: L.store, month: MONTH, outDir: out(), formats: ['focus'], priceBookPath: BOOK, now: new Date('2025-10-20T00:00:00Z'), finalize: true }))
-      .rejects.toBeInstanceOf(FocusFinalizeError);
+    await expect(
+      runReport({
+        store: L.store,
+        month: MONTH,
+        outDir: out(),
+        formats: ['focus'],
+        priceBookPath: BOOK,
+        now: new Date('2025-10-20T00:00:00Z'),
+        finalize: true,
+      }),
+    ).rejects.toBeInstanceOf(FocusFinalizeError);
     expect(await rawSql(L.store).query('SELECT * FROM report_finalizations')).toEqual([]);
   });
 
@@ -286,13 +408,21 @@ describe('corrections after finalisation', () => {
     const before = await run();
     const original = await rows(focusPath(before));
     const fin = await run({ finalize: true });
-    expect(fin.focus!.finalized).toMatchObject({ finalizationId: `${MONTH}#1`, rows: original.length, billedTotal: before.total });
-    expect(fin.files.find((f) => f.path.includes('focus-'))!.sha256).toBe(before.files.find((f) => f.path.includes('focus-'))!.sha256);
+    expect(fin.focus!.finalized).toMatchObject({
+      finalizationId: `${MONTH}#1`,
+      rows: original.length,
+      billedTotal: before.total,
+    });
+    expect(fin.files.find((f) => f.path.includes('focus-'))!.sha256).toBe(
+      before.files.find((f) => f.path.includes('focus-'))!.sha256,
+    );
 
     // Nothing changed: the same file again, no corrections.
     const same = await run({ now: L.now + 86_400_000 });
     expect(same.focus!.corrections).toBe(0);
-    expect(same.files.find((f) => f.path.includes('focus-'))!.sha256).toBe(before.files.find((f) => f.path.includes('focus-'))!.sha256);
+    expect(same.files.find((f) => f.path.includes('focus-'))!.sha256).toBe(
+      before.files.find((f) => f.path.includes('focus-'))!.sha256,
+    );
 
     // A restated bucket: one program's compute on one day grows by 100 CU-hours on a priced plan.
     const [target] = await rawSql(L.store).query<{ program_id: string; timeframe_start: Date; period_plan: string }>(`
@@ -300,8 +430,11 @@ describe('corrections after finalisation', () => {
       WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND period_plan IN ('launch', 'scale')
         AND timeframe_start = TIMESTAMPTZ '2025-10-12 00:00:00+00'
       ORDER BY program_id LIMIT 1`);
-    await rawSql(L.store).run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
-      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
+    await rawSql(L.store).run(
+      `UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
+      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`,
+      { p: target!.program_id, t: target!.timeframe_start },
+    );
 
     const after = await run({ now: L.now + 2 * 86_400_000 });
     const written = await rows(focusPath(after));
@@ -312,8 +445,14 @@ describe('corrections after finalisation', () => {
     // Corrections are for that program and metric only; the usage lands on the restated day (the
     // line's re-rounded cents may move a cent between its days, which is a correction too).
     for (const c of corrections) {
-      expect(c).toMatchObject({ ChargeClass: 'Correction', ChargeCategory: 'Usage', SubAccountId: target!.program_id, SkuId: 'compute_unit_seconds',
-        x_CorrectsFinalization: `${MONTH}#1`, BillingPeriodStart: new Date(`${MONTH}-01T00:00:00Z`) });
+      expect(c).toMatchObject({
+        ChargeClass: 'Correction',
+        ChargeCategory: 'Usage',
+        SubAccountId: target!.program_id,
+        SkuId: 'compute_unit_seconds',
+        x_CorrectsFinalization: `${MONTH}#1`,
+        BillingPeriodStart: new Date(`${MONTH}-01T00:00:00Z`),
+      });
     }
     const onDay = corrections.filter((c) => (c.ChargePeriodStart as Date).toISOString() === '2025-10-12T00:00:00.000Z');
     expect(onDay.reduce((a, c) => a + Number(c.ConsumedQuantity as string), 0)).toBeCloseTo(100, 6);
@@ -323,7 +462,9 @@ describe('corrections after finalisation', () => {
     expect(Math.abs(delta - 100 * rate)).toBeLessThanOrEqual(0.011);
     // The finalised total plus the corrections: the workbook keeps the finalised total and lists the
     // same change in its corrections section.
-    const [s] = await rawSql(L.store).query<{ billed: string }>(`SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(focusPath(after))}`);
+    const [s] = await rawSql(L.store).query<{ billed: string }>(
+      `SELECT CAST(sum("BilledCost") AS DECIMAL(18,2)) AS billed FROM ${rp(focusPath(after))}`,
+    );
     expect(after.total).toBe(before.total);
     expect(Number(s!.billed)).toBeCloseTo(Number(before.total) + Number(after.corrections!.amount), 2);
     expect(s!.billed).not.toBe(before.total);

@@ -29,7 +29,14 @@ describe('FOCUS 1.2 rule by rule: a month with unpriced plans', () => {
   let r: ReportResult;
   beforeAll(async () => {
     L = await loadMonth({ month: MONTH });
-    r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['parquet', 'xlsx', 'focus'], priceBookPath: BOOK, now: new Date(L.now) });
+    r = await runReport({
+      store: L.store,
+      month: MONTH,
+      outDir: join(L.dir, 'reports'),
+      formats: ['parquet', 'xlsx', 'focus'],
+      priceBookPath: BOOK,
+      now: new Date(L.now),
+    });
   });
   afterAll(async () => {
     await L?.store.close();
@@ -53,10 +60,18 @@ describe('FOCUS 1.2 rule by rule: a month with unpriced plans', () => {
 
     const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8'));
     expect(manifest.focus).toMatchObject({
-      rows: Number(s!.n), billed_total: r.total, cost_basis: `estimate from price book revision ${r.priceBookRevision}, not an invoice`,
-      left_out: { lines: r.unpricedLines, plans: plans!.plans, why: expect.stringMatching(/must not be null and no price is invented/) },
+      rows: Number(s!.n),
+      billed_total: r.total,
+      cost_basis: `estimate from price book revision ${r.priceBookRevision}, not an invoice`,
+      left_out: {
+        lines: r.unpricedLines,
+        plans: plans!.plans,
+        why: expect.stringMatching(/must not be null and no price is invented/),
+      },
     });
-    expect(manifest.focus.left_out.by_plan.reduce((a: number, p: { lines: number }) => a + p.lines, 0)).toBe(r.unpricedLines);
+    expect(manifest.focus.left_out.by_plan.reduce((a: number, p: { lines: number }) => a + p.lines, 0)).toBe(
+      r.unpricedLines,
+    );
 
     // The summary is wrapped to the terminal's width: compare its words, not its line breaks.
     const out = formatReportSummary(r).replace(/\s+/g, ' ');
@@ -67,22 +82,36 @@ describe('FOCUS 1.2 rule by rule: a month with unpriced plans', () => {
     await wb.xlsx.readFile(r.files.find((f) => f.path.endsWith('.xlsx'))!.path);
     const about = new Map<string, string>();
     wb.getWorksheet('About')!.eachRow((row) => {
-      if (typeof row.getCell(1).value === 'string') about.set(row.getCell(1).value as string, String(row.getCell(2).value));
+      if (typeof row.getCell(1).value === 'string')
+        about.set(row.getCell(1).value as string, String(row.getCell(2).value));
     });
-    expect(about.get('Left out of FOCUS')).toContain(`${r.unpricedLines} unpriced line(s) of plan(s) ${plans!.plans.join(', ')}`);
-    expect(about.get('FOCUS file')).toContain(`estimate from price book revision ${r.priceBookRevision}, not an invoice`);
+    expect(about.get('Left out of FOCUS')).toContain(
+      `${r.unpricedLines} unpriced line(s) of plan(s) ${plans!.plans.join(', ')}`,
+    );
+    expect(about.get('FOCUS file')).toContain(
+      `estimate from price book revision ${r.priceBookRevision}, not an invoice`,
+    );
 
     // Every row says what its costs are.
-    const basis = await rawSql(L.store).query<{ b: string }>(`SELECT DISTINCT "x_CostBasis" AS b FROM read_parquet('${path}')`);
+    const basis = await rawSql(L.store).query<{ b: string }>(
+      `SELECT DISTINCT "x_CostBasis" AS b FROM read_parquet('${path}')`,
+    );
     expect(basis).toEqual([{ b: `estimate from price book revision ${r.priceBookRevision}, not an invoice` }]);
   });
 
   test('the check fails on a file with a null cost', async () => {
     const broken = join(L.dir, 'focus-null-cost.parquet');
-    await rawSql(L.store).run(`COPY (SELECT * REPLACE (CASE WHEN row_number() OVER () = 1 THEN NULL ELSE "BilledCost" END AS "BilledCost",
+    await rawSql(L.store)
+      .run(`COPY (SELECT * REPLACE (CASE WHEN row_number() OVER () = 1 THEN NULL ELSE "BilledCost" END AS "BilledCost",
       CASE WHEN row_number() OVER () = 2 THEN NULL ELSE "ListCost" END AS "ListCost") FROM read_parquet('${focusPath(r)}')) TO '${broken}' (FORMAT parquet)`);
     const failed = failures(await checkFocusFile(L.store, broken));
-    expect(failed).toEqual(expect.arrayContaining([expect.stringMatching(/^BilledCost-C-001-M: /), expect.stringMatching(/^ListCost-C-003-M: /), expect.stringMatching(/^ListCost-C-004-M: /)]));
+    expect(failed).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^BilledCost-C-001-M: /),
+        expect.stringMatching(/^ListCost-C-003-M: /),
+        expect.stringMatching(/^ListCost-C-004-M: /),
+      ]),
+    );
   });
 });
 
@@ -97,17 +126,32 @@ describe('FOCUS 1.2 rule by rule: a finalised month with corrections', () => {
 
   test('every rule holds on the Correction rows too', async () => {
     const run = (now: number, finalize = false) =>
-      runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['focus'], priceBookPath: BOOK, now: new Date(now), ...(finalize ? { finalize } : {}) });
+      runReport({
+        store: L.store,
+        month: MONTH,
+        outDir: join(L.dir, 'reports'),
+        formats: ['focus'],
+        priceBookPath: BOOK,
+        now: new Date(now),
+        ...(finalize ? { finalize } : {}),
+      });
     await run(L.now, true);
     // A restated bucket: one program's compute on one day of a priced plan grows by 100 CU-hours.
     const [target] = await rawSql(L.store).query<{ program_id: string; timeframe_start: Date }>(`
       SELECT program_id, timeframe_start FROM usage_program
       WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND period_plan IN ('launch', 'scale')
         AND timeframe_start = TIMESTAMPTZ '2025-10-12 00:00:00+00' ORDER BY program_id LIMIT 1`);
-    await rawSql(L.store).run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
-      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
+    await rawSql(L.store).run(
+      `UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
+      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`,
+      { p: target!.program_id, t: target!.timeframe_start },
+    );
     const after = await run(L.now + 86_400_000);
     expect(after.focus!.corrections).toBeGreaterThan(0);
-    await expectConformant(L, focusPath(after), `the FOCUS file of ${MONTH} finalised, with ${after.focus!.corrections} Correction rows`);
+    await expectConformant(
+      L,
+      focusPath(after),
+      `the FOCUS file of ${MONTH} finalised, with ${after.focus!.corrections} Correction rows`,
+    );
   });
 });

@@ -29,7 +29,14 @@ describe('a complete past month, clock after its end', () => {
   });
 
   test('the projection equals the actual total, per program and in total; no Forecast sheet', async () => {
-    const r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['xlsx'], priceBookPath: BOOK, now: new Date(L.now) });
+    const r = await runReport({
+      store: L.store,
+      month: MONTH,
+      outDir: join(L.dir, 'reports'),
+      formats: ['xlsx'],
+      priceBookPath: BOOK,
+      now: new Date(L.now),
+    });
     const f = r.forecast!;
     expect(f).toMatchObject({ current: false, daysInPeriod: 31, completeDays: 31, remainingDays: 0 });
     expect(f.totals.projection).toBe(r.total);
@@ -51,7 +58,12 @@ const PROGRAMS = [
 ];
 
 /** `scale(day)` multiplies a day's usage (day 1..31); 1 for a steady month. */
-async function loadSteady(store: Store, fromDay: number, toDay: number, scale: (day: number) => bigint = () => 1n): Promise<void> {
+async function loadSteady(
+  store: Store,
+  fromDay: number,
+  toDay: number,
+  scale: (day: number) => bigint = () => 1n,
+): Promise<void> {
   const monthStart = Date.UTC(2025, 9, 1);
   const windowStart = new Date(monthStart + (fromDay - 1) * DAY);
   const windowEnd = new Date(monthStart + (toDay - 1) * DAY);
@@ -59,20 +71,54 @@ async function loadSteady(store: Store, fromDay: number, toDay: number, scale: (
   for (let t = windowStart.getTime(); t < windowEnd.getTime(); t += DAY) {
     const k = scale(Math.round((t - monthStart) / DAY) + 1);
     for (const p of PROGRAMS) {
-      const base = { org_id: ORG, program_id: p.id, period_id: `pd-${p.id}`, period_plan: p.plan, period_start: new Date(Date.UTC(2025, 0, 1)),
-        period_end: null, timeframe_start: new Date(t), timeframe_end: new Date(t + DAY) };
+      const base = {
+        org_id: ORG,
+        program_id: p.id,
+        period_id: `pd-${p.id}`,
+        period_plan: p.plan,
+        period_start: new Date(Date.UTC(2025, 0, 1)),
+        period_end: null,
+        timeframe_start: new Date(t),
+        timeframe_end: new Date(t + DAY),
+      };
       rows.push({ ...base, metric: 'compute_unit_seconds', value: BigInt(p.cuSeconds) * k });
       // Bytes stored all day as byte-months: bytes x 24 / 744.
-      rows.push({ ...base, metric: 'root_branch_bytes_month', value: (BigInt(p.storedGb) * 1_000_000_000n * 24n * k) / 744n });
-      if (p.transferGb > 0) rows.push({ ...base, metric: 'public_network_transfer_bytes', value: BigInt(p.transferGb) * 1_000_000_000n * k });
+      rows.push({
+        ...base,
+        metric: 'root_branch_bytes_month',
+        value: (BigInt(p.storedGb) * 1_000_000_000n * 24n * k) / 744n,
+      });
+      if (p.transferGb > 0)
+        rows.push({
+          ...base,
+          metric: 'public_network_transfer_bytes',
+          value: BigInt(p.transferGb) * 1_000_000_000n * k,
+        });
     }
   }
-  const b = store.usage.beginBatch({ table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart, windowEnd, scope: { orgId: ORG },
-    coverage: { source: 'v2_programs', scope: ORG, status: 'complete' }, runId: `run-${fromDay}`, collectedAt: windowEnd });
+  const b = store.usage.beginBatch({
+    table: 'usage_program',
+    apiVersion: 'v2',
+    granularity: 'daily',
+    windowStart,
+    windowEnd,
+    scope: { orgId: ORG },
+    coverage: { source: 'v2_programs', scope: ORG, status: 'complete' },
+    runId: `run-${fromDay}`,
+    collectedAt: windowEnd,
+  });
   await appendRows(b, rows);
   await b.commit();
-  await store.inventory.upsertPrograms(PROGRAMS.map((p) => ({ program_id: p.id, org_id: ORG, name: p.id.replace('prg-', ''), region_id: 'r1', created_at: new Date(Date.UTC(2025, 0, 1)) })),
-    { seenAt: windowEnd });
+  await store.inventory.upsertPrograms(
+    PROGRAMS.map((p) => ({
+      program_id: p.id,
+      org_id: ORG,
+      name: p.id.replace('prg-', ''),
+      region_id: 'r1',
+      created_at: new Date(Date.UTC(2025, 0, 1)),
+    })),
+    { seenAt: windowEnd },
+  );
 }
 
 describe('mid-month on a steady month', () => {
@@ -88,8 +134,14 @@ describe('mid-month on a steady month', () => {
 
   test(`the projection lands within ${FORECAST_TOLERANCE * 100}% of the final total and is labelled a projection`, async () => {
     await loadSteady(store, 1, 16); // 1..15 October collected
-    const mid = await runReport({ store, month: MONTH, outDir: join(dir, 'mid'), formats: ['xlsx', 'html'], priceBookPath: BOOK,
-      now: new Date('2025-10-16T09:30:00Z') });
+    const mid = await runReport({
+      store,
+      month: MONTH,
+      outDir: join(dir, 'mid'),
+      formats: ['xlsx', 'html'],
+      priceBookPath: BOOK,
+      now: new Date('2025-10-16T09:30:00Z'),
+    });
     const f = mid.forecast!;
     expect(f).toMatchObject({ current: true, completeDays: 15, remainingDays: 16, windowDays: 7 });
     expect(f.method).toMatch(/^Projection, not a bill/);
@@ -97,7 +149,14 @@ describe('mid-month on a steady month', () => {
     expect(mid.partial).toBe(true); // a month in progress is not completely collected
 
     await loadSteady(store, 16, 32); // the rest of the month
-    const end = await runReport({ store, month: MONTH, outDir: join(dir, 'end'), formats: ['xlsx'], priceBookPath: BOOK, now: new Date('2025-11-03T00:00:00Z') });
+    const end = await runReport({
+      store,
+      month: MONTH,
+      outDir: join(dir, 'end'),
+      formats: ['xlsx'],
+      priceBookPath: BOOK,
+      now: new Date('2025-11-03T00:00:00Z'),
+    });
     const actual = Number(end.total);
     const projected = Number(f.totals.projection);
     expect(actual).toBeGreaterThan(Number(mid.total) * 1.9);
@@ -134,7 +193,14 @@ describe('mid-month with usage that changes every day', () => {
   test('the forecast equals the one computed from every program day', async () => {
     await loadSteady(store, 1, 17, (day) => BigInt(day * day)); // 1..16 October, growing usage
     const now = new Date('2025-10-16T09:30:00Z'); // the 16th is collected but not complete
-    const r = await runReport({ store, month: MONTH, outDir: join(dir, 'mid'), formats: ['xlsx'], priceBookPath: BOOK, now });
+    const r = await runReport({
+      store,
+      month: MONTH,
+      outDir: join(dir, 'mid'),
+      formats: ['xlsx'],
+      priceBookPath: BOOK,
+      now,
+    });
     const days = await rawSql(store).query<DailyProgramSpend>(
       'SELECT program_id, any_value(coalesce(program_name, program_id)) AS program_name, usage_day AS day, ' +
         'CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost ' +
@@ -144,8 +210,14 @@ describe('mid-month with usage that changes every day', () => {
     expect(days.length).toBe(PROGRAMS.length * 16);
     const f = r.forecast!;
     expect(f).toMatchObject({ current: true, completeDays: 15, windowDays: 7 });
-    const expected = computeForecast({ rangeStart: new Date(Date.UTC(2025, 9, 1)), rangeEnd: new Date(Date.UTC(2025, 10, 1)), now,
-      dataEnd: new Date(Date.UTC(2025, 9, 17)), currency: f.currency, daily: days });
+    const expected = computeForecast({
+      rangeStart: new Date(Date.UTC(2025, 9, 1)),
+      rangeEnd: new Date(Date.UTC(2025, 10, 1)),
+      now,
+      dataEnd: new Date(Date.UTC(2025, 9, 17)),
+      currency: f.currency,
+      daily: days,
+    });
     expect(f).toEqual(expected);
     // Growing usage: the last day still in progress is in month to date, not in the complete days.
     expect(Number(f.totals.monthToDate)).toBeGreaterThan(Number(f.totals.completeDaysSpend));

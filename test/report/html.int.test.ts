@@ -22,7 +22,14 @@ describe('report.html for a month in progress', () => {
     const { from } = monthRange(MONTH);
     // Collected through the 20th; the clock mid-morning on the 21st.
     L = await loadMonth({ month: MONTH, until: from + 20 * DAY, now: from + 20 * DAY + 10 * 3_600_000 });
-    r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['parquet', 'xlsx', 'html'], priceBookPath: 'config/prices.toml', now: new Date(L.now) });
+    r = await runReport({
+      store: L.store,
+      month: MONTH,
+      outDir: join(L.dir, 'reports'),
+      formats: ['parquet', 'xlsx', 'html'],
+      priceBookPath: 'config/prices.toml',
+      now: new Date(L.now),
+    });
     htmlPath = join(r.dir, 'report.html');
   });
   afterAll(async () => {
@@ -37,8 +44,12 @@ describe('report.html for a month in progress', () => {
     expect(html).toMatch(/Month-end forecast \(PROJECTION\)/);
     // Unpriced usage and assumed rates are stated, with the count and the amount and share.
     expect(r.unpricedLines).toBeGreaterThan(0);
-    expect(html).toContain(`UNPRICED: ${r.unpricedLines} line(s) have no rate in the price book. Their cost is blank (not 0)`);
-    expect(html).toContain(`of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} rate(s) the price book marks assumed`);
+    expect(html).toContain(
+      `UNPRICED: ${r.unpricedLines} line(s) have no rate in the price book. Their cost is blank (not 0)`,
+    );
+    expect(html).toContain(
+      `of the total (${r.assumed.share}%) rests on ${r.assumed.used.length} rate(s) the price book marks assumed`,
+    );
     const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8'));
     const entry = manifest.files.find((f: { name: string }) => f.name === 'report.html');
     expect(entry.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -54,21 +65,29 @@ describe('report.html for a month in progress', () => {
     const browser = await Browser.launch();
     try {
       const { sessionId, events } = await browser.open(pathToFileURL(htmlPath).href);
-      const { result } = await browser.send<{ result: { value: string } }>('Runtime.evaluate',
-        { expression: 'JSON.stringify(window.__charts)', returnByValue: true }, sessionId);
+      const { result } = await browser.send<{ result: { value: string } }>(
+        'Runtime.evaluate',
+        { expression: 'JSON.stringify(window.__charts)', returnByValue: true },
+        sessionId,
+      );
       const charts = JSON.parse(result.value) as Record<string, { declared: number; marks: number }>;
       expect(Object.keys(charts).sort()).toEqual([...CHARTS].sort());
       // Snapshots are known only since the inventory first listed them (the clock's morning, after the
       // last collected day): the chart says so and draws no day before, rather than a flat 0.
       const known = await rawSql(L.store).query<{ n: bigint }>(
-        `SELECT count(DISTINCT day) AS n FROM read_parquet('${join(r.dir, 'snapshot_storage.parquet')}') WHERE snapshots IS NOT NULL`);
+        `SELECT count(DISTINCT day) AS n FROM read_parquet('${join(r.dir, 'snapshot_storage.parquet')}') WHERE snapshots IS NOT NULL`,
+      );
       for (const id of CHARTS) {
         if (id === 'snapshots') expect(charts[id]!.marks, 'snapshot days known').toBe(Number(known[0]!.n));
         else expect(charts[id]!.marks, `${id} has data`).toBeGreaterThan(0);
         expect(charts[id]!.marks, `${id} draws what it declares`).toBe(charts[id]!.declared);
       }
       expect(readFileSync(htmlPath, 'utf8')).toMatch(/Snapshots are known from \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
-      const shot = await browser.send<{ data: string }>('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true }, sessionId);
+      const shot = await browser.send<{ data: string }>(
+        'Page.captureScreenshot',
+        { format: 'png', captureBeyondViewport: true },
+        sessionId,
+      );
       const png = Buffer.from(shot.data, 'base64');
       writeFileSync(join(r.dir, 'report.png'), png);
       expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');

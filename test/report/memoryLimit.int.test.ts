@@ -13,20 +13,41 @@ const BOOK = 'config/prices.toml';
 /** Every file of the month's folder with its sha256. */
 function snapshot(monthDir: string): Record<string, string> {
   const files = readdirSync(monthDir).sort();
-  return Object.fromEntries(files.map((f) => [f, createHash('sha256').update(readFileSync(join(monthDir, f))).digest('hex')]));
+  return Object.fromEntries(
+    files.map((f) => [
+      f,
+      createHash('sha256')
+        .update(readFileSync(join(monthDir, f)))
+        .digest('hex'),
+    ]),
+  );
 }
 
 describe('report under a tiny report.memory_limit', () => {
   let dir: string;
   let db: string;
   const out = () => join(dir, 'reports');
-  const args = (config: string) => ['report', '--config', config, '--month', MONTH, '--db', db, '--out', out(), '--prices', BOOK, '--format', 'parquet,xlsx'];
+  const args = (config: string) => [
+    'report',
+    '--config',
+    config,
+    '--month',
+    MONTH,
+    '--db',
+    db,
+    '--out',
+    out(),
+    '--prices',
+    BOOK,
+    '--format',
+    'parquet,xlsx',
+  ];
 
   beforeAll(async () => {
     ({ dir, db } = await loadMonthFile(MONTH));
   });
 
-  it('exits 1 naming report.memory_limit, and leaves the month\'s files as they were', async () => {
+  it("exits 1 naming report.memory_limit, and leaves the month's files as they were", async () => {
     const normal = join(dir, 'normal.toml');
     writeFileSync(normal, '[report]\nmemory_limit = "256MB"\n');
     const first = await cli(args(normal));

@@ -23,16 +23,29 @@ describe('rates in force, as the spend SQL applies them', () => {
   const store = useTempStore();
 
   test('config/prices.toml: the published rates at their boundaries, and none where the book has none', async () => {
-    expect(await refreshPrices(store(), loadPriceBook('config/prices.toml'), new Date('2026-02-01T00:00:00Z'))).toBe(true);
+    expect(await refreshPrices(store(), loadPriceBook('config/prices.toml'), new Date('2026-02-01T00:00:00Z'))).toBe(
+      true,
+    );
     const rows: UsageRowIn[] = CASES.map((c, i) => {
       const start = new Date(c.at);
       return {
-        org_id: 'org-1', program_id: `program-${i}`, period_id: `period-${i}`, period_plan: c.plan,
-        period_start: new Date('2025-08-01T00:00:00Z'), period_end: null,
-        timeframe_start: start, timeframe_end: new Date(start.getTime() + 3_600_000), metric: c.metric, value: 1n,
+        org_id: 'org-1',
+        program_id: `program-${i}`,
+        period_id: `period-${i}`,
+        period_plan: c.plan,
+        period_start: new Date('2025-08-01T00:00:00Z'),
+        period_end: null,
+        timeframe_start: start,
+        timeframe_end: new Date(start.getTime() + 3_600_000),
+        metric: c.metric,
+        value: 1n,
       };
     });
-    await load(store(), spec({ windowStart: new Date('2025-08-01T00:00:00Z'), windowEnd: new Date('2026-02-01T00:00:00Z') }), rows);
+    await load(
+      store(),
+      spec({ windowStart: new Date('2025-08-01T00:00:00Z'), windowEnd: new Date('2026-02-01T00:00:00Z') }),
+      rows,
+    );
     const priced = await rawSql(store()).query<{ program_id: string; rate: string | null; rate_micro: bigint | null }>(
       'SELECT program_id, rate, rate_micro FROM spend_program_buckets ORDER BY program_id',
     );

@@ -15,16 +15,29 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 async function loadOneHour(store: Store): Promise<void> {
   const start = new Date('2025-10-05T00:00:00Z');
-  await load(store, spec({ windowStart: new Date('2025-10-01T00:00:00Z'), windowEnd: new Date('2025-11-01T00:00:00Z') }), [{
-    org_id: 'org-1', program_id: 'program-1', period_id: 'period-1', period_plan: 'scale',
-    period_start: new Date('2025-09-01T00:00:00Z'), period_end: null,
-    timeframe_start: start, timeframe_end: new Date(start.getTime() + 3_600_000), metric: 'compute_unit_seconds', value: 3_600n,
-  }]);
+  await load(
+    store,
+    spec({ windowStart: new Date('2025-10-01T00:00:00Z'), windowEnd: new Date('2025-11-01T00:00:00Z') }),
+    [
+      {
+        org_id: 'org-1',
+        program_id: 'program-1',
+        period_id: 'period-1',
+        period_plan: 'scale',
+        period_start: new Date('2025-09-01T00:00:00Z'),
+        period_end: null,
+        timeframe_start: start,
+        timeframe_end: new Date(start.getTime() + 3_600_000),
+        metric: 'compute_unit_seconds',
+        value: 3_600n,
+      },
+    ],
+  );
 }
 
 /** DuckDB's own reading of its memory limit, to the byte as it displays it. */
 async function limitNow(store: Store): Promise<string> {
-  const [r] = await rawSql(store).query<{ limit: string }>("SELECT current_setting('memory_limit') AS \"limit\"");
+  const [r] = await rawSql(store).query<{ limit: string }>('SELECT current_setting(\'memory_limit\') AS "limit"');
   return r!.limit;
 }
 
@@ -39,8 +52,13 @@ describe('the settings a report changes', () => {
     const limitBefore = await limitNow(store());
     expect(before.file_cache).toBe(fileCache);
     const r = await runReport({
-      store: store(), month: '2025-10', outDir: join(out, String(fileCache)), formats: ['parquet'], priceBookPath: 'config/prices.toml',
-      now: new Date('2025-11-02T00:00:00Z'), memoryLimit: '128MB',
+      store: store(),
+      month: '2025-10',
+      outDir: join(out, String(fileCache)),
+      formats: ['parquet'],
+      priceBookPath: 'config/prices.toml',
+      now: new Date('2025-11-02T00:00:00Z'),
+      memoryLimit: '128MB',
     });
     expect(r.total).not.toBe('0.00');
     expect(await store().report.settings.reportSettings()).toEqual(before);
@@ -56,11 +74,13 @@ describe('dropping the cached blocks of the tables after the stages', () => {
     return Number((await s.report.settings.duckdbMemoryByTag()).find((t) => t.tag === 'BASE_TABLE')?.bytes ?? 0n);
   }
 
-  test('frees what reading a table left cached, and the limit is the store\'s again', async () => {
+  test("frees what reading a table left cached, and the limit is the store's again", async () => {
     const sql = rawSql(store());
     await store().setMemoryLimit('256MB');
     // About 48 MB of incompressible BIGINTs, written to the file, then read whole.
-    await sql.run('CREATE TABLE big AS SELECT hash(i) AS a, hash(i + 1) AS b, hash(i + 2) AS c FROM range(2000000) t(i)');
+    await sql.run(
+      'CREATE TABLE big AS SELECT hash(i) AS a, hash(i + 1) AS b, hash(i + 2) AS c FROM range(2000000) t(i)',
+    );
     await sql.run('CHECKPOINT');
     await sql.query('SELECT sum(a % 7), sum(b % 7), sum(c % 7) FROM big');
     const limitBefore = await limitNow(store());

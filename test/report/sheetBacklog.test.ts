@@ -15,7 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'sheet-backlog-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const COLUMNS = 12;
-const rowOf = (sheet: number, i: number) => Array.from({ length: COLUMNS }, (_, j) => (j % 2 ? `sheet ${sheet} line ${i} column ${j}` : i * 1000 + j));
+const rowOf = (sheet: number, i: number) =>
+  Array.from({ length: COLUMNS }, (_, j) => (j % 2 ? `sheet ${sheet} line ${i} column ${j}` : i * 1000 + j));
 
 describe('sheetCaughtUp', () => {
   test('sees the XML waiting for the zip and waits until the zip has taken it, on every sheet', async () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { cleanReportLeftovers, freshStageDir } from '../../src/report/files.js';
 
-test('a stage folder of a dead run is removed, a live run\'s is kept', async () => {
+test("a stage folder of a dead run is removed, a live run's is kept", async () => {
   const out = mkdtempSync(join(tmpdir(), 'stage-folder-'));
   // A process that has exited: its pid is no longer alive.
   const dead = spawnSync(process.execPath, ['-e', '0']).pid;

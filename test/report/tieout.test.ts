@@ -19,7 +19,14 @@ describe.each(['small', 'medium'] as const)('tie-out on the %s world', (scenario
   let r: ReportResult;
   beforeAll(async () => {
     L = await loadMonth({ month: MONTH, scenario });
-    r = await runReport({ store: L.store, month: MONTH, outDir: join(L.dir, 'reports'), formats: ['parquet', 'xlsx', 'focus'], priceBookPath: BOOK, now: new Date(L.now) });
+    r = await runReport({
+      store: L.store,
+      month: MONTH,
+      outDir: join(L.dir, 'reports'),
+      formats: ['parquet', 'xlsx', 'focus'],
+      priceBookPath: BOOK,
+      now: new Date(L.now),
+    });
   }, 300_000);
   afterAll(async () => {
     await L?.store.close();
@@ -69,7 +76,10 @@ describe.each(['small', 'medium'] as const)('tie-out on the %s world', (scenario
     wb.getWorksheet('Summary')!.eachRow((row) => {
       const a = row.getCell(1).value;
       if (a === 'Totals by program') inPrograms = true;
-      else if (a === 'Total' && inPrograms) { grand = row.getCell(5).value as number; inPrograms = false; }
+      else if (a === 'Total' && inPrograms) {
+        grand = row.getCell(5).value as number;
+        inPrograms = false;
+      }
       // A program whose every line is unpriced has a blank cost (never 0) and is flagged UNPRICED.
       else if (inPrograms && a !== 'Organization' && typeof row.getCell(2).value === 'string') {
         const v = row.getCell(5).value as number | null;
@@ -79,13 +89,21 @@ describe.each(['small', 'medium'] as const)('tie-out on the %s world', (scenario
     });
     expect(Math.round(grand! * 100)).toBe(Math.round(Number(tot!.ps) * 100));
     const perProgram = await rawSql(L.store).query<{ program_id: string; c: string }>(
-      `SELECT program_id, CAST(sum(coalesce(cost, 0)) AS VARCHAR) AS c FROM ${f('program_spend.parquet')} GROUP BY ALL`);
+      `SELECT program_id, CAST(sum(coalesce(cost, 0)) AS VARCHAR) AS c FROM ${f('program_spend.parquet')} GROUP BY ALL`,
+    );
     expect(summary.size).toBe(perProgram.length);
-    for (const p of perProgram) expect(Math.round(summary.get(p.program_id)! * 100), p.program_id).toBe(Math.round(Number(p.c) * 100));
+    for (const p of perProgram)
+      expect(Math.round(summary.get(p.program_id)! * 100), p.program_id).toBe(Math.round(Number(p.c) * 100));
   });
 
   test('a gauge billed on its peak is charged once per month, shared between the periods', async () => {
-    const rows = await rawSql(L.store).query<{ program_id: string; metric: string; peak: string; charged: string; lines: bigint }>(`
+    const rows = await rawSql(L.store).query<{
+      program_id: string;
+      metric: string;
+      peak: string;
+      charged: string;
+      lines: bigint;
+    }>(`
       WITH peak AS (SELECT program_id, metric, max(value) AS peak FROM usage_program
                     WHERE granularity = 'daily' AND metric IN ('synthetic_storage_size_bytes', 'logical_size_bytes') GROUP BY ALL)
       SELECT p.program_id, p.metric, CAST(p.peak AS VARCHAR) AS peak, CAST(sum(l.quantity_raw) AS VARCHAR) AS charged, count(*) AS lines
@@ -107,34 +125,72 @@ describe('finalise, restate, re-export', () => {
 
   test('the files keep their finalised content and the corrections list exactly the change', async () => {
     const out = join(L.dir, 'reports');
-    const run = (o: { finalize?: boolean; day: number }) => runReport({ store: L.store, month: MONTH, outDir: out, formats: ['parquet', 'xlsx', 'focus'],
-      priceBookPath: BOOK, now: new Date(L.now + o.day * 86_400_000), ...(o.finalize ? { finalize: true } : {}) });
+    const run = (o: { finalize?: boolean; day: number }) =>
+      runReport({
+        store: L.store,
+        month: MONTH,
+        outDir: out,
+        formats: ['parquet', 'xlsx', 'focus'],
+        priceBookPath: BOOK,
+        now: new Date(L.now + o.day * 86_400_000),
+        ...(o.finalize ? { finalize: true } : {}),
+      });
     const fin = await run({ finalize: true, day: 0 });
     const sha = (x: ReportResult, name: string) => x.files.find((f) => f.path.endsWith(name))!.sha256;
     const m0 = JSON.parse(readFileSync(join(fin.dir, 'manifest.json'), 'utf8'));
     expect(m0).toMatchObject({ finalized: true, corrected: false });
     const recorded = (await L.store.report.finalized.finalizedState(MONTH))!.files;
-    expect(recorded.map((x) => x.name).sort()).toEqual(fin.files.filter((f) => !f.path.endsWith('manifest.json')).map((f) => f.path.slice(fin.dir.length + 1)).sort());
+    expect(recorded.map((x) => x.name).sort()).toEqual(
+      fin.files
+        .filter((f) => !f.path.endsWith('manifest.json'))
+        .map((f) => f.path.slice(fin.dir.length + 1))
+        .sort(),
+    );
 
     const [target] = await rawSql(L.store).query<{ program_id: string; timeframe_start: Date }>(`
       SELECT program_id, timeframe_start FROM usage_program
       WHERE granularity = 'daily' AND metric = 'compute_unit_seconds' AND period_plan IN ('launch', 'scale')
         AND timeframe_start = TIMESTAMPTZ '2025-10-12 00:00:00+00' ORDER BY program_id LIMIT 1`);
-    await rawSql(L.store).run(`UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
-      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`, { p: target!.program_id, t: target!.timeframe_start });
+    await rawSql(L.store).run(
+      `UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 360000 WHERE granularity = 'daily'
+      AND compute_unit_seconds IS NOT NULL AND program_id = $p AND timeframe_start = $t`,
+      { p: target!.program_id, t: target!.timeframe_start },
+    );
 
     const after = await run({ day: 1 });
-    for (const n of ['program_spend.parquet', 'framework_spend.parquet', 'snapshot_storage.parquet', 'transfer.parquet'])
+    for (const n of [
+      'program_spend.parquet',
+      'framework_spend.parquet',
+      'snapshot_storage.parquet',
+      'transfer.parquet',
+    ])
       expect(sha(after, n), n).toBe(sha(fin, n));
     expect(after.total).toBe(fin.total);
-    const corr = await rawSql(L.store).query<{ program_id: string; metric: string; change: string; cost_change: string; quantity_raw_change: string }>(
+    const corr = await rawSql(L.store).query<{
+      program_id: string;
+      metric: string;
+      change: string;
+      cost_change: string;
+      quantity_raw_change: string;
+    }>(
       `SELECT program_id, metric, change, CAST(cost_change AS VARCHAR) AS cost_change, CAST(quantity_raw_change AS VARCHAR) AS quantity_raw_change
-       FROM ${rp(join(after.dir, 'corrections.parquet'))}`);
+       FROM ${rp(join(after.dir, 'corrections.parquet'))}`,
+    );
     expect(corr).toHaveLength(1);
-    expect(corr[0]).toMatchObject({ program_id: target!.program_id, metric: 'compute_unit_seconds', change: 'changed', quantity_raw_change: '360000' });
+    expect(corr[0]).toMatchObject({
+      program_id: target!.program_id,
+      metric: 'compute_unit_seconds',
+      change: 'changed',
+      quantity_raw_change: '360000',
+    });
     expect(Number(corr[0]!.cost_change)).toBeGreaterThan(0);
     const m1 = JSON.parse(readFileSync(join(after.dir, 'manifest.json'), 'utf8'));
-    expect(m1).toMatchObject({ finalized: true, corrected: true, total: fin.total, corrections: { rows: 1, net_amount: corr[0]!.cost_change, file: 'corrections.parquet' } });
+    expect(m1).toMatchObject({
+      finalized: true,
+      corrected: true,
+      total: fin.total,
+      corrections: { rows: 1, net_amount: corr[0]!.cost_change, file: 'corrections.parquet' },
+    });
     expect(m1.files.map((f: { name: string }) => f.name)).toContain('corrections.parquet');
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(after.files.find((x) => x.path.endsWith('.xlsx'))!.path);

@@ -22,7 +22,12 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-const v2 = (extra: Record<string, string | number | undefined> = {}): Record<string, string | number | undefined> => ({ ...daily, org_id: currentOrg, metrics: 'compute_unit_seconds', ...extra });
+const v2 = (extra: Record<string, string | number | undefined> = {}): Record<string, string | number | undefined> => ({
+  ...daily,
+  org_id: currentOrg,
+  metrics: 'compute_unit_seconds',
+  ...extra,
+});
 const fw = (extra: Record<string, string | number | undefined> = {}): Record<string, string | number | undefined> => ({
   ...daily,
   program_ids: sb.world.programs.find((p) => p.org_id === currentOrg)!.id,
@@ -30,7 +35,12 @@ const fw = (extra: Record<string, string | number | undefined> = {}): Record<str
   ...extra,
 });
 
-async function expectError(status: number, path: string, params: Record<string, string | number | undefined>, key?: string | null): Promise<void> {
+async function expectError(
+  status: number,
+  path: string,
+  params: Record<string, string | number | undefined>,
+  key?: string | null,
+): Promise<void> {
   const r = await call(sb, path, params, { key });
   expect(r.status, `${path} ${JSON.stringify(params)}: ${r.text}`).toBe(status);
   expect(typeof r.body.request_id).toBe('string');
@@ -48,7 +58,11 @@ describe('400: invalid parameters', () => {
     ['v2 limit 0', P.v2_programs, () => v2({ limit: 0 })],
     ['v2 limit 101', P.v2_programs, () => v2({ limit: 101 })],
     ['v2 limit not a number', P.v2_programs, () => v2({ limit: 'ten' })],
-    ['v2 101 program ids', P.v2_programs, () => v2({ program_ids: Array.from({ length: 101 }, (_, i) => `p${i}`).join(',') })],
+    [
+      'v2 101 program ids',
+      P.v2_programs,
+      () => v2({ program_ids: Array.from({ length: 101 }, (_, i) => `p${i}`).join(',') }),
+    ],
     ['missing granularity', P.v2_programs, () => v2({ granularity: undefined })],
     ['unknown granularity', P.v2_programs, () => v2({ granularity: 'weekly' })],
     ['missing from', P.v2_programs, () => v2({ from: undefined })],
@@ -56,10 +70,18 @@ describe('400: invalid parameters', () => {
     ['from equals to after rounding', P.v2_programs, () => v2({ from: iso(NOW - 5 * HOUR), to: iso(NOW - HOUR) })],
     ['from after to', P.v2_programs, () => v2({ from: iso(NOW - DAY), to: iso(NOW - 3 * DAY) })],
     ['frameworks without program_ids', P.v2_frameworks, () => fw({ program_ids: undefined })],
-    ['frameworks extra_branches_month', P.v2_frameworks, () => fw({ metrics: 'compute_unit_seconds,extra_branches_month' })],
+    [
+      'frameworks extra_branches_month',
+      P.v2_frameworks,
+      () => fw({ metrics: 'compute_unit_seconds,extra_branches_month' }),
+    ],
     ['frameworks snapshot_storage_bytes_month', P.v2_frameworks, () => fw({ metrics: 'snapshot_storage_bytes_month' })],
     ['frameworks limit 1001', P.v2_frameworks, () => fw({ limit: 1001 })],
-    ['frameworks 101 branch ids', P.v2_frameworks, () => fw({ branch_ids: Array.from({ length: 101 }, (_, i) => `br-${i}`).join(',') })],
+    [
+      'frameworks 101 branch ids',
+      P.v2_frameworks,
+      () => fw({ branch_ids: Array.from({ length: 101 }, (_, i) => `br-${i}`).join(',') }),
+    ],
     ['v1 unknown metric', P.v1_programs, () => ({ ...daily, metrics: 'compute_unit_seconds' })],
     ['v1 include_v1_metrics not boolean', P.v1_programs, () => ({ ...daily, include_v1_metrics: 'maybe' })],
     ['unknown cursor', P.v2_programs, () => v2({ cursor: 'nope' })],
@@ -69,13 +91,25 @@ describe('400: invalid parameters', () => {
   });
 
   it('accepts list parameters repeated or comma-separated, and the bounds themselves', async () => {
-    const ids = sb.world.programs.filter((p) => p.org_id === currentOrg).slice(0, 2).map((p) => p.id);
-    const comma = await call(sb, CONSUMPTION_PATHS.v2_programs, v2({ program_ids: ids.join(','), metrics: 'compute_unit_seconds,root_branch_bytes_month' }));
-    const repeated = await call(sb, CONSUMPTION_PATHS.v2_programs, { ...v2({ metrics: undefined }), program_ids: ids, metrics: ['compute_unit_seconds', 'root_branch_bytes_month'] });
+    const ids = sb.world.programs
+      .filter((p) => p.org_id === currentOrg)
+      .slice(0, 2)
+      .map((p) => p.id);
+    const comma = await call(
+      sb,
+      CONSUMPTION_PATHS.v2_programs,
+      v2({ program_ids: ids.join(','), metrics: 'compute_unit_seconds,root_branch_bytes_month' }),
+    );
+    const repeated = await call(sb, CONSUMPTION_PATHS.v2_programs, {
+      ...v2({ metrics: undefined }),
+      program_ids: ids,
+      metrics: ['compute_unit_seconds', 'root_branch_bytes_month'],
+    });
     expect(comma.status).toBe(200);
     expect(repeated.text).toBe(comma.text);
     expect(comma.body.programs).toHaveLength(2);
-    for (const limit of [1, 100]) expect((await call(sb, CONSUMPTION_PATHS.v2_programs, v2({ limit }))).status).toBe(200);
+    for (const limit of [1, 100])
+      expect((await call(sb, CONSUMPTION_PATHS.v2_programs, v2({ limit }))).status).toBe(200);
     expect((await call(sb, CONSUMPTION_PATHS.v2_frameworks, fw({ limit: 1000 }))).status).toBe(200);
     expect((await call(sb, '/programs', { limit: 400 })).status).toBe(200);
   });
@@ -83,9 +117,16 @@ describe('400: invalid parameters', () => {
   it('v1 metrics: the default set, include_v1_metrics adds data_storage_bytes_hour, metrics overrides it', async () => {
     const fields = async (extra: Record<string, string>): Promise<string[]> => {
       const r = await call(sb, CONSUMPTION_PATHS.v1_programs, { ...daily, org_id: legacyOrg, limit: 1, ...extra });
-      return Object.keys(r.body.programs[0].periods[0].consumption[0]).filter((k) => !k.startsWith('timeframe')).sort();
+      return Object.keys(r.body.programs[0].periods[0].consumption[0])
+        .filter((k) => !k.startsWith('timeframe'))
+        .sort();
     };
-    expect(await fields({})).toEqual(['active_time_seconds', 'compute_time_seconds', 'synthetic_storage_size_bytes', 'written_data_bytes']);
+    expect(await fields({})).toEqual([
+      'active_time_seconds',
+      'compute_time_seconds',
+      'synthetic_storage_size_bytes',
+      'written_data_bytes',
+    ]);
     expect(await fields({ include_v1_metrics: 'true' })).toContain('data_storage_bytes_hour');
     expect(await fields({ include_v1_metrics: 'true', metrics: 'logical_size_bytes' })).toEqual(['logical_size_bytes']);
   });
@@ -104,7 +145,10 @@ describe('401, 403, 404, 406', () => {
     await expectError(403, CONSUMPTION_PATHS.v2_programs, v2({ org_id: legacyOrg }));
     const legacyProgram = sb.world.programs.find((p) => p.org_id === legacyOrg)!.id;
     await expectError(403, CONSUMPTION_PATHS.v2_frameworks, fw({ program_ids: legacyProgram }));
-    await expectError(403, CONSUMPTION_PATHS.v1_programs, { ...daily, program_ids: sb.world.programs.find((p) => p.org_id === currentOrg)!.id });
+    await expectError(403, CONSUMPTION_PATHS.v1_programs, {
+      ...daily,
+      program_ids: sb.world.programs.find((p) => p.org_id === currentOrg)!.id,
+    });
     // Without org_id, v1 answers the legacy organisations the key reaches, and 403 when there are none.
     await expectError(403, CONSUMPTION_PATHS.v1_programs, daily, sb.keys.org[currentOrg]);
     expect((await call(sb, CONSUMPTION_PATHS.v1_programs, daily)).status).toBe(200);
@@ -137,13 +181,33 @@ describe('401, 403, 404, 406', () => {
       await expectError(406, CONSUMPTION_PATHS.v2_frameworks, fw({ granularity, from: iso(from), to: iso(to) }));
     }
     // The window's edge is accepted (from is rounded down first).
-    expect((await call(sb, CONSUMPTION_PATHS.v2_programs, v2({ granularity: 'hourly', from: iso(NOW - 167 * HOUR), to: iso(NOW) }))).status).toBe(200);
+    expect(
+      (
+        await call(
+          sb,
+          CONSUMPTION_PATHS.v2_programs,
+          v2({ granularity: 'hourly', from: iso(NOW - 167 * HOUR), to: iso(NOW) }),
+        )
+      ).status,
+    ).toBe(200);
     const early = await startSandbox({ seed: 2, now: Date.UTC(2024, 4, 1), advance: false, limits: OPEN });
     try {
       const org = early.world.personal_org_ids.find((id) => early.world.orgById.get(id)?.billing === 'current')!;
-      const r = await call(early, CONSUMPTION_PATHS.v2_programs, { granularity: 'monthly', from: iso(Date.UTC(2024, 1, 1)), to: iso(Date.UTC(2024, 4, 1)), org_id: org, metrics: 'compute_unit_seconds' });
+      const r = await call(early, CONSUMPTION_PATHS.v2_programs, {
+        granularity: 'monthly',
+        from: iso(Date.UTC(2024, 1, 1)),
+        to: iso(Date.UTC(2024, 4, 1)),
+        org_id: org,
+        metrics: 'compute_unit_seconds',
+      });
       expect(r.status).toBe(406);
-      const ok = await call(early, CONSUMPTION_PATHS.v2_programs, { granularity: 'monthly', from: iso(Date.UTC(2024, 2, 1)), to: iso(Date.UTC(2024, 4, 1)), org_id: org, metrics: 'compute_unit_seconds' });
+      const ok = await call(early, CONSUMPTION_PATHS.v2_programs, {
+        granularity: 'monthly',
+        from: iso(Date.UTC(2024, 2, 1)),
+        to: iso(Date.UTC(2024, 4, 1)),
+        org_id: org,
+        metrics: 'compute_unit_seconds',
+      });
       expect(ok.status).toBe(200);
     } finally {
       await early.close();
@@ -178,7 +242,9 @@ describe('limits and faults', () => {
       expect(stats.byStatus).toEqual({ '200': 41, '429': 10 });
       expect(stats.faults['429']).toBe(0);
       // Reading the stats is not itself counted.
-      expect(((await (await fetch(limited.baseUrl.replace('/v1', '/__sandbox/stats'))).json()) as SandboxStats).byStatus).toEqual(stats.byStatus);
+      expect(
+        ((await (await fetch(limited.baseUrl.replace('/v1', '/__sandbox/stats'))).json()) as SandboxStats).byStatus,
+      ).toEqual(stats.byStatus);
       limited.resetStats();
       expect(limited.stats().total).toBe(0);
     } finally {
@@ -195,7 +261,9 @@ describe('limits and faults', () => {
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
       // Another key has its own minute.
-      expect((await call(limited, '/auth', {}, { key: limited.keys.org[limited.world.personal_org_ids[0]!] })).status).toBe(200);
+      expect(
+        (await call(limited, '/auth', {}, { key: limited.keys.org[limited.world.personal_org_ids[0]!] })).status,
+      ).toBe(200);
       expect(limited.stats().violations).toEqual({ perMinute: 1, perSecond: 0, total: 1 });
     } finally {
       await limited.close();
@@ -203,10 +271,18 @@ describe('limits and faults', () => {
   });
 
   it('injected 503, 423 and 429 (Retry-After: 1), counted as faults', async () => {
-    for (const [kind, faults] of [['503', { rate503: 1 }], ['423', { rate423: 1 }], ['429', { rate429: 1 }]] as const) {
+    for (const [kind, faults] of [
+      ['503', { rate503: 1 }],
+      ['423', { rate423: 1 }],
+      ['429', { rate429: 1 }],
+    ] as const) {
       const faulty = await startSandbox({ seed: 2, now: NOW, advance: false, faults, limits: OPEN });
       try {
-        const r = await call(faulty, CONSUMPTION_PATHS.v2_programs, { ...daily, org_id: faulty.world.personal_org_ids[0], metrics: V2_PROGRAM_METRICS.join(',') });
+        const r = await call(faulty, CONSUMPTION_PATHS.v2_programs, {
+          ...daily,
+          org_id: faulty.world.personal_org_ids[0],
+          metrics: V2_PROGRAM_METRICS.join(','),
+        });
         expect(r.status).toBe(Number(kind));
         expect(typeof r.body.code).toBe('string');
         if (kind === '429') expect(r.headers.get('retry-after')).toBe('1');
@@ -222,10 +298,19 @@ describe('limits and faults', () => {
   });
 
   it('a dropped connection is a network error for the client; latency is added', async () => {
-    const dropping = await startSandbox({ seed: 2, now: NOW, advance: false, faults: { rateDrop: 1 }, latencyMs: 30, limits: OPEN });
+    const dropping = await startSandbox({
+      seed: 2,
+      now: NOW,
+      advance: false,
+      faults: { rateDrop: 1 },
+      latencyMs: 30,
+      limits: OPEN,
+    });
     try {
       const t0 = performance.now();
-      await expect(fetch(url(dropping, '/programs'), { headers: { authorization: `Bearer ${dropping.apiKey}` } })).rejects.toThrow();
+      await expect(
+        fetch(url(dropping, '/programs'), { headers: { authorization: `Bearer ${dropping.apiKey}` } }),
+      ).rejects.toThrow();
       expect(performance.now() - t0).toBeGreaterThanOrEqual(25);
       expect(dropping.stats().faults).toMatchObject({ drop: 1, latency: 1 });
     } finally {
@@ -235,7 +320,13 @@ describe('limits and faults', () => {
 
   it('faults at a rate are the same sequence for the same seed', async () => {
     const statuses = async (seed: number): Promise<number[]> => {
-      const s = await startSandbox({ seed, now: NOW, advance: false, faults: { rate503: 0.2, rate423: 0.2, rate429: 0.2 }, limits: OPEN });
+      const s = await startSandbox({
+        seed,
+        now: NOW,
+        advance: false,
+        faults: { rate503: 0.2, rate423: 0.2, rate429: 0.2 },
+        limits: OPEN,
+      });
       try {
         const out: number[] = [];
         for (let i = 0; i < 30; i++) out.push((await call(s, '/auth')).status);

@@ -21,30 +21,58 @@ afterAll(() => sb.close());
 describe('scenario large', () => {
   it('starts in seconds with 10,000 programs and 100,000 frameworks reachable', () => {
     expect(startupMs).toBeLessThan(5_000);
-    const reachable = new Set(sb.world.programs.filter((p) => sb.world.personal_org_ids.includes(p.org_id)).map((p) => p.id));
+    const reachable = new Set(
+      sb.world.programs.filter((p) => sb.world.personal_org_ids.includes(p.org_id)).map((p) => p.id),
+    );
     expect(reachable.size).toBe(10_000);
     expect(sb.world.frameworks.filter((f) => reachable.has(f.program_id))).toHaveLength(100_000);
   });
 
   it('serves a 1,000-framework daily page of 30 days, equal to the truth', async () => {
     const org = sb.world.personal_org_ids[0]!;
-    const programIds = sb.world.programs.filter((p) => p.org_id === org && p.deleted_at === undefined).slice(10, 110).map((p) => p.id);
+    const programIds = sb.world.programs
+      .filter((p) => p.org_id === org && p.deleted_at === undefined)
+      .slice(10, 110)
+      .map((p) => p.id);
     const from = Date.UTC(2025, 7, 21);
     const to = from + 30 * DAY;
     const t0 = performance.now();
-    const res = await fetch(url(sb, CONSUMPTION_PATHS.v2_frameworks, { granularity: 'daily', from: iso(from), to: iso(to), program_ids: programIds.join(','), metrics: V2_FRAMEWORK_METRICS.join(','), limit: 1000 }), {
-      headers: { authorization: `Bearer ${sb.apiKey}` },
-    });
+    const res = await fetch(
+      url(sb, CONSUMPTION_PATHS.v2_frameworks, {
+        granularity: 'daily',
+        from: iso(from),
+        to: iso(to),
+        program_ids: programIds.join(','),
+        metrics: V2_FRAMEWORK_METRICS.join(','),
+        limit: 1000,
+      }),
+      {
+        headers: { authorization: `Bearer ${sb.apiKey}` },
+      },
+    );
     const text = await res.text();
     const ms = performance.now() - t0;
     expect(res.status).toBe(200);
     expect(ms).toBeLessThan(2_000);
-    const body = JSON.parse(text) as { frameworks: { periods: { consumption: { metrics: { metric_name: string; value: number }[] }[] }[] }[] };
+    const body = JSON.parse(text) as {
+      frameworks: { periods: { consumption: { metrics: { metric_name: string; value: number }[] }[] }[] }[];
+    };
     expect(body.frameworks).toHaveLength(1000);
     const got: Record<string, number> = {};
-    for (const f of body.frameworks) for (const p of f.periods) for (const c of p.consumption) for (const m of c.metrics) got[m.metric_name] = (got[m.metric_name] ?? 0) + m.value;
+    for (const f of body.frameworks)
+      for (const p of f.periods)
+        for (const c of p.consumption)
+          for (const m of c.metrics) got[m.metric_name] = (got[m.metric_name] ?? 0) + m.value;
     const want: Record<string, number> = {};
-    for (const r of expectedRows(sb.world, { source: 'v2_frameworks', granularity: 'daily', from, to, now: NOW, programIds })) want[r.metric] = (want[r.metric] ?? 0) + Number(r.value);
+    for (const r of expectedRows(sb.world, {
+      source: 'v2_frameworks',
+      granularity: 'daily',
+      from,
+      to,
+      now: NOW,
+      programIds,
+    }))
+      want[r.metric] = (want[r.metric] ?? 0) + Number(r.value);
     expect(got).toEqual(want);
   });
 });

@@ -1,7 +1,12 @@
 // Paging over real HTTP: every item exactly once, in the documented order, with both shapes of
 // last page; listing endpoints and keys of each type.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSUMPTION_PATHS, V1_DEFAULT_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
+import {
+  CONSUMPTION_PATHS,
+  V1_DEFAULT_METRICS,
+  V2_FRAMEWORK_METRICS,
+  V2_PROGRAM_METRICS,
+} from '../../src/contract/api.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { allPages, call, DAY, iso } from '../support/sandboxClient.js';
 
@@ -20,7 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-const ids = (items: { id?: string; program_id?: string; framework_id?: string }[]): string[] => items.map((x) => x.framework_id ?? x.id ?? x.program_id!);
+const ids = (items: { id?: string; program_id?: string; framework_id?: string }[]): string[] =>
+  items.map((x) => x.framework_id ?? x.id ?? x.program_id!);
 const expectUnique = (list: string[]): void => expect(new Set(list).size).toBe(list.length);
 
 describe('paging returns every item exactly once', () => {
@@ -36,7 +42,12 @@ describe('paging returns every item exactly once', () => {
   });
 
   it('v2 programs: newest created first, deleted programs included', async () => {
-    const { items } = await allPages(sb, CONSUMPTION_PATHS.v2_programs, 'programs', { ...window, org_id: currentOrg, metrics: V2_PROGRAM_METRICS.join(','), limit: 3 });
+    const { items } = await allPages(sb, CONSUMPTION_PATHS.v2_programs, 'programs', {
+      ...window,
+      org_id: currentOrg,
+      metrics: V2_PROGRAM_METRICS.join(','),
+      limit: 3,
+    });
     const expected = sb.world.programs
       .filter((p) => p.org_id === currentOrg)
       .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1))
@@ -50,24 +61,41 @@ describe('paging returns every item exactly once', () => {
 
   it('v1 programs: the legacy organisations, by id', async () => {
     const { items } = await allPages(sb, CONSUMPTION_PATHS.v1_programs, 'programs', { ...window, limit: 2 });
-    const expected = sb.world.programs.filter((p) => p.org_id === legacyOrg).map((p) => p.id).sort();
+    const expected = sb.world.programs
+      .filter((p) => p.org_id === legacyOrg)
+      .map((p) => p.id)
+      .sort();
     expect(ids(items)).toEqual(expected);
-    for (const item of items) for (const p of item.periods) for (const c of p.consumption) expect(Object.keys(c).sort()).toEqual(['timeframe_end', 'timeframe_start', ...V1_DEFAULT_METRICS].sort());
+    for (const item of items)
+      for (const p of item.periods)
+        for (const c of p.consumption)
+          expect(Object.keys(c).sort()).toEqual(['timeframe_end', 'timeframe_start', ...V1_DEFAULT_METRICS].sort());
   });
 
   it('v2 frameworks: by program id then framework id, with page boundaries inside a program', async () => {
     const programIds = sb.world.programs.filter((p) => p.org_id === currentOrg).map((p) => p.id);
-    const { items, pages } = await allPages(sb, CONSUMPTION_PATHS.v2_frameworks, 'frameworks', { ...window, program_ids: programIds, metrics: V2_FRAMEWORK_METRICS, limit: 4 });
+    const { items, pages } = await allPages(sb, CONSUMPTION_PATHS.v2_frameworks, 'frameworks', {
+      ...window,
+      program_ids: programIds,
+      metrics: V2_FRAMEWORK_METRICS,
+      limit: 4,
+    });
     const keys = items.map((x) => `${x.program_id}/${x.framework_id}`);
     expectUnique(keys);
     expect(keys).toEqual([...keys].sort());
     const expected = sb.world.frameworks
-      .filter((f) => programIds.includes(f.program_id) && (f.deleted_at === undefined || f.deleted_at > Math.max(FROM - (FROM % DAY), sb.world.framework_data_start)))
+      .filter(
+        (f) =>
+          programIds.includes(f.program_id) &&
+          (f.deleted_at === undefined || f.deleted_at > Math.max(FROM - (FROM % DAY), sb.world.framework_data_start)),
+      )
       .map((f) => `${f.program_id}/${f.id}`)
       .sort();
     expect(keys).toEqual(expected);
     // Some deleted frameworks are listed (they had usage in the window), and some page splits a program.
-    expect(items.some((x) => sb.world.frameworks.find((f) => f.id === x.framework_id)?.deleted_at !== undefined)).toBe(true);
+    expect(items.some((x) => sb.world.frameworks.find((f) => f.id === x.framework_id)?.deleted_at !== undefined)).toBe(
+      true,
+    );
     const split = pages.some((page, i) => {
       const next = pages[i + 1] as { program_id: string }[] | undefined;
       const last = page[page.length - 1] as { program_id: string } | undefined;
@@ -88,7 +116,9 @@ describe('paging returns every item exactly once', () => {
 
   it('concurrent pages do not share a buffer: each answer is the one asked for', async () => {
     const programIds = sb.world.programs.filter((p) => p.org_id === currentOrg).map((p) => p.id);
-    const queries = programIds.slice(0, 6).map((id) => ({ ...window, program_ids: id, metrics: V2_FRAMEWORK_METRICS.join(',') }));
+    const queries = programIds
+      .slice(0, 6)
+      .map((id) => ({ ...window, program_ids: id, metrics: V2_FRAMEWORK_METRICS.join(',') }));
     const sequential: string[] = [];
     for (const q of queries) sequential.push((await call(sb, CONSUMPTION_PATHS.v2_frameworks, q)).text);
     for (let round = 0; round < 3; round++) {
@@ -105,10 +135,18 @@ describe('paging returns every item exactly once', () => {
 
 describe('listing endpoints and key reach', () => {
   it('frameworks and snapshots of a program; organisations of the user', async () => {
-    const p = sb.world.programs.find((x) => x.org_id === currentOrg && x.deleted_at === undefined && (sb.world.frameworksByProgram.get(x.id) ?? []).some((f) => f.deleted_at !== undefined && f.deleted_at < NOW))!;
+    const p = sb.world.programs.find(
+      (x) =>
+        x.org_id === currentOrg &&
+        x.deleted_at === undefined &&
+        (sb.world.frameworksByProgram.get(x.id) ?? []).some((f) => f.deleted_at !== undefined && f.deleted_at < NOW),
+    )!;
     const fw = await call(sb, `/programs/${p.id}/frameworks`);
     expect(fw.status).toBe(200);
-    const liveIds = sb.world.frameworksByProgram.get(p.id)!.filter((f) => f.deleted_at === undefined || f.deleted_at > NOW).map((f) => f.id);
+    const liveIds = sb.world.frameworksByProgram
+      .get(p.id)!
+      .filter((f) => f.deleted_at === undefined || f.deleted_at > NOW)
+      .map((f) => f.id);
     expect(fw.body.frameworks.map((f: { id: string }) => f.id)).toEqual(liveIds);
     expect(fw.body.frameworks[0]).toMatchObject({ program_id: p.id, current_state: 'ready' });
     expect(typeof fw.body.frameworks[0].display_name).toBe('string');
@@ -116,13 +154,17 @@ describe('listing endpoints and key reach', () => {
     expect(snaps.status).toBe(200);
     expect(snaps.body.snapshots.length).toBeGreaterThan(0);
     for (const s of snaps.body.snapshots) {
-      expect(Object.keys(s)).toEqual(expect.arrayContaining(['id', 'name', 'source_branch_id', 'created_at', 'manual']));
+      expect(Object.keys(s)).toEqual(
+        expect.arrayContaining(['id', 'name', 'source_branch_id', 'created_at', 'manual']),
+      );
       if (s.expires_at !== undefined) expect(Date.parse(s.expires_at)).toBeGreaterThan(NOW);
     }
     const one = await call(sb, `/programs/${p.id}`);
     expect(one.body.program.id).toBe(p.id);
     const orgs = await call(sb, '/users/me/organizations');
-    expect(orgs.body.organizations.map((o: { id: string }) => o.id).sort()).toEqual([...sb.world.personal_org_ids].sort());
+    expect(orgs.body.organizations.map((o: { id: string }) => o.id).sort()).toEqual(
+      [...sb.world.personal_org_ids].sort(),
+    );
     const auth = await call(sb, '/auth');
     expect(auth.body.key_type).toBe('personal');
   });
@@ -133,9 +175,17 @@ describe('listing endpoints and key reach', () => {
     expect(new Set(items.map((p) => p.org_id))).toEqual(new Set([legacyOrg]));
     const prog = await allPages(sb, '/programs', 'programs', {}, { key: sb.keys.program.key });
     expect(ids(prog.items)).toEqual([sb.keys.program.programId]);
-    const other = sb.world.programs.find((p) => p.org_id === currentOrg && p.id !== sb.keys.program.programId && p.deleted_at === undefined)!;
+    const other = sb.world.programs.find(
+      (p) => p.org_id === currentOrg && p.id !== sb.keys.program.programId && p.deleted_at === undefined,
+    )!;
     expect((await call(sb, `/programs/${other.id}`, {}, { key: sb.keys.program.key })).status).toBe(404);
-    const v2 = await allPages(sb, CONSUMPTION_PATHS.v2_programs, 'programs', { ...window, org_id: currentOrg, metrics: 'compute_unit_seconds' }, { key: sb.keys.program.key });
+    const v2 = await allPages(
+      sb,
+      CONSUMPTION_PATHS.v2_programs,
+      'programs',
+      { ...window, org_id: currentOrg, metrics: 'compute_unit_seconds' },
+      { key: sb.keys.program.key },
+    );
     expect(ids(v2.items)).toEqual([sb.keys.program.programId]);
   });
 });

@@ -26,25 +26,51 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-async function fetchRows(source: Source, g: Granularity, extra: Record<string, string | readonly string[]> = {}): Promise<Row[]> {
+async function fetchRows(
+  source: Source,
+  g: Granularity,
+  extra: Record<string, string | readonly string[]> = {},
+): Promise<Row[]> {
   const w = WINDOWS[g];
   const base = { granularity: g, from: iso(w.from), to: iso(w.to), ...extra };
   if (source === 'v1_programs') {
-    const { items } = await allPages(sb, CONSUMPTION_PATHS.v1_programs, 'programs', { ...base, metrics: V1_METRICS.join(','), limit: 3 });
+    const { items } = await allPages(sb, CONSUMPTION_PATHS.v1_programs, 'programs', {
+      ...base,
+      metrics: V1_METRICS.join(','),
+      limit: 3,
+    });
     return rowsOf(items, true);
   }
   if (source === 'v2_programs') {
-    const { items } = await allPages(sb, CONSUMPTION_PATHS.v2_programs, 'programs', { ...base, org_id: currentOrg, metrics: V2_PROGRAM_METRICS, limit: 4 });
+    const { items } = await allPages(sb, CONSUMPTION_PATHS.v2_programs, 'programs', {
+      ...base,
+      org_id: currentOrg,
+      metrics: V2_PROGRAM_METRICS,
+      limit: 4,
+    });
     return rowsOf(items, false);
   }
   const programIds = sb.world.programs.filter((p) => p.org_id === currentOrg).map((p) => p.id);
-  const { items } = await allPages(sb, CONSUMPTION_PATHS.v2_frameworks, 'frameworks', { ...base, program_ids: programIds.join(','), metrics: V2_FRAMEWORK_METRICS, limit: 7 });
+  const { items } = await allPages(sb, CONSUMPTION_PATHS.v2_frameworks, 'frameworks', {
+    ...base,
+    program_ids: programIds.join(','),
+    metrics: V2_FRAMEWORK_METRICS,
+    limit: 7,
+  });
   return rowsOf(items, false);
 }
 
 function truth(source: Source, g: Granularity, now = NOW): Row[] {
-  const metrics = source === 'v1_programs' ? V1_METRICS : source === 'v2_programs' ? V2_PROGRAM_METRICS : V2_FRAMEWORK_METRICS;
-  return expectedRows(sb.world, { source, granularity: g, ...WINDOWS[g], now, metrics, orgId: source === 'v1_programs' ? legacyOrg : currentOrg });
+  const metrics =
+    source === 'v1_programs' ? V1_METRICS : source === 'v2_programs' ? V2_PROGRAM_METRICS : V2_FRAMEWORK_METRICS;
+  return expectedRows(sb.world, {
+    source,
+    granularity: g,
+    ...WINDOWS[g],
+    now,
+    metrics,
+    orgId: source === 'v1_programs' ? legacyOrg : currentOrg,
+  });
 }
 
 function sums(rows: readonly Row[]): Record<string, bigint> {
@@ -99,12 +125,25 @@ describe('HTTP answers equal the ground truth', () => {
         compared++;
       }
       expect(compared).toBeGreaterThan(20);
-      const dailyByMonth = perBucket((await rowsFor(source, 'daily')).filter((r) => r.timeframe_start >= Date.UTC(2025, 7, 1) && r.timeframe_start < Date.UTC(2025, 8, 1)), 'monthly', floorMonth);
+      const dailyByMonth = perBucket(
+        (await rowsFor(source, 'daily')).filter(
+          (r) => r.timeframe_start >= Date.UTC(2025, 7, 1) && r.timeframe_start < Date.UTC(2025, 8, 1),
+        ),
+        'monthly',
+        floorMonth,
+      );
       const monthly = perBucket(await rowsFor(source, 'monthly'), 'monthly', floorMonth);
       for (const [k, v] of dailyByMonth) expect(monthly.get(k), k).toBe(v);
     }
-    const dailyV1 = (await rowsFor('v1_programs', 'daily')).filter((r) => r.metric === 'synthetic_storage_size_bytes' && floorMonth(r.timeframe_start) === Date.UTC(2025, 7, 1));
-    const monthlyV1 = (await rowsFor('v1_programs', 'monthly')).filter((r) => r.metric === 'synthetic_storage_size_bytes' && r.timeframe_start <= Date.UTC(2025, 7, 1) && r.timeframe_end > Date.UTC(2025, 7, 1));
+    const dailyV1 = (await rowsFor('v1_programs', 'daily')).filter(
+      (r) => r.metric === 'synthetic_storage_size_bytes' && floorMonth(r.timeframe_start) === Date.UTC(2025, 7, 1),
+    );
+    const monthlyV1 = (await rowsFor('v1_programs', 'monthly')).filter(
+      (r) =>
+        r.metric === 'synthetic_storage_size_bytes' &&
+        r.timeframe_start <= Date.UTC(2025, 7, 1) &&
+        r.timeframe_end > Date.UTC(2025, 7, 1),
+    );
     for (const m of monthlyV1) {
       const days = dailyV1.filter((d) => d.program_id === m.program_id && d.period_id === m.period_id);
       if (days.length > 0) expect(m.value).toBe(days.reduce((a, d) => (d.value > a ? d.value : a), 0n));
@@ -135,12 +174,27 @@ describe('HTTP answers equal the ground truth', () => {
   it('a bucket straddling a plan change appears in both periods, split at the change or whole', async () => {
     const rows = await rowsFor('v2_programs', 'daily');
     const change = (day: number, hour: number): number => Date.UTC(2025, 7, day, hour);
-    const splitProgram = sb.world.programs.find((p) => p.org_id === currentOrg && p.split_at_plan_change && p.periods.some((x) => x.start === change(15, 12)))!;
-    const wholeProgram = sb.world.programs.find((p) => p.org_id === currentOrg && !p.split_at_plan_change && p.periods.some((x) => x.start === change(10, 6)))!;
-    const splitRows = rows.filter((r) => r.program_id === splitProgram.id && r.metric === 'compute_unit_seconds' && floorDay(r.timeframe_start) === change(15, 0));
-    expect(splitRows.map((r) => [r.timeframe_start, r.timeframe_end]).sort()).toEqual([[change(15, 0), change(15, 12)], [change(15, 12), change(16, 0)]]);
+    const splitProgram = sb.world.programs.find(
+      (p) => p.org_id === currentOrg && p.split_at_plan_change && p.periods.some((x) => x.start === change(15, 12)),
+    )!;
+    const wholeProgram = sb.world.programs.find(
+      (p) => p.org_id === currentOrg && !p.split_at_plan_change && p.periods.some((x) => x.start === change(10, 6)),
+    )!;
+    const splitRows = rows.filter(
+      (r) =>
+        r.program_id === splitProgram.id &&
+        r.metric === 'compute_unit_seconds' &&
+        floorDay(r.timeframe_start) === change(15, 0),
+    );
+    expect(splitRows.map((r) => [r.timeframe_start, r.timeframe_end]).sort()).toEqual([
+      [change(15, 0), change(15, 12)],
+      [change(15, 12), change(16, 0)],
+    ]);
     expect(new Set(splitRows.map((r) => r.period_id)).size).toBe(2);
-    const wholeRows = rows.filter((r) => r.program_id === wholeProgram.id && r.metric === 'compute_unit_seconds' && r.timeframe_start === change(10, 0));
+    const wholeRows = rows.filter(
+      (r) =>
+        r.program_id === wholeProgram.id && r.metric === 'compute_unit_seconds' && r.timeframe_start === change(10, 0),
+    );
     expect(wholeRows).toHaveLength(2);
     expect(wholeRows.every((r) => r.timeframe_end === change(11, 0))).toBe(true);
     expect(new Set(wholeRows.map((r) => r.period_plan))).toEqual(new Set(['launch', 'scale']));
@@ -161,10 +215,28 @@ describe('the clock', () => {
     const clocked = await startSandbox({ seed: 11, now: NOW, advance: false, limits: OPEN });
     try {
       const org = clocked.world.personal_org_ids.find((id) => clocked.world.orgById.get(id)?.billing === 'current')!;
-      const q = { granularity: 'hourly', from: iso(NOW - 6 * HOUR), to: iso(NOW + HOUR), org_id: org, metrics: 'compute_unit_seconds,root_branch_bytes_month', limit: 100 };
-      const read = async (): Promise<Map<string, bigint>> => byKey(rowsOf((await allPages(clocked, CONSUMPTION_PATHS.v2_programs, 'programs', q)).items, false));
+      const q = {
+        granularity: 'hourly',
+        from: iso(NOW - 6 * HOUR),
+        to: iso(NOW + HOUR),
+        org_id: org,
+        metrics: 'compute_unit_seconds,root_branch_bytes_month',
+        limit: 100,
+      };
+      const read = async (): Promise<Map<string, bigint>> =>
+        byKey(rowsOf((await allPages(clocked, CONSUMPTION_PATHS.v2_programs, 'programs', q)).items, false));
       const want = (now: number): Map<string, bigint> =>
-        byKey(expectedRows(clocked.world, { source: 'v2_programs', granularity: 'hourly', from: NOW - 6 * HOUR, to: NOW + HOUR, now, metrics: ['compute_unit_seconds', 'root_branch_bytes_month'], orgId: org }));
+        byKey(
+          expectedRows(clocked.world, {
+            source: 'v2_programs',
+            granularity: 'hourly',
+            from: NOW - 6 * HOUR,
+            to: NOW + HOUR,
+            now,
+            metrics: ['compute_unit_seconds', 'root_branch_bytes_month'],
+            orgId: org,
+          }),
+        );
       const before = await read();
       expect(before).toEqual(want(NOW));
       clocked.setNow(NOW + 15 * 60_000);
@@ -175,7 +247,10 @@ describe('the clock', () => {
       // Only recent hours move; hours closed more than 3 hours ago are final.
       for (const [k] of changed) expect(Number(k.split('|')[3])).toBeGreaterThanOrEqual(NOW - 4 * HOUR);
       // The clock can also be set out of process.
-      const res = await fetch(clocked.baseUrl.replace('/v1', '/__sandbox/clock'), { method: 'POST', body: JSON.stringify({ now: iso(NOW + 5 * HOUR) }) });
+      const res = await fetch(clocked.baseUrl.replace('/v1', '/__sandbox/clock'), {
+        method: 'POST',
+        body: JSON.stringify({ now: iso(NOW + 5 * HOUR) }),
+      });
       expect(res.status).toBe(200);
       expect(clocked.now()).toBe(NOW + 5 * HOUR);
       expect(await read()).toEqual(want(NOW + 5 * HOUR));
@@ -196,7 +271,18 @@ describe('scenario bigint', () => {
       const texts: string[] = [];
       let cursor: string | undefined;
       do {
-        const res = await fetch(url(big, CONSUMPTION_PATHS.v2_programs, { granularity: 'hourly', from: iso(from), to: iso(to), org_id: org, metrics: 'root_branch_bytes_month', limit: 100, cursor }), { headers: { authorization: `Bearer ${big.apiKey}` } });
+        const res = await fetch(
+          url(big, CONSUMPTION_PATHS.v2_programs, {
+            granularity: 'hourly',
+            from: iso(from),
+            to: iso(to),
+            org_id: org,
+            metrics: 'root_branch_bytes_month',
+            limit: 100,
+            cursor,
+          }),
+          { headers: { authorization: `Bearer ${big.apiKey}` } },
+        );
         const text = await res.text();
         texts.push(text);
         for (const m of text.matchAll(/"value":(\d+)/g)) values.push(BigInt(m[1]!));
@@ -206,12 +292,38 @@ describe('scenario bigint', () => {
       expect(beyond.length).toBeGreaterThan(0);
       expect(beyond.some((v) => BigInt(Number(v)) !== v)).toBe(true); // JSON.parse would round these
       expect(texts.join('')).not.toMatch(/"value":"/);
-      const want = expectedRows(big.world, { source: 'v2_programs', granularity: 'hourly', from, to, now: NOW, metrics: ['root_branch_bytes_month'], orgId: org }).map((r) => r.value);
+      const want = expectedRows(big.world, {
+        source: 'v2_programs',
+        granularity: 'hourly',
+        from,
+        to,
+        now: NOW,
+        metrics: ['root_branch_bytes_month'],
+        orgId: org,
+      }).map((r) => r.value);
       expect(values.filter((v) => v !== 0n).sort()).toEqual(want.sort());
 
-      const monthly = await allPages(big, CONSUMPTION_PATHS.v2_programs, 'programs', { granularity: 'monthly', from: iso(Date.UTC(2025, 0, 1)), to: iso(Date.UTC(2025, 8, 1)), org_id: org, metrics: V2_PROGRAM_METRICS, limit: 100 });
+      const monthly = await allPages(big, CONSUMPTION_PATHS.v2_programs, 'programs', {
+        granularity: 'monthly',
+        from: iso(Date.UTC(2025, 0, 1)),
+        to: iso(Date.UTC(2025, 8, 1)),
+        org_id: org,
+        metrics: V2_PROGRAM_METRICS,
+        limit: 100,
+      });
       const rows = rowsOf(monthly.items, false);
-      expect(byKey(rows)).toEqual(byKey(expectedRows(big.world, { source: 'v2_programs', granularity: 'monthly', from: Date.UTC(2025, 0, 1), to: Date.UTC(2025, 8, 1), now: NOW, orgId: org })));
+      expect(byKey(rows)).toEqual(
+        byKey(
+          expectedRows(big.world, {
+            source: 'v2_programs',
+            granularity: 'monthly',
+            from: Date.UTC(2025, 0, 1),
+            to: Date.UTC(2025, 8, 1),
+            now: NOW,
+            orgId: org,
+          }),
+        ),
+      );
       expect(rows.every((r) => r.value < 2n ** 63n - 1n)).toBe(true);
       expect(rows.some((r) => r.value > 2n ** 60n)).toBe(true);
     } finally {

@@ -2,7 +2,16 @@
 // and the scenarios hold the facts the other tests and the demo rely on.
 import { describe, expect, it } from 'vitest';
 import { V1_METRICS, V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
-import { frameworkSeries, hourValue, maxFinal, programSeries, reportedValue, settleSteps, sumFinal, type Series } from '../../src/sandbox/usage.js';
+import {
+  frameworkSeries,
+  hourValue,
+  maxFinal,
+  programSeries,
+  reportedValue,
+  settleSteps,
+  sumFinal,
+  type Series,
+} from '../../src/sandbox/usage.js';
 import { generateWorld, type Program } from '../../src/sandbox/world.js';
 import { DAY, HOUR } from '../support/sandboxClient.js';
 
@@ -47,7 +56,12 @@ describe('closed-form values', () => {
   });
 
   it('a framework has usage only during its life and from the framework data start', () => {
-    const deleted = world.frameworks.find((f) => f.deleted_at !== undefined && f.deleted_at > world.framework_data_start + 10 * DAY && f.created_at < world.framework_data_start);
+    const deleted = world.frameworks.find(
+      (f) =>
+        f.deleted_at !== undefined &&
+        f.deleted_at > world.framework_data_start + 10 * DAY &&
+        f.created_at < world.framework_data_start,
+    );
     expect(deleted).toBeDefined();
     const f = deleted!;
     const p = world.programById.get(f.program_id)!;
@@ -84,7 +98,9 @@ describe('scenarios', () => {
   it('is deterministic for a seed and differs between seeds', () => {
     const again = generateWorld({ seed: 7, scenario: 'small', now: NOW });
     expect(again.programs.map((p) => p.id)).toEqual(world.programs.map((p) => p.id));
-    expect(again.frameworks.map((f) => [f.id, f.created_at, f.deleted_at])).toEqual(world.frameworks.map((f) => [f.id, f.created_at, f.deleted_at]));
+    expect(again.frameworks.map((f) => [f.id, f.created_at, f.deleted_at])).toEqual(
+      world.frameworks.map((f) => [f.id, f.created_at, f.deleted_at]),
+    );
     expect(generateWorld({ seed: 8, now: NOW }).programs[0]?.id).not.toBe(world.programs[0]?.id);
   });
 
@@ -106,9 +122,15 @@ describe('scenarios', () => {
   });
 
   it('every calendar month has a mid-month plan change on a current program, split and whole', () => {
-    for (let t = Date.UTC(2024, 3, 1); t < Date.UTC(2031, 0, 1); t = Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth() + 1, 1)) {
+    for (
+      let t = Date.UTC(2024, 3, 1);
+      t < Date.UTC(2031, 0, 1);
+      t = Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth() + 1, 1)
+    ) {
       const end = Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth() + 1, 1);
-      const changers = current.filter((p) => p.periods.some((x, i) => i > 0 && x.start > t && x.start < end && x.start % DAY !== 0));
+      const changers = current.filter((p) =>
+        p.periods.some((x, i) => i > 0 && x.start > t && x.start < end && x.start % DAY !== 0),
+      );
       expect(changers.some((p) => p.split_at_plan_change)).toBe(true);
       expect(changers.some((p) => !p.split_at_plan_change)).toBe(true);
     }
@@ -118,14 +140,20 @@ describe('scenarios', () => {
     const deleted = current.filter((p) => p.deleted_at !== undefined);
     expect(deleted).toHaveLength(1);
     expect(new Date(deleted[0]!.deleted_at!).getUTCMonth()).toBe(new Date(NOW).getUTCMonth() - 1);
-    expect(world.frameworks.some((f) => f.deleted_at !== undefined && world.programById.get(f.program_id)?.deleted_at === undefined)).toBe(true);
+    expect(
+      world.frameworks.some(
+        (f) => f.deleted_at !== undefined && world.programById.get(f.program_id)?.deleted_at === undefined,
+      ),
+    ).toBe(true);
     expect(world.snapshots.some((s) => s.manual)).toBe(true);
     expect(world.snapshots.some((s) => !s.manual && s.expires_at! > NOW)).toBe(true);
   });
 
   it('bigint: hourly byte-month values pass 2^53 while a whole month stays within int64', () => {
     const big = generateWorld({ seed: 7, scenario: 'bigint', now: NOW });
-    const p = big.programs.find((x) => x.big_factor !== undefined && x.periods.length === 1 && x.deleted_at === undefined)!;
+    const p = big.programs.find(
+      (x) => x.big_factor !== undefined && x.periods.length === 1 && x.deleted_at === undefined,
+    )!;
     const parts = programSeries(p, big.frameworksByProgram.get(p.id) ?? [], 'root_branch_bytes_month');
     const factor = p.big_factor!.root_branch_bytes_month!;
     let maxHour = 0n;

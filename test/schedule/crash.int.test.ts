@@ -19,11 +19,15 @@ const own = useTeardown();
 /** Starts the daemon (start-up catch-up on, cron slots far away) and collects its JSON log lines. */
 function daemon(fx: Fixture): { child: ChildProcess; logs: Record<string, unknown>[] } {
   const options = { config: fx.configPath, cwd: fx.dir, cron: { hourly: RARE, daily: RARE, monthly: RARE } };
-  const child = spawn(process.execPath, [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)], {
-    cwd: fx.dir,
-    env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)],
+    {
+      cwd: fx.dir,
+      env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   own(child);
   const logs = jsonLines(child.stderr);
   return { child, logs };
@@ -34,7 +38,11 @@ describe('the daemon after a crash', () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
     const fx = f;
     const first = daemon(fx);
-    await until(() => first.logs.some((l) => l.msg === 'job started'), 20_000, 'the first daemon to start its catch-up');
+    await until(
+      () => first.logs.some((l) => l.msg === 'job started'),
+      20_000,
+      'the first daemon to start its catch-up',
+    );
     await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
     const killed = new Promise((r) => first.child.once('exit', r));
     first.child.kill('SIGKILL');
@@ -46,7 +54,9 @@ describe('the daemon after a crash', () => {
     const second = daemon(fx);
     const finished = (l: Record<string, unknown>) => l.msg === 'job finished' && l.outcome === 'complete';
     await until(() => second.logs.some(finished), 60_000, 'the restarted daemon to finish its catch-up');
-    expect(second.logs.some((l) => l.msg === 'run lock left by a process that is no longer running: taken over')).toBe(true);
+    expect(second.logs.some((l) => l.msg === 'run lock left by a process that is no longer running: taken over')).toBe(
+      true,
+    );
     expect(second.logs.some((l) => String(l.msg).startsWith('skipped'))).toBe(false);
 
     const stopped = new Promise((r) => second.child.once('exit', r));

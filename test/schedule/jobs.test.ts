@@ -18,7 +18,14 @@ describe('export calendar', () => {
     expect(dueExport({ ...base, timeZone: 'Europe/Berlin', now: at('2025-01-01T23:30:00Z') })).toBe('2024-12');
     expect(dueExport({ ...base, timeZone: 'UTC', now: at('2025-01-01T23:30:00Z') })).toBeNull();
     // At 00:05 in Berlin on the 2nd, the slot at 06:00 is still to come today (tomorrow, by the UTC date).
-    expect(dueExport({ ...base, timeZone: 'Europe/Berlin', now: at('2025-01-01T23:05:00Z'), nextSlot: at('2025-01-02T05:00:00Z') })).toBeNull();
+    expect(
+      dueExport({
+        ...base,
+        timeZone: 'Europe/Berlin',
+        now: at('2025-01-01T23:05:00Z'),
+        nextSlot: at('2025-01-02T05:00:00Z'),
+      }),
+    ).toBeNull();
   });
 
   it('the export is due from its day on while its manifest is missing, unless its own slot is still to come today', () => {
@@ -28,7 +35,9 @@ describe('export calendar', () => {
     expect(dueExport({ ...base, now: at('2025-03-20T01:00:00Z') })).toBe('2025-02');
     // Its slot at 06:00 today will do it; once past, the next slot is next month and the catch-up applies.
     expect(dueExport({ ...base, now: at('2025-03-02T01:00:00Z'), nextSlot: at('2025-03-02T06:00:00Z') })).toBeNull();
-    expect(dueExport({ ...base, now: at('2025-03-02T07:00:00Z'), nextSlot: at('2025-04-02T06:00:00Z') })).toBe('2025-02');
+    expect(dueExport({ ...base, now: at('2025-03-02T07:00:00Z'), nextSlot: at('2025-04-02T06:00:00Z') })).toBe(
+      '2025-02',
+    );
     const manifest = manifestPath(out, '2025-02');
     mkdirSync(dirname(manifest), { recursive: true });
     writeFileSync(manifest, '{}');

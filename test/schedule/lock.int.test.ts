@@ -81,9 +81,13 @@ describe('run lock', () => {
   it('takes over at once a lock left by a killed process of this host', async () => {
     const db = join(dir, 'stale.duckdb');
     const staleMs = 2_000;
-    const child = spawn(process.execPath, [join(FIXTURES, 'hold-lock.mjs'), distModule('src/app/lock.ts'), db, String(staleMs)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [join(FIXTURES, 'hold-lock.mjs'), distModule('src/app/lock.ts'), db, String(staleMs)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     await until(() => out.includes('held'), 10_000, 'the child to take the lock');

@@ -14,7 +14,9 @@ const own = useTeardown();
 describe('no overlap', () => {
   it('a job whose previous run is still going is skipped, and runs never overlap', async () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS }));
-    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE } }));
+    const scheduler = own(
+      await startScheduler({ ...f.common, catchUp: false, cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE } }),
+    );
     const s = scheduler;
     await until(() => s.runs.filter((r) => r.outcome === 'skipped').length >= 2, 30_000, 'two skipped slots');
     await scheduler.stop();
@@ -34,13 +36,24 @@ describe('no overlap', () => {
 
   it('a job finding the lock held by another process skips to its next slot, naming the holder', async () => {
     const f = own(await fixture({ fast: true }));
-    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, lockWaitMs: 300, cron: { hourly: RARE, daily: RARE, monthly: RARE } }));
+    const scheduler = own(
+      await startScheduler({
+        ...f.common,
+        catchUp: false,
+        lockWaitMs: 300,
+        cron: { hourly: RARE, daily: RARE, monthly: RARE },
+      }),
+    );
     const held = await acquireRunLock(f.dbPath, { waitMs: 0, command: 'collect' });
     try {
       const run = await scheduler.trigger('hourly');
       expect(run!.outcome).toBe('skipped');
       expect(run!.detail).toBe(`pid ${process.pid} (\`collect\`) since ${held.holder.started_at} holds the lock`);
-      expect(f.lines.some((l) => l.level === 'warn' && String(l.msg).startsWith(`skipped: pid ${process.pid} (\`collect\`)`))).toBe(true);
+      expect(
+        f.lines.some(
+          (l) => l.level === 'warn' && String(l.msg).startsWith(`skipped: pid ${process.pid} (\`collect\`)`),
+        ),
+      ).toBe(true);
     } finally {
       await held.release();
     }
@@ -51,16 +64,22 @@ describe('no overlap', () => {
 
   it('a collect started while the daemon holds the lock waits and then runs, or gives up with a clear message', async () => {
     const f = own(await fixture({ latencyMs: 2 * LATENCY_MS, fast: true }));
-    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } }));
+    const scheduler = own(
+      await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } }),
+    );
     const daemonRun = scheduler.trigger('hourly');
     const db = f.dbPath;
     await until(() => readLockHolder(db)?.command === 'schedule hourly', 10_000, 'the daemon to take the lock');
 
     // A short wait: refused, saying who holds it and what to do.
-    const refused = await withRunLock(db, { waitMs: 300, command: 'collect', cwd: f.dir }, async () => 'ran').catch((e: unknown) => e);
+    const refused = await withRunLock(db, { waitMs: 300, command: 'collect', cwd: f.dir }, async () => 'ran').catch(
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(RunLockBusyError);
     expect((refused as Error).message).toMatch(
-      new RegExp(`^another collection \\(pid ${process.pid}, \`schedule hourly\`, since \\S+\\) holds the lock on usage\\.duckdb; it will be released when that run ends — try again later$`),
+      new RegExp(
+        `^another collection \\(pid ${process.pid}, \`schedule hourly\`, since \\S+\\) holds the lock on usage\\.duckdb; it will be released when that run ends — try again later$`,
+      ),
     );
 
     // A long wait: runs as soon as the daemon's run ends.

@@ -6,7 +6,16 @@ import { startScheduler } from '../../src/schedule/daemon.js';
 import { acquireRunLock, lockPaths } from '../../src/app/lock.js';
 import { openStore } from '../../src/store/store.js';
 import { distModule } from '../support/child.js';
-import { consumptionRequests, fixture, jsonLines, useTeardown, runCounts, unaccountedRows, until, type Fixture } from '../support/fixture.js';
+import {
+  consumptionRequests,
+  fixture,
+  jsonLines,
+  useTeardown,
+  runCounts,
+  unaccountedRows,
+  until,
+  type Fixture,
+} from '../support/fixture.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
 const RARE = '0 0 0 1 1 *';
@@ -25,7 +34,9 @@ async function expectCleanDatabase(fx: Fixture): Promise<{ run_id: string; statu
   const store = await openStore({ path: fx.dbPath, readOnly: true });
   let last;
   try {
-    const runs = await rawSql(store).query<{ run_id: string; status: string; error: string | null }>('SELECT run_id, status, error FROM collection_runs ORDER BY started_at');
+    const runs = await rawSql(store).query<{ run_id: string; status: string; error: string | null }>(
+      'SELECT run_id, status, error FROM collection_runs ORDER BY started_at',
+    );
     expect(runs.filter((r) => r.status === 'running')).toEqual([]);
     last = runs.at(-1)!;
   } finally {
@@ -40,7 +51,9 @@ async function expectCleanDatabase(fx: Fixture): Promise<{ run_id: string; statu
 describe('shutdown', () => {
   it('stop() mid-collection abandons the batch in progress, releases the lock and returns within a few seconds', async () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
-    const scheduler = own(await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } }));
+    const scheduler = own(
+      await startScheduler({ ...f.common, catchUp: false, cron: { hourly: RARE, daily: RARE, monthly: RARE } }),
+    );
     const fx = f;
     const run = scheduler.trigger('hourly');
     await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
@@ -61,23 +74,34 @@ describe('shutdown', () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
     const fx = f;
     const options = { config: fx.configPath, cwd: fx.dir, cron: { hourly: RARE, daily: RARE, monthly: RARE } };
-    const child = spawn(process.execPath, [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)], {
-      cwd: fx.dir,
-      env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [join(FIXTURES, 'run-schedule.mjs'), distModule('src/cli/schedule.ts'), JSON.stringify(options)],
+      {
+        cwd: fx.dir,
+        env: { ...process.env, USAGE_API_KEY: fx.sb.apiKey },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     own(child);
     const logs = jsonLines(child.stderr);
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+      child.once('exit', (code, signal) => r({ code, signal })),
+    );
     try {
       // The start-up catch-up collection is what SIGTERM interrupts.
-      await until(() => logs.some((l) => String(l.msg).startsWith('scheduler running')) && logs.some((l) => l.msg === 'job started'), 20_000, 'the daemon to start its first job');
+      await until(
+        () =>
+          logs.some((l) => String(l.msg).startsWith('scheduler running')) && logs.some((l) => l.msg === 'job started'),
+        20_000,
+        'the daemon to start its first job',
+      );
       await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
       const started = Date.now();
       child.kill('SIGTERM');
       const { code, signal } = await exit;
       expect({ code, signal }).toEqual({ code: 0, signal: null });
-    expect(Date.now() - started).toBeLessThan(5_000);
+      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }

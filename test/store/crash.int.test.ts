@@ -12,11 +12,10 @@ const PROGRAMS = 500; // x 24 hours x 10 metrics = 120,000 rows in the killed ba
 /** Runs the child, kills it with SIGKILL `delayMs` after it starts committing; says what it printed. */
 function commitAndKill(delayMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['test/store/fixtures/commit-child.mjs', dbPath(), String(PROGRAMS), '2'],
-      { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, ['test/store/fixtures/commit-child.mjs', dbPath(), String(PROGRAMS), '2'], {
+      cwd: packageRoot(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -35,7 +34,13 @@ describe('a process killed during a batch commit', () => {
   it('leaves either all or none of the batch, never part of it', async () => {
     // The window holds an earlier collection (value 1, fewer programs) that the killed batch replaces.
     const seed = await openStore({ path: dbPath() });
-    const seedRows = hourlyRows({ programs: ['p0', 'p1', 'p2'], fromHour: 0, toHour: 24, metrics: ['compute_unit_seconds', 'root_branch_bytes_month'], value: () => 1n });
+    const seedRows = hourlyRows({
+      programs: ['p0', 'p1', 'p2'],
+      fromHour: 0,
+      toHour: 24,
+      metrics: ['compute_unit_seconds', 'root_branch_bytes_month'],
+      value: () => 1n,
+    });
     await load(seed, spec({ windowStart: at(0), windowEnd: at(24), runId: 'seed' }), seedRows);
     await seed.close();
 

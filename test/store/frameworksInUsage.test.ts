@@ -12,12 +12,17 @@ beforeEach(() => {
 
 const frameworksSpec = (org: string, granularity: 'hourly' | 'daily', from: number, to: number) =>
   spec({
-    table: 'usage_framework', apiVersion: undefined, granularity, windowStart: at(from), windowEnd: at(to),
-    scope: { orgId: org }, coverage: { source: 'v2_frameworks', scope: org, status: 'complete' },
+    table: 'usage_framework',
+    apiVersion: undefined,
+    granularity,
+    windowStart: at(from),
+    windowEnd: at(to),
+    scope: { orgId: org },
+    coverage: { source: 'v2_frameworks', scope: org, status: 'complete' },
   });
 
 describe('frameworksInUsageByProgram', () => {
-  it('counts each program\'s distinct frameworks with a bucket at or after the window\'s start, in its organization only', async () => {
+  it("counts each program's distinct frameworks with a bucket at or after the window's start, in its organization only", async () => {
     // org-1, hours 0-24: p1-main and p1-dev all day; p1-gone only until hour 6 (deleted before the window at
     // hour 12); p2-main from hour 12 exactly.
     await load(store, frameworksSpec('org-1', 'hourly', 0, 24), [
@@ -26,8 +31,16 @@ describe('frameworksInUsageByProgram', () => {
       ...hourlyRows({ programs: ['p2'], fromHour: 12, toHour: 24, frameworks: () => ['p2-main'] }),
     ]);
     // A daily bucket of the same organization names p1-main again (counted once) and p1-new.
-    await load(store, frameworksSpec('org-1', 'daily', 0, 24), hourlyRows({ programs: ['p1'], fromHour: 12, toHour: 13, frameworks: () => ['p1-main', 'p1-new'] }));
-    await load(store, frameworksSpec('org-2', 'hourly', 0, 24), hourlyRows({ org: 'org-2', programs: ['q1'], fromHour: 0, toHour: 24, frameworks: () => ['q1-main'] }));
+    await load(
+      store,
+      frameworksSpec('org-1', 'daily', 0, 24),
+      hourlyRows({ programs: ['p1'], fromHour: 12, toHour: 13, frameworks: () => ['p1-main', 'p1-new'] }),
+    );
+    await load(
+      store,
+      frameworksSpec('org-2', 'hourly', 0, 24),
+      hourlyRows({ org: 'org-2', programs: ['q1'], fromHour: 0, toHour: 24, frameworks: () => ['q1-main'] }),
+    );
 
     const counts = await store.usage.frameworksByProgram('org-1', at(12));
     expect(Object.fromEntries(counts)).toEqual({ p1: 3, p2: 1 });

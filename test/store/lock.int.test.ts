@@ -25,7 +25,10 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 `;
 
 async function holdFile(path: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', HOLDER, path], { cwd: packageRoot(), stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', HOLDER, path], {
+    cwd: packageRoot(),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
   expect(chunk.toString()).toContain('held');
   return child;

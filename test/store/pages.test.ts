@@ -33,7 +33,10 @@ function page(programs: Record<string, (number | string)[]>, cursor?: string): s
         consumption: values.map((_v, day) => ({
           timeframe_start: `2026-11-0${day + 1}T00:00:00Z`,
           timeframe_end: `2026-11-0${day + 2}T00:00:00Z`,
-          metrics: [{ metric_name: 'compute_unit_seconds', value: '__V__' }, { metric_name: 'root_branch_bytes_month', value: 0 }],
+          metrics: [
+            { metric_name: 'compute_unit_seconds', value: '__V__' },
+            { metric_name: 'root_branch_bytes_month', value: 0 },
+          ],
         })),
       },
     ],
@@ -64,14 +67,23 @@ describe('page-loaded usage batches', () => {
     await first.appendPage('v2_programs', page({ c: [7, 8] }));
     expect(await first.commit()).toEqual({ rows: 6 });
     expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
-      ['a', 1n], ['a', 9007199254740993n], ['b', 5n], ['b', 6n], ['c', 7n], ['c', 8n],
+      ['a', 1n],
+      ['a', 9007199254740993n],
+      ['b', 5n],
+      ['b', 6n],
+      ['c', 7n],
+      ['c', 8n],
     ]);
 
     // Re-collected: a's second day restated, b lost its first day, c no longer returned at all.
     const second = store.usage.beginBatch(spec('r2'));
     await second.appendPage('v2_programs', page({ a: [1, 42], b: [0, 6] }));
     await second.commit();
-    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 42n], ['b', 6n]]);
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
+      ['a', 1n],
+      ['a', 42n],
+      ['b', 6n],
+    ]);
     const [cov] = await rawSql(store).query<{ rows: bigint; n: bigint }>(
       "SELECT arg_max(rows, collected_at) AS rows, count(*) AS n FROM coverage WHERE source = 'v2_programs'",
     );
@@ -94,10 +106,18 @@ describe('page-loaded usage batches', () => {
     expect(await second.appendPage('v2_programs', page({ a: [10, 20] }, 'a'))).toMatchObject({ rows: 2 });
     await second.appendPage('v2_programs', page({ b: [5, 6] }, 'b'));
     // Pages fetched but not committed are not visible to a reader, and an abort drops them.
-    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
+      ['a', 1n],
+      ['a', 2n],
+    ]);
     await second.abort();
-    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
-    const cov = await rawSql(store).query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
+      ['a', 1n],
+      ['a', 2n],
+    ]);
+    const cov = await rawSql(store).query<{ run_id: string; rows: bigint }>(
+      "SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'",
+    );
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
@@ -109,8 +129,13 @@ describe('page-loaded usage batches', () => {
     await b.appendPage('v2_programs', page({ a: [10, 20], b: [3, 4] }, 'b'));
     await b.appendPage('v2_programs', page({ b: [30, 40], c: [5, 6] }));
     await expect(b.commit()).rejects.toThrow(/appears more than once/);
-    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([['a', 1n], ['a', 2n]]);
-    const cov = await rawSql(store).query<{ run_id: string; rows: bigint }>("SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'");
+    expect((await rows(store)).map((r) => [r.program_id, r.value])).toEqual([
+      ['a', 1n],
+      ['a', 2n],
+    ]);
+    const cov = await rawSql(store).query<{ run_id: string; rows: bigint }>(
+      "SELECT run_id, rows FROM coverage WHERE source = 'v2_programs'",
+    );
     expect(cov).toEqual([{ run_id: 'r1', rows: 2n }]);
   });
 
@@ -123,61 +148,115 @@ describe('page-loaded usage batches', () => {
       metrics: Object.entries(metrics).map(([metric_name, value]) => ({ metric_name, value })),
     });
     const period = (id: string, plan: string, start: string, consumption: unknown[], end?: string) => ({
-      period_id: id, period_plan: plan, period_start: start, ...(end ? { period_end: end } : {}), consumption,
+      period_id: id,
+      period_plan: plan,
+      period_start: start,
+      ...(end ? { period_end: end } : {}),
+      consumption,
     });
     const rawPage = (items: unknown[]) => JSON.stringify({ programs: items });
 
     it('refuses a bucket given twice in one period, even out of order', async () => {
       const b = store.usage.beginBatch(spec('r1'));
-      await b.appendPage('v2_programs', rawPage([
-        { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(2, { compute_unit_seconds: 1 }), bucket(1, { compute_unit_seconds: 2 }), bucket(2, { compute_unit_seconds: 3 })])] },
-      ]));
+      await b.appendPage(
+        'v2_programs',
+        rawPage([
+          {
+            program_id: 'a',
+            periods: [
+              period('pd-a', 'launch', '2026-10-01T00:00:00Z', [
+                bucket(2, { compute_unit_seconds: 1 }),
+                bucket(1, { compute_unit_seconds: 2 }),
+                bucket(2, { compute_unit_seconds: 3 }),
+              ]),
+            ],
+          },
+        ]),
+      );
       await expect(b.commit()).rejects.toThrow(/program_id=a .*appears more than once/);
       expect(await rows(store)).toEqual([]);
     });
 
     it('refuses a program listed twice on one page, with another between', async () => {
       const b = store.usage.beginBatch(spec('r1'));
-      await b.appendPage('v2_programs', rawPage([
-        { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])] },
-        { program_id: 'b', periods: [period('pd-b', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])] },
-        { program_id: 'a', periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 5 })])] },
-      ]));
+      await b.appendPage(
+        'v2_programs',
+        rawPage([
+          {
+            program_id: 'a',
+            periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])],
+          },
+          {
+            program_id: 'b',
+            periods: [period('pd-b', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })])],
+          },
+          {
+            program_id: 'a',
+            periods: [period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 5 })])],
+          },
+        ]),
+      );
       await expect(b.commit()).rejects.toThrow(/program_id=a .*appears more than once/);
     });
 
     it('refuses a period listed twice in one item with the same metric, and folds one whose metrics came in parts', async () => {
       const twice = store.usage.beginBatch(spec('r1'));
-      await twice.appendPage('v2_programs', rawPage([
-        { program_id: 'a', periods: [
-          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
-          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 2 })]),
-        ] },
-      ]));
+      await twice.appendPage(
+        'v2_programs',
+        rawPage([
+          {
+            program_id: 'a',
+            periods: [
+              period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
+              period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 2 })]),
+            ],
+          },
+        ]),
+      );
       await expect(twice.commit()).rejects.toThrow(/appears more than once/);
 
       const parts = store.usage.beginBatch(spec('r2'));
-      await parts.appendPage('v2_programs', rawPage([
-        { program_id: 'a', periods: [
-          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
-          period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { root_branch_bytes_month: 7 })]),
-        ] },
-      ]));
+      await parts.appendPage(
+        'v2_programs',
+        rawPage([
+          {
+            program_id: 'a',
+            periods: [
+              period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 })]),
+              period('pd-a', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { root_branch_bytes_month: 7 })]),
+            ],
+          },
+        ]),
+      );
       expect(await parts.commit()).toEqual({ rows: 2 });
       expect((await store.usage.rowCounts()).usage_program).toBe(1);
     });
 
     it('keeps a bucket that straddles a plan change once in each period', async () => {
       const b = store.usage.beginBatch(spec('r1'));
-      await b.appendPage('v2_programs', rawPage([
-        { program_id: 'a', periods: [
-          period('pd-1', 'launch', '2026-10-01T00:00:00Z', [bucket(1, { compute_unit_seconds: 1 }), bucket(2, { compute_unit_seconds: 2 })], '2026-11-02T12:00:00Z'),
-          period('pd-2', 'scale', '2026-11-02T12:00:00Z', [bucket(2, { compute_unit_seconds: 3 })]),
-        ] },
-      ]));
+      await b.appendPage(
+        'v2_programs',
+        rawPage([
+          {
+            program_id: 'a',
+            periods: [
+              period(
+                'pd-1',
+                'launch',
+                '2026-10-01T00:00:00Z',
+                [bucket(1, { compute_unit_seconds: 1 }), bucket(2, { compute_unit_seconds: 2 })],
+                '2026-11-02T12:00:00Z',
+              ),
+              period('pd-2', 'scale', '2026-11-02T12:00:00Z', [bucket(2, { compute_unit_seconds: 3 })]),
+            ],
+          },
+        ]),
+      );
       expect(await b.commit()).toEqual({ rows: 3 });
       expect((await rows(store)).map((r) => [r.timeframe_start.toISOString().slice(0, 10), r.value])).toEqual([
-        ['2026-11-01', 1n], ['2026-11-02', 2n], ['2026-11-02', 3n],
+        ['2026-11-01', 1n],
+        ['2026-11-02', 2n],
+        ['2026-11-02', 3n],
       ]);
     });
   });
@@ -187,7 +266,10 @@ describe('page-loaded usage batches', () => {
     await ok.appendPage('v2_programs', page({ a: [1, 2] }));
     await ok.commit();
     const cases: [string, RegExp][] = [
-      [page({ a: [1, '"many"'] }), /consumption\[1\]\.metrics\[0\]\.value: expected a non-negative integer, got "many"/],
+      [
+        page({ a: [1, '"many"'] }),
+        /consumption\[1\]\.metrics\[0\]\.value: expected a non-negative integer, got "many"/,
+      ],
       [page({ a: ['1.5', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 1\.5/],
       [page({ a: ['9223372036854775808', 3] }), /\.value: 9223372036854775808 is beyond the int64 range/],
       [page({ a: ['-4', 3] }), /\.value: expected a non-negative integer, got -4/],
@@ -197,8 +279,14 @@ describe('page-loaded usage batches', () => {
       [page({ a: [' \n\t 2.50', 3] }), /consumption\[0\]\.metrics\[0\]\.value: expected an integer, got 2\.50/],
       [page({ a: ['true', 3] }), /\.value: expected a non-negative integer, got true/],
       [page({ a: ['null', 3] }), /\.value: expected a non-negative integer, got null/],
-      [page({ a: [1, 2] }).replace('"2026-11-01T00:00:00Z"', '"yesterday"'), /timeframe_start: expected an ISO 8601 date-time/],
-      [page({ a: [1, 2] }).replace('"program_id":"a"', '"program_id":7'), /\$\.programs\[0\]\.program_id: expected a non-empty string id, got 7/],
+      [
+        page({ a: [1, 2] }).replace('"2026-11-01T00:00:00Z"', '"yesterday"'),
+        /timeframe_start: expected an ISO 8601 date-time/,
+      ],
+      [
+        page({ a: [1, 2] }).replace('"program_id":"a"', '"program_id":7'),
+        /\$\.programs\[0\]\.program_id: expected a non-empty string id, got 7/,
+      ],
       [page({ a: [1, 2] }).replace('"periods":[', '"periodz":['), /\$\.programs\[0\]\.periods: expected an array/],
     ];
     for (const [body, message] of cases) {

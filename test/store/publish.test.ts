@@ -42,8 +42,15 @@ describe('analyst copy', () => {
   });
 
   it('publishes a read-only-openable copy with the same rows while the store stays open, and never disturbs an open reader', async () => {
-    await load(store, spec({ windowStart: at(0), windowEnd: at(24) }), hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, value: () => 2n ** 60n }));
-    await store.inventory.upsertPrograms([{ program_id: 'p1', org_id: 'org-1', name: 'a', region_id: null, created_at: null }], { seenAt: at(30) });
+    await load(
+      store,
+      spec({ windowStart: at(0), windowEnd: at(24) }),
+      hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, value: () => 2n ** 60n }),
+    );
+    await store.inventory.upsertPrograms(
+      [{ program_id: 'p1', org_id: 'org-1', name: 'a', region_id: null, created_at: null }],
+      { seenAt: at(30) },
+    );
     const target = await publishAnalystCopy(store);
     expect(target).toBe(join(dir, 'usage.analyst.duckdb'));
     expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
@@ -55,29 +62,45 @@ describe('analyst copy', () => {
     expect(await readerCounts(rconn)).toEqual(expected1);
 
     // The store is still open and writable after publishing.
-    await load(store, spec({ windowStart: at(24), windowEnd: at(48) }), hourlyRows({ programs: ['p1'], fromHour: 24, toHour: 48, value: () => 1n }));
+    await load(
+      store,
+      spec({ windowStart: at(24), windowEnd: at(48) }),
+      hourlyRows({ programs: ['p1'], fromHour: 24, toHour: 48, value: () => 1n }),
+    );
     await publishAnalystCopy(store);
 
     // The open session keeps the copy it opened; a new session sees the new one.
     expect(await readerCounts(rconn)).toEqual(expected1);
     // Columns this session had not read yet come from the old file too.
-    const cols = (await rconn.runAndReadAll('SELECT max(timeframe_end) AS te, string_agg(DISTINCT metric, \',\' ORDER BY metric) AS ms FROM usage_program')).getRowObjectsJS();
+    const cols = (
+      await rconn.runAndReadAll(
+        "SELECT max(timeframe_end) AS te, string_agg(DISTINCT metric, ',' ORDER BY metric) AS ms FROM usage_program",
+      )
+    ).getRowObjectsJS();
     expect(cols).toEqual([{ te: at(24), ms: 'compute_unit_seconds,public_network_transfer_bytes' }]);
     const fresh = await openStore({ path: target, readOnly: true });
-    expect(await rawSql(fresh).query(COUNTS)).toEqual([{ usage: 144n, coverage: 2n, programs: 1n, version: LATEST, total: String(96n * 2n ** 60n + 48n) }]);
+    expect(await rawSql(fresh).query(COUNTS)).toEqual([
+      { usage: 144n, coverage: 2n, programs: 1n, version: LATEST, total: String(96n * 2n ** 60n + 48n) },
+    ]);
     await fresh.close();
     rconn.closeSync();
     reader.closeSync();
   });
 
   it('refuses to publish over the database itself', async () => {
-    await expect(publishAnalystCopy(store, { target: store.path })).rejects.toThrow(/cannot replace the database itself/);
+    await expect(publishAnalystCopy(store, { target: store.path })).rejects.toThrow(
+      /cannot replace the database itself/,
+    );
   });
 });
 
 describe('a damaged database', () => {
   it('is refused with a message that names the analyst copy, and following it gives back the published state', async () => {
-    await load(store, spec({ windowStart: at(0), windowEnd: at(24) }), hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, value: () => 2n ** 60n }));
+    await load(
+      store,
+      spec({ windowStart: at(0), windowEnd: at(24) }),
+      hourlyRows({ programs: ['p1', 'p2'], fromHour: 0, toHour: 24, value: () => 2n ** 60n }),
+    );
     const copy = await publishAnalystCopy(store);
     const path = store.path;
     await store.close();
@@ -86,7 +109,10 @@ describe('a damaged database', () => {
     writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, 12288);
     closeSync(fd);
 
-    const refused = await openStore({ path }).then(() => null, (err: Error) => err);
+    const refused = await openStore({ path }).then(
+      () => null,
+      (err: Error) => err,
+    );
     expect(refused).toBeInstanceOf(StoreCorruptError);
     expect(refused!.message).toContain(`copy the analyst copy ${copy}`);
     expect(refused!.message).toContain('It was not changed');
@@ -95,7 +121,9 @@ describe('a damaged database', () => {
     renameSync(path, `${path}.damaged`);
     copyFileSync(copy, path);
     store = await openStore({ path });
-    expect(await rawSql(store).query(COUNTS)).toEqual([{ usage: 96n, coverage: 1n, programs: 0n, version: LATEST, total: String(96n * 2n ** 60n) }]);
+    expect(await rawSql(store).query(COUNTS)).toEqual([
+      { usage: 96n, coverage: 1n, programs: 0n, version: LATEST, total: String(96n * 2n ** 60n) },
+    ]);
   });
 
   it('without an analyst copy, the message says to restore a backup or collect into a new file', () => {

@@ -48,7 +48,9 @@ describe('query and run', () => {
       l_sum: 6n,
       n: null,
     });
-    expect(await rawSql(store).query('SELECT $a::VARCHAR AS a, $b AS b', { a: 'p', b: true })).toEqual([{ a: 'p', b: true }]);
+    expect(await rawSql(store).query('SELECT $a::VARCHAR AS a, $b AS b', { a: 'p', b: true })).toEqual([
+      { a: 'p', b: true },
+    ]);
   });
 
   it('transaction commits, or rolls back everything when fn throws; nested calls join', async () => {
@@ -85,33 +87,114 @@ describe('query and run', () => {
 
 describe('collection runs', () => {
   it('records start and finish, newest first, with counts as numbers', async () => {
-    await store.runs.start({ runId: 'r1', command: 'collect', options: { orgs: ['o1'], apiKey: 'secret!', big: 2n ** 60n } });
+    await store.runs.start({
+      runId: 'r1',
+      command: 'collect',
+      options: { orgs: ['o1'], apiKey: 'secret!', big: 2n ** 60n },
+    });
     clock = new Date('2025-02-01T11:00:00Z');
-    await store.runs.finish({ runId: 'r1', status: 'partial', requests: 120, retries: 3, throttled: 1, pages: 110, rowsLoaded: 5000, error: 'v1: not eligible' });
+    await store.runs.finish({
+      runId: 'r1',
+      status: 'partial',
+      requests: 120,
+      retries: 3,
+      throttled: 1,
+      pages: 110,
+      rowsLoaded: 5000,
+      error: 'v1: not eligible',
+    });
     clock = new Date('2025-02-01T12:00:00Z');
     await store.runs.start({ runId: 'r2', command: 'inventory', options: {} });
     const runs = await store.runs.last(5);
-    expect(runs.map((r) => [r.runId, r.status])).toEqual([['r2', 'running'], ['r1', 'partial']]);
+    expect(runs.map((r) => [r.runId, r.status])).toEqual([
+      ['r2', 'running'],
+      ['r1', 'partial'],
+    ]);
     expect(runs[1]).toEqual({
-      runId: 'r1', command: 'collect', startedAt: new Date('2025-02-01T10:00:00Z'), finishedAt: new Date('2025-02-01T11:00:00Z'),
-      status: 'partial', requests: 120, retries: 3, throttled: 1, pages: 110, rowsLoaded: 5000, error: 'v1: not eligible', inventoryRequests: 0,
+      runId: 'r1',
+      command: 'collect',
+      startedAt: new Date('2025-02-01T10:00:00Z'),
+      finishedAt: new Date('2025-02-01T11:00:00Z'),
+      status: 'partial',
+      requests: 120,
+      retries: 3,
+      throttled: 1,
+      pages: 110,
+      rowsLoaded: 5000,
+      error: 'v1: not eligible',
+      inventoryRequests: 0,
       options: JSON.stringify({ orgs: ['o1'], apiKey: '[redacted]', big: String(2n ** 60n) }),
     });
     expect(await store.runs.last(1)).toHaveLength(1);
-    await expect(store.runs.finish({ runId: 'nope', status: 'failed', requests: 0, retries: 0, throttled: 0, pages: 0, rowsLoaded: 0 })).rejects.toThrow(/runs\.start was not called/);
+    await expect(
+      store.runs.finish({
+        runId: 'nope',
+        status: 'failed',
+        requests: 0,
+        retries: 0,
+        throttled: 0,
+        pages: 0,
+        rowsLoaded: 0,
+      }),
+    ).rejects.toThrow(/runs\.start was not called/);
   });
 });
 
 describe('coverage', () => {
   it('summarises per source, granularity and scope, and answers the latest complete end', async () => {
     const ts = (h: number) => new Date(at(0).getTime() + 1000 * 3_600_000 + h * 60_000);
-    await load(store, spec({ windowStart: at(0), windowEnd: at(24), collectedAt: ts(1) }), hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24 }));
-    await load(store, spec({ windowStart: at(24), windowEnd: at(48), collectedAt: ts(2) }), hourlyRows({ programs: ['p1'], fromHour: 24, toHour: 48 }));
-    await load(store, spec({ windowStart: at(48), windowEnd: at(50), collectedAt: ts(3), coverage: { source: 'v2_programs', scope: 'org-1', status: 'partial' } }),
-      hourlyRows({ programs: ['p1'], fromHour: 48, toHour: 50 }));
-    await store.coverage.record({ source: 'v1_programs', granularity: 'daily', scope: 'all', windowStart: at(0), windowEnd: at(48), status: 'not_eligible', runId: 'run-1', collectedAt: ts(4), detail: '403 plan' });
-    await store.coverage.record({ source: 'v2_programs', granularity: 'hourly', scope: 'org-2', windowStart: at(0), windowEnd: at(24), status: 'complete', runId: 'run-1', collectedAt: ts(1) });
-    await store.coverage.record({ source: 'v2_programs', granularity: 'hourly', scope: 'org-2', windowStart: at(24), windowEnd: at(48), status: 'failed', runId: 'run-2', collectedAt: ts(5), detail: 'HTTP 503 x5' });
+    await load(
+      store,
+      spec({ windowStart: at(0), windowEnd: at(24), collectedAt: ts(1) }),
+      hourlyRows({ programs: ['p1'], fromHour: 0, toHour: 24 }),
+    );
+    await load(
+      store,
+      spec({ windowStart: at(24), windowEnd: at(48), collectedAt: ts(2) }),
+      hourlyRows({ programs: ['p1'], fromHour: 24, toHour: 48 }),
+    );
+    await load(
+      store,
+      spec({
+        windowStart: at(48),
+        windowEnd: at(50),
+        collectedAt: ts(3),
+        coverage: { source: 'v2_programs', scope: 'org-1', status: 'partial' },
+      }),
+      hourlyRows({ programs: ['p1'], fromHour: 48, toHour: 50 }),
+    );
+    await store.coverage.record({
+      source: 'v1_programs',
+      granularity: 'daily',
+      scope: 'all',
+      windowStart: at(0),
+      windowEnd: at(48),
+      status: 'not_eligible',
+      runId: 'run-1',
+      collectedAt: ts(4),
+      detail: '403 plan',
+    });
+    await store.coverage.record({
+      source: 'v2_programs',
+      granularity: 'hourly',
+      scope: 'org-2',
+      windowStart: at(0),
+      windowEnd: at(24),
+      status: 'complete',
+      runId: 'run-1',
+      collectedAt: ts(1),
+    });
+    await store.coverage.record({
+      source: 'v2_programs',
+      granularity: 'hourly',
+      scope: 'org-2',
+      windowStart: at(24),
+      windowEnd: at(48),
+      status: 'failed',
+      runId: 'run-2',
+      collectedAt: ts(5),
+      detail: 'HTTP 503 x5',
+    });
 
     const summary = await store.coverage.summary();
     expect(summary.map((s) => [s.source, s.granularity, s.scope, s.lastStatus])).toEqual([
@@ -119,7 +202,13 @@ describe('coverage', () => {
       ['v2_programs', 'hourly', 'org-1', 'partial'],
       ['v2_programs', 'hourly', 'org-2', 'failed'],
     ]);
-    expect(summary[1]).toMatchObject({ firstCompleteStart: at(0), lastCompleteEnd: at(48), lastDataEnd: at(50), completeWindows: 2, lastCollectedAt: ts(3) });
+    expect(summary[1]).toMatchObject({
+      firstCompleteStart: at(0),
+      lastCompleteEnd: at(48),
+      lastDataEnd: at(50),
+      completeWindows: 2,
+      lastCollectedAt: ts(3),
+    });
     expect(summary[2]).toMatchObject({ lastCompleteEnd: at(24), lastDetail: 'HTTP 503 x5', lastRunId: 'run-2' });
     expect(summary[0]).toMatchObject({ lastCompleteEnd: null, lastDetail: '403 plan' });
 
@@ -130,12 +219,31 @@ describe('coverage', () => {
     expect(await store.coverage.latestCompleteEnd('v1_programs', 'daily', 'all')).toBeNull();
 
     // Re-recording the same window replaces its row rather than adding one.
-    await store.coverage.record({ source: 'v2_programs', granularity: 'hourly', scope: 'org-2', windowStart: at(24), windowEnd: at(48), status: 'complete', runId: 'run-3', collectedAt: ts(6) });
+    await store.coverage.record({
+      source: 'v2_programs',
+      granularity: 'hourly',
+      scope: 'org-2',
+      windowStart: at(24),
+      windowEnd: at(48),
+      status: 'complete',
+      runId: 'run-3',
+      collectedAt: ts(6),
+    });
     expect(await rawSql(store).query("SELECT count(*) AS n FROM coverage WHERE scope = 'org-2'")).toEqual([{ n: 2n }]);
     expect(await store.coverage.latestCompleteEnd('v2_programs', 'hourly', 'org-2')).toEqual(at(48));
 
     const usage = await store.usage.summary();
-    expect(usage).toEqual([{ table: 'usage_program', apiVersion: 'v2', granularity: 'hourly', rows: 100, firstStart: at(0), lastEnd: at(50), lastCollectedAt: ts(3) }]);
+    expect(usage).toEqual([
+      {
+        table: 'usage_program',
+        apiVersion: 'v2',
+        granularity: 'hourly',
+        rows: 100,
+        firstStart: at(0),
+        lastEnd: at(50),
+        lastCollectedAt: ts(3),
+      },
+    ]);
     // status counts stored rows (one per bucket) without reading a column: the 100 values are 50 buckets of 2 metrics.
     expect(await store.usage.rowCounts()).toEqual({ usage_program: 50, usage_framework: 0 });
   });
@@ -157,11 +265,15 @@ describe('lifecycle', () => {
     await store.close();
     await expect(b.commit()).rejects.toThrow(/closed/);
     store = await openStore({ path: join(dir, 'nested', 'usage.duckdb') });
-    expect(await rawSql(store).query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM coverage) AS n')).toEqual([{ n: 0n }]);
+    expect(
+      await rawSql(store).query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM coverage) AS n'),
+    ).toEqual([{ n: 0n }]);
   });
 
   it('a read-only open of a missing file says to collect first', async () => {
-    await expect(openStore({ path: join(dir, 'missing.duckdb'), readOnly: true })).rejects.toThrow(/does not exist yet.*collect/);
+    await expect(openStore({ path: join(dir, 'missing.duckdb'), readOnly: true })).rejects.toThrow(
+      /does not exist yet.*collect/,
+    );
   });
 });
 
@@ -175,8 +287,12 @@ describe("openStore(':memory:')", () => {
       const b = await openStore({ path: ':memory:' });
       try {
         await rawSql(a).run('CREATE TABLE only_in_a (x INTEGER)');
-        const inA = await rawSql(a).query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
-        const inB = await rawSql(b).query<{ n: bigint }>("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'");
+        const inA = await rawSql(a).query<{ n: bigint }>(
+          "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'",
+        );
+        const inB = await rawSql(b).query<{ n: bigint }>(
+          "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'only_in_a'",
+        );
         expect(inA[0]?.n).toBe(1n);
         expect(inB[0]?.n).toBe(0n);
       } finally {

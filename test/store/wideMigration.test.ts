@@ -64,7 +64,11 @@ describe('migration 010 (usage stored by bucket)', () => {
 
     const store = await openStore({ path });
     expect(await store.schemaVersion()).toBeGreaterThanOrEqual(11);
-    expect(await rawSql(store).query("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name IN ('usage_program', 'usage_framework')")).toEqual([{ n: 0n }]);
+    expect(
+      await rawSql(store).query(
+        "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name IN ('usage_program', 'usage_framework')",
+      ),
+    ).toEqual([{ n: 0n }]);
     expect(await rawSql(store).query(DUMP_PROGRAM)).toEqual(before.program);
     expect(await rawSql(store).query(DUMP_FRAMEWORK)).toEqual(before.framework);
     expect(await rawSql(store).query(DUMP_WIDE)).toEqual(before.wide);
@@ -79,11 +83,15 @@ describe('migration 010 (usage stored by bucket)', () => {
     const path = join(dir, 'odd.duckdb');
     const old = await openStore({ path, migrations: OLD() });
     await rawSql(old).run(PROGRAM_ROWS);
-    await rawSql(old).run(`INSERT INTO usage_program SELECT * REPLACE ('made_up_metric' AS metric) FROM usage_program LIMIT 1`);
+    await rawSql(old).run(
+      `INSERT INTO usage_program SELECT * REPLACE ('made_up_metric' AS metric) FROM usage_program LIMIT 1`,
+    );
     const before = await rawSql(old).query(DUMP_PROGRAM);
     await old.close();
 
-    await expect(openStore({ path })).rejects.toThrow(/010_wide_usage.sql failed and was rolled back: .*made_up_metric/);
+    await expect(openStore({ path })).rejects.toThrow(
+      /010_wide_usage.sql failed and was rolled back: .*made_up_metric/,
+    );
     // 009 (macros only) is applied; 010 is rolled back whole, so the long tables hold what they held.
     const again = await openStore({ path, migrations: BEFORE_010() });
     expect(await rawSql(again).query(DUMP_PROGRAM)).toEqual(before);

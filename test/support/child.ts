@@ -8,6 +8,7 @@ export const REPO = resolve(import.meta.dirname, '../..');
 /** The built module for a source path such as 'src/app/lock.ts'. */
 export function distModule(src: string): string {
   const out = join(REPO, 'dist', src.replace(/\.ts$/, '.js'));
-  if (!existsSync(out)) throw new Error(`${out} is missing: run \`npm run build\` (the integration tests' global setup does).`);
+  if (!existsSync(out))
+    throw new Error(`${out} is missing: run \`npm run build\` (the integration tests' global setup does).`);
   return out;
 }

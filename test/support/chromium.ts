@@ -40,7 +40,14 @@ export class Browser {
     private readonly profile: string,
   ) {
     ws.addEventListener('message', (ev) => {
-      const msg = JSON.parse(String(ev.data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: Record<string, unknown>; sessionId?: string };
+      const msg = JSON.parse(String(ev.data)) as {
+        id?: number;
+        result?: unknown;
+        error?: { message: string };
+        method?: string;
+        params?: Record<string, unknown>;
+        sessionId?: string;
+      };
       if (msg.id !== undefined) {
         const p = this.pending.get(msg.id);
         this.pending.delete(msg.id);
@@ -55,13 +62,29 @@ export class Browser {
   static async launch(): Promise<Browser> {
     const bin = findChromium();
     const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
-    const proc = spawn(bin, [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage', `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(
+      bin,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-dev-shm-usage',
+        `--user-data-dir=${profile}`,
+        '--remote-debugging-port=0',
+        'about:blank',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
-      const timer = setTimeout(() => reject(new Error(`Chromium did not start within ${START_TIMEOUT_MS} ms: ${err.slice(-2000)}`)), START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`Chromium did not start within ${START_TIMEOUT_MS} ms: ${err.slice(-2000)}`)),
+        START_TIMEOUT_MS,
+      );
       proc.stderr.on('data', (d: Buffer) => {
         err += d.toString();
         const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
@@ -83,14 +106,24 @@ export class Browser {
     return new Browser(proc, ws, profile);
   }
 
-  send<T = Record<string, unknown>>(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<T> {
+  send<T = Record<string, unknown>>(
+    method: string,
+    params: Record<string, unknown> = {},
+    sessionId?: string,
+  ): Promise<T> {
     const id = this.nextId++;
     this.ws.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${method} timed out`)), CALL_TIMEOUT_MS);
       this.pending.set(id, {
-        resolve: (v) => { clearTimeout(timer); resolve(v as T); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       });
     });
   }
@@ -107,12 +140,18 @@ export class Browser {
       if (method === 'Runtime.consoleAPICalled' && (params.type === 'error' || params.type === 'assert'))
         events.consoleErrors.push(JSON.stringify(params.args));
       if (method === 'Runtime.exceptionThrown') events.exceptions.push(JSON.stringify(params.exceptionDetails));
-      if (method === 'Log.entryAdded' && (params.entry as { level: string }).level === 'error') events.consoleErrors.push(JSON.stringify(params.entry));
+      if (method === 'Log.entryAdded' && (params.entry as { level: string }).level === 'error')
+        events.consoleErrors.push(JSON.stringify(params.entry));
       if (method === 'Network.requestWillBeSent') events.requests.push((params.request as { url: string }).url);
       if (method === 'Page.loadEventFired') loaded();
     });
-    for (const m of ['Runtime.enable', 'Log.enable', 'Page.enable', 'Network.enable']) await this.send(m, {}, sessionId);
-    await this.send('Emulation.setDeviceMetricsOverride', { ...viewport, deviceScaleFactor: 1, mobile: false }, sessionId);
+    for (const m of ['Runtime.enable', 'Log.enable', 'Page.enable', 'Network.enable'])
+      await this.send(m, {}, sessionId);
+    await this.send(
+      'Emulation.setDeviceMetricsOverride',
+      { ...viewport, deviceScaleFactor: 1, mobile: false },
+      sessionId,
+    );
     await this.send('Page.navigate', { url }, sessionId);
     await load;
     return { sessionId, events };

@@ -13,14 +13,23 @@ export interface CliRun {
   /** The stderr lines complete so far, parsed (off a terminal every one is JSON; one that is not fails the parse, and the test). */
   lines(): Record<string, unknown>[];
   /** Resolves when the process has exited; `killedAfterMs` is set when the guard had to SIGKILL it. */
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; killedAfterMs?: number }>;
+  done: Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+    killedAfterMs?: number;
+  }>;
 }
 
 /**
  * Starts the CLI. Asynchronous, so that a server in this process keeps answering while it runs.
  * `guardMs`: a process still running after this long is killed and reported as such (a hang is a failure).
  */
-export function startCli(args: string[], o: { env?: NodeJS.ProcessEnv; cwd?: string; guardMs?: number; nodeOptions?: string[] } = {}): CliRun {
+export function startCli(
+  args: string[],
+  o: { env?: NodeJS.ProcessEnv; cwd?: string; guardMs?: number; nodeOptions?: string[] } = {},
+): CliRun {
   const cwd = o.cwd ?? process.cwd();
   const bin = distModule('src/cli/main.ts');
   const proc = spawn(process.execPath, [...(o.nodeOptions ?? []), bin, ...args], {
@@ -38,7 +47,13 @@ export function startCli(args: string[], o: { env?: NodeJS.ProcessEnv; cwd?: str
     killedAfterMs = guardMs;
     proc.kill('SIGKILL');
   }, guardMs);
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; killedAfterMs?: number }>((resolve) =>
+  const done = new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+    killedAfterMs?: number;
+  }>((resolve) =>
     proc.on('close', (code, signal) => {
       clearTimeout(guard);
       resolve({ code, signal, stdout, stderr, ...(killedAfterMs !== undefined ? { killedAfterMs } : {}) });
@@ -87,12 +102,19 @@ export function stderrLines(stderr: string): Record<string, unknown>[] {
 
 /** The error message a command ended with (the last stderr line of level error). */
 export function errorMessage(stderr: string): string | undefined {
-  return stderrLines(stderr).filter((l) => l.level === 'error').at(-1)?.msg as string | undefined;
+  return stderrLines(stderr)
+    .filter((l) => l.level === 'error')
+    .at(-1)?.msg as string | undefined;
 }
 
 /** The scopes a collect reported failed on stderr: `{ source, granularity, org, error }` each. */
 export function failedScopes(stderr: string): { source: string; granularity: string; org: string; error: string }[] {
   return stderrLines(stderr)
     .filter((l) => l.msg === 'scope failed; other scopes go on')
-    .map((l) => ({ source: String(l.source), granularity: String(l.granularity), org: String(l.org), error: String(l.error) }));
+    .map((l) => ({
+      source: String(l.source),
+      granularity: String(l.granularity),
+      org: String(l.org),
+      error: String(l.error),
+    }));
 }

@@ -45,7 +45,9 @@ export async function fixture(sandbox: SandboxOptions & { fast?: boolean } = {},
     [
       '[api]',
       `base_url = ${JSON.stringify(sb.baseUrl)}`,
-      ...(limits ? ['[api.rate_limit]', `per_minute = ${limits.perMinute}`, `per_second_per_route = ${limits.perSecondPerRoute}`] : []),
+      ...(limits
+        ? ['[api.rate_limit]', `per_minute = ${limits.perMinute}`, `per_second_per_route = ${limits.perSecondPerRoute}`]
+        : []),
       '[store]',
       `db = ${JSON.stringify(dbPath)}`,
       'lock_timeout_seconds = 10',
@@ -57,7 +59,11 @@ export async function fixture(sandbox: SandboxOptions & { fast?: boolean } = {},
   );
   const env: NodeJS.ProcessEnv = { USAGE_API_KEY: sb.apiKey };
   const lines: Record<string, unknown>[] = [];
-  const log = createLogger({ json: true, level: 'debug', write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const log = createLogger({
+    json: true,
+    level: 'debug',
+    write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>),
+  });
   return {
     dir,
     configPath,

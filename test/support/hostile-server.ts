@@ -81,7 +81,9 @@ export async function startHostileServer(): Promise<HostileServer> {
     }
     if (url.pathname !== '/v1/consumption_history/v2/programs' || behaviour.kind === 'not-eligible') {
       res.writeHead(403, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ request_id: `hostile-${serial}`, code: 'forbidden', message: 'not served here' }));
+      return res.end(
+        JSON.stringify({ request_id: `hostile-${serial}`, code: 'forbidden', message: 'not served here' }),
+      );
     }
     const from = Date.parse(url.searchParams.get('from') ?? '');
     const b = behaviour;

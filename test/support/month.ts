@@ -65,7 +65,16 @@ export async function loadMonthFile(month: string): Promise<{ dir: string; db: s
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
  * `until` loads only the buckets before it (a month in progress) and `now` sets the clock.
  */
-export async function loadMonth(o: { month: string; granularity?: Granularity; seed?: number; scenario?: Scenario; skipOrg?: boolean; dir?: string; until?: number; now?: number }): Promise<Loaded> {
+export async function loadMonth(o: {
+  month: string;
+  granularity?: Granularity;
+  seed?: number;
+  scenario?: Scenario;
+  skipOrg?: boolean;
+  dir?: string;
+  until?: number;
+  now?: number;
+}): Promise<Loaded> {
   const g = o.granularity ?? 'daily';
   const { from, to: monthEnd } = monthRange(o.month);
   const to = o.until ?? monthEnd;
@@ -82,9 +91,21 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   // v1: one batch for every legacy program ('all').
   truth.v1_programs = expectedRows(world, { source: 'v1_programs', granularity: g, from, to, now });
   {
-    const b = store.usage.beginBatch({ table: 'usage_program', apiVersion: 'v1', granularity: g, windowStart, windowEnd, scope: {},
-      coverage: { source: 'v1_programs', scope: 'all', status: 'complete' }, runId, collectedAt });
-    await appendRows(b, truth.v1_programs.map((r) => toRow(world, r)));
+    const b = store.usage.beginBatch({
+      table: 'usage_program',
+      apiVersion: 'v1',
+      granularity: g,
+      windowStart,
+      windowEnd,
+      scope: {},
+      coverage: { source: 'v1_programs', scope: 'all', status: 'complete' },
+      runId,
+      collectedAt,
+    });
+    await appendRows(
+      b,
+      truth.v1_programs.map((r) => toRow(world, r)),
+    );
     await b.commit();
   }
 
@@ -95,28 +116,75 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   for (const orgId of world.personal_org_ids) {
     const org = world.orgById.get(orgId)!;
     if (org.billing === 'legacy') {
-      await store.coverage.record({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'not_eligible', runId, collectedAt, detail: '403' });
+      await store.coverage.record({
+        source: 'v2_programs',
+        granularity: g,
+        scope: orgId,
+        windowStart,
+        windowEnd,
+        status: 'not_eligible',
+        runId,
+        collectedAt,
+        detail: '403',
+      });
       continue;
     }
     const rows = expectedRows(world, { source: 'v2_programs', granularity: g, from, to, now, orgId });
     if (o.skipOrg && !skipped) {
       skipped = true;
-      await store.coverage.record({ source: 'v2_programs', granularity: g, scope: orgId, windowStart, windowEnd, status: 'failed', runId, collectedAt, detail: 'test' });
+      await store.coverage.record({
+        source: 'v2_programs',
+        granularity: g,
+        scope: orgId,
+        windowStart,
+        windowEnd,
+        status: 'failed',
+        runId,
+        collectedAt,
+        detail: 'test',
+      });
       continue;
     }
     truth.v2_programs.push(...rows);
-    const b = store.usage.beginBatch({ table: 'usage_program', apiVersion: 'v2', granularity: g, windowStart, windowEnd, scope: { orgId },
-      coverage: { source: 'v2_programs', scope: orgId, status: 'complete' }, runId, collectedAt });
-    await appendRows(b, rows.map((r) => toRow(world, r)));
+    const b = store.usage.beginBatch({
+      table: 'usage_program',
+      apiVersion: 'v2',
+      granularity: g,
+      windowStart,
+      windowEnd,
+      scope: { orgId },
+      coverage: { source: 'v2_programs', scope: orgId, status: 'complete' },
+      runId,
+      collectedAt,
+    });
+    await appendRows(
+      b,
+      rows.map((r) => toRow(world, r)),
+    );
     await b.commit();
 
     const programIds = [...new Set(rows.map((r) => r.program_id))].sort();
     if (programIds.length === 0) continue;
     const fr = expectedRows(world, { source: 'v2_frameworks', granularity: g, from, to, now, programIds });
     truth.v2_frameworks.push(...fr);
-    const fb = store.usage.beginBatch({ table: 'usage_framework', granularity: g, windowStart, windowEnd, scope: { programIds },
-      coverage: { source: 'v2_frameworks', scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`, status: 'complete' }, runId, collectedAt });
-    await appendRows(fb, fr.map((r) => toRow(world, r)));
+    const fb = store.usage.beginBatch({
+      table: 'usage_framework',
+      granularity: g,
+      windowStart,
+      windowEnd,
+      scope: { programIds },
+      coverage: {
+        source: 'v2_frameworks',
+        scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`,
+        status: 'complete',
+      },
+      runId,
+      collectedAt,
+    });
+    await appendRows(
+      fb,
+      fr.map((r) => toRow(world, r)),
+    );
     await fb.commit();
   }
 
@@ -125,25 +193,48 @@ export async function loadMonth(o: { month: string; granularity?: Granularity; s
   const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
   const seen1 = new Date(from - DAY);
   const seen2 = new Date(to - 6 * 3_600_000);
-  const alive = (t: number) => (f: { created_at: number; deleted_at?: number }) => f.created_at <= t && (f.deleted_at === undefined || f.deleted_at > t);
+  const alive = (t: number) => (f: { created_at: number; deleted_at?: number }) =>
+    f.created_at <= t && (f.deleted_at === undefined || f.deleted_at > t);
   // Programs: an earlier listing saw every program created by then; the last one, complete for every
   // organisation, no longer lists the deleted ones (so they are marked deleted, names kept).
-  const programRow = (p: World['programs'][number]) =>
-    ({ program_id: p.id, org_id: p.org_id, name: p.id === formulaProgramId ? '=1+1' : p.name, region_id: p.region_id, created_at: new Date(p.created_at) });
-  await store.inventory.upsertPrograms(world.programs.filter((p) => p.created_at <= seen1.getTime()).map(programRow), { seenAt: seen1 });
+  const programRow = (p: World['programs'][number]) => ({
+    program_id: p.id,
+    org_id: p.org_id,
+    name: p.id === formulaProgramId ? '=1+1' : p.name,
+    region_id: p.region_id,
+    created_at: new Date(p.created_at),
+  });
+  await store.inventory.upsertPrograms(world.programs.filter((p) => p.created_at <= seen1.getTime()).map(programRow), {
+    seenAt: seen1,
+  });
   await store.inventory.upsertPrograms(world.programs.filter(alive(seen2.getTime())).map(programRow), {
-    seenAt: seen2, completeForOrgs: world.orgs.map((o) => o.id),
+    seenAt: seen2,
+    completeForOrgs: world.orgs.map((o) => o.id),
   });
   // The organization listing, as a collection records it (their names are the billing account names).
   for (const o of world.orgs) await store.inventory.upsertOrganization({ orgId: o.id, name: o.name, seenAt: seen2 });
-  const fwRow = (f: World['frameworks'][number]) => ({ framework_id: f.id, program_id: f.program_id, name: f.name, current_state: 'ready', created_at: new Date(f.created_at) });
+  const fwRow = (f: World['frameworks'][number]) => ({
+    framework_id: f.id,
+    program_id: f.program_id,
+    name: f.name,
+    current_state: 'ready',
+    created_at: new Date(f.created_at),
+  });
   await store.inventory.upsertFrameworks(world.frameworks.filter(alive(seen1.getTime())).map(fwRow), { seenAt: seen1 });
   await store.inventory.upsertFrameworks(world.frameworks.filter(alive(seen2.getTime())).map(fwRow), {
-    seenAt: seen2, completeForPrograms: world.programs.map((p) => p.id),
+    seenAt: seen2,
+    completeForPrograms: world.programs.map((p) => p.id),
   });
   await store.inventory.upsertSnapshots(
-    world.snapshots.map((s) => ({ snapshot_id: s.id, program_id: s.program_id, name: s.name, source_framework_id: s.source_branch_id,
-      created_at: new Date(s.created_at), manual: s.manual, expires_at: s.expires_at === undefined ? null : new Date(s.expires_at) })),
+    world.snapshots.map((s) => ({
+      snapshot_id: s.id,
+      program_id: s.program_id,
+      name: s.name,
+      source_framework_id: s.source_branch_id,
+      created_at: new Date(s.created_at),
+      manual: s.manual,
+      expires_at: s.expires_at === undefined ? null : new Date(s.expires_at),
+    })),
     { seenAt: new Date(now) },
   );
   return { store, world, dir, from, to, now, truth, formulaProgramId };

@@ -52,7 +52,12 @@ export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>):
     for (const r of rows) {
       checkRow(r, framework);
       const col = metricColumn(r.metric, framework)!;
-      const period = book.period(r.period_id, r.period_plan, book.fromDate(r.period_start), r.period_end === null ? null : book.fromDate(r.period_end));
+      const period = book.period(
+        r.period_id,
+        r.period_plan,
+        book.fromDate(r.period_start),
+        r.period_end === null ? null : book.fromDate(r.period_end),
+      );
       const key = `${r.program_id}\u0000${r.framework_id ?? ''}\u0000${period}\u0000${r.timeframe_start.getTime()}\u0000${r.org_id ?? ''}`;
       let b = buckets.get(key);
       if (b === undefined) {
@@ -70,7 +75,15 @@ export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>):
       n++;
     }
     for (const { r, period, metrics } of buckets.values()) {
-      writer.add(r.org_id ?? null, r.program_id, r.framework_id ?? null, period, book.fromDate(r.timeframe_start), book.fromDate(r.timeframe_end), metrics);
+      writer.add(
+        r.org_id ?? null,
+        r.program_id,
+        r.framework_id ?? null,
+        period,
+        book.fromDate(r.timeframe_start),
+        book.fromDate(r.timeframe_end),
+        metrics,
+      );
     }
     return { items: programIds.size, cursor: null, programIds: [...programIds], rowlessIds: [], values: n };
   };
@@ -82,7 +95,15 @@ export async function appendRows(batch: UsageBatch, rows: Iterable<UsageRowIn>):
   }
 }
 
-const REQUIRED = ['program_id', 'period_id', 'period_plan', 'period_start', 'timeframe_start', 'timeframe_end', 'metric'] as const;
+const REQUIRED = [
+  'program_id',
+  'period_id',
+  'period_plan',
+  'period_start',
+  'timeframe_start',
+  'timeframe_end',
+  'metric',
+] as const;
 
 /** A long row as the store takes it: every key column present, the value an int64 bigint, a known metric. */
 function checkRow(r: UsageRowIn, framework: boolean): void {
@@ -92,10 +113,16 @@ function checkRow(r: UsageRowIn, framework: boolean): void {
     );
   }
   for (const k of REQUIRED) {
-    if (r[k] === null || r[k] === undefined) throw new TypeError(`usage row without ${k}: every row needs ${REQUIRED.join(', ')}`);
+    if (r[k] === null || r[k] === undefined)
+      throw new TypeError(`usage row without ${k}: every row needs ${REQUIRED.join(', ')}`);
   }
-  if (framework && !r.framework_id) throw new UsageBatchError(`usage_framework batch refused, nothing was written: a row of ${r.program_id} has no framework_id`);
+  if (framework && !r.framework_id)
+    throw new UsageBatchError(
+      `usage_framework batch refused, nothing was written: a row of ${r.program_id} has no framework_id`,
+    );
   if (metricColumn(r.metric, framework) === undefined) {
-    throw new TypeError(`usage metric ${r.metric} is not one the ${framework ? 'usage_framework' : 'usage_program'} table has a column for`);
+    throw new TypeError(
+      `usage metric ${r.metric} is not one the ${framework ? 'usage_framework' : 'usage_program'} table has a column for`,
+    );
   }
 }

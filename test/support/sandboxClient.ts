@@ -30,9 +30,17 @@ export function parseExact(text: string): unknown {
   return parse(text, null, (literal: string) => (isInteger(literal) ? BigInt(literal) : Number(literal)));
 }
 
-export async function call(sb: Sandbox, path: string, params: Params = {}, opts: { key?: string | null; headers?: Record<string, string> } = {}): Promise<Reply> {
+export async function call(
+  sb: Sandbox,
+  path: string,
+  params: Params = {},
+  opts: { key?: string | null; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const key = opts.key === undefined ? sb.apiKey : opts.key;
-  const headers: Record<string, string> = { ...(key !== null ? { authorization: `Bearer ${key}` } : {}), ...opts.headers };
+  const headers: Record<string, string> = {
+    ...(key !== null ? { authorization: `Bearer ${key}` } : {}),
+    ...opts.headers,
+  };
   const res = await fetch(url(sb, path, params), { headers });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, body: text ? parseExact(text) : undefined };
@@ -43,7 +51,11 @@ export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
 
 /** A bucket of a consumption item: v2 lists its metrics, v1 names each as a key. */
-export type ApiBucket = { timeframe_start: string; timeframe_end: string; metrics?: { metric_name: string; value: bigint }[] } & Record<string, unknown>;
+export type ApiBucket = {
+  timeframe_start: string;
+  timeframe_end: string;
+  metrics?: { metric_name: string; value: bigint }[];
+} & Record<string, unknown>;
 /** An item of a listing or consumption page as the sandbox answers it (values exact, as bigint). */
 export type ApiItem = {
   program_id: string;
@@ -52,7 +64,13 @@ export type ApiItem = {
 } & Record<string, unknown>;
 
 /** Every page of a consumption or list endpoint, following cursors to the end. */
-export async function allPages(sb: Sandbox, path: string, listKey: string, params: Params, opts: { key?: string } = {}): Promise<{ pages: unknown[][]; items: ApiItem[]; trailingEmpty: boolean }> {
+export async function allPages(
+  sb: Sandbox,
+  path: string,
+  listKey: string,
+  params: Params,
+  opts: { key?: string } = {},
+): Promise<{ pages: unknown[][]; items: ApiItem[]; trailingEmpty: boolean }> {
   const pages: unknown[][] = [];
   let cursor: string | undefined;
   let trailingEmpty = false;
@@ -90,9 +108,11 @@ export function rowsOf(items: ApiItem[], keepZeros: boolean): Row[] {
           timeframe_end: Date.parse(c.timeframe_end),
         };
         if (Array.isArray(c.metrics)) {
-          for (const m of c.metrics) if (keepZeros || m.value !== 0n) rows.push({ ...base, metric: m.metric_name, value: m.value });
+          for (const m of c.metrics)
+            if (keepZeros || m.value !== 0n) rows.push({ ...base, metric: m.metric_name, value: m.value });
         } else {
-          for (const [k, v] of Object.entries(c)) if (k !== 'timeframe_start' && k !== 'timeframe_end') rows.push({ ...base, metric: k, value: v as bigint });
+          for (const [k, v] of Object.entries(c))
+            if (k !== 'timeframe_start' && k !== 'timeframe_end') rows.push({ ...base, metric: k, value: v as bigint });
         }
       }
     }
@@ -100,7 +120,14 @@ export function rowsOf(items: ApiItem[], keepZeros: boolean): Row[] {
   return rows;
 }
 
-export interface KeyFields { program_id: string; framework_id?: string; period_id: string; timeframe_start: number; timeframe_end: number; metric: string }
+export interface KeyFields {
+  program_id: string;
+  framework_id?: string;
+  period_id: string;
+  timeframe_start: number;
+  timeframe_end: number;
+  metric: string;
+}
 
 export function rowKey(r: KeyFields): string {
   return [r.program_id, r.framework_id ?? '', r.period_id, r.timeframe_start, r.timeframe_end, r.metric].join('|');

@@ -84,7 +84,9 @@ export function hourlyRows(o: {
   return out;
 }
 
-export function spec(over: Partial<UsageBatchSpec> & Pick<UsageBatchSpec, 'windowStart' | 'windowEnd'>): UsageBatchSpec {
+export function spec(
+  over: Partial<UsageBatchSpec> & Pick<UsageBatchSpec, 'windowStart' | 'windowEnd'>,
+): UsageBatchSpec {
   return {
     table: 'usage_program',
     apiVersion: 'v2',
@@ -105,7 +107,10 @@ export async function load(store: Store, s: UsageBatchSpec, rows: UsageRowIn[]):
 }
 
 /** The fact table as sorted "granularity|org|program|(version or framework)|period|hour|metric=value" strings, for exact comparisons. */
-export async function dump(store: Store, table: 'usage_program' | 'usage_framework' = 'usage_program'): Promise<string[]> {
+export async function dump(
+  store: Store,
+  table: 'usage_program' | 'usage_framework' = 'usage_program',
+): Promise<string[]> {
   const fw = table === 'usage_framework' ? "framework_id || '|' ||" : "api_version || '|' ||";
   const rows = await rawSql(store).query<{ k: string }>(
     `SELECT granularity || '|' || coalesce(org_id, '-') || '|' || program_id || '|' || ${fw} period_id || '|' ||

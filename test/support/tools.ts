@@ -38,20 +38,30 @@ export function aptCommand(pkgs: string[], sudo: boolean): string {
 
 function aptInstall(pkgs: string[], why: string): void {
   if (!isRoot() || !onPath('apt-get')) {
-    throw new SetupError(`the tests need ${why}: install it with \`${aptCommand(pkgs, true)}\` (or your system's packages for ${pkgs.join(', ')}), then run npm test again`);
+    throw new SetupError(
+      `the tests need ${why}: install it with \`${aptCommand(pkgs, true)}\` (or your system's packages for ${pkgs.join(', ')}), then run npm test again`,
+    );
   }
   process.stderr.write(`test setup: installing ${pkgs.join(', ')} (${why})...\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...pkgs]]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', ...pkgs],
+  ]) {
     const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    if (r.status !== 0) throw new SetupError(`\`${aptCommand(pkgs, false)}\` failed (exit ${r.status ?? r.signal}): run it yourself, then npm test again`);
+    if (r.status !== 0)
+      throw new SetupError(
+        `\`${aptCommand(pkgs, false)}\` failed (exit ${r.status ?? r.signal}): run it yourself, then npm test again`,
+      );
   }
 }
 
 /** A virtual environment with pip: one made without ensurepip (python3-venv missing) has none. */
-const venvWorks = () => existsSync(venvPython()) && spawnSync(venvPython(), ['-m', 'pip', '--version'], { stdio: 'ignore' }).status === 0;
+const venvWorks = () =>
+  existsSync(venvPython()) && spawnSync(venvPython(), ['-m', 'pip', '--version'], { stdio: 'ignore' }).status === 0;
 
-const makeVenv = () => spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+const makeVenv = () =>
+  spawnSync('python3', ['-m', 'venv', '--clear', VENV_DIR], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
 
 /** Every Debian package missing, asked for at once: the programs, and python3-venv when a venv cannot be made. */
 function systemPackages(): void {
@@ -77,11 +87,20 @@ function pythonPackages(): void {
   if (!venvWorks()) {
     // Missing, or broken (made before python3-venv was installed: no pip): made again from scratch.
     const r = makeVenv();
-    if (r.status !== 0 || !venvWorks()) throw new SetupError(`cannot create the tests' Python environment (${String(r.stderr).trim().split('\n').at(-1)}): run \`${venvHint}\``);
+    if (r.status !== 0 || !venvWorks())
+      throw new SetupError(
+        `cannot create the tests' Python environment (${String(r.stderr).trim().split('\n').at(-1)}): run \`${venvHint}\``,
+      );
   }
   process.stderr.write('test setup: installing the Python packages of test/support/requirements.txt into .venv/...\n');
-  const pip = spawnSync(python, ['-m', 'pip', 'install', '-q', '-r', PYTHON_REQUIREMENTS], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (pip.status !== 0) throw new SetupError(`pip could not install test/support/requirements.txt into .venv/: run \`${venvHint}\` and fix what it reports`);
+  const pip = spawnSync(python, ['-m', 'pip', 'install', '-q', '-r', PYTHON_REQUIREMENTS], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (pip.status !== 0)
+    throw new SetupError(
+      `pip could not install test/support/requirements.txt into .venv/: run \`${venvHint}\` and fix what it reports`,
+    );
   writeFileSync(STAMP, digest + '\n');
 }
 

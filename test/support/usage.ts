@@ -7,10 +7,24 @@ import { type Granularity, type Source } from '../../src/domain/granularity.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
 /** Sum per (program or framework, metric) for each complete coverage window, from the sandbox's truth. */
-export function truthSums(sb: Sandbox, source: Source, g: Granularity, windows: { scope: string; from: number; to: number }[], now: number) {
+export function truthSums(
+  sb: Sandbox,
+  source: Source,
+  g: Granularity,
+  windows: { scope: string; from: number; to: number }[],
+  now: number,
+) {
   const sums = new Map<string, bigint>();
   for (const w of windows) {
-    for (const r of expectedRows(sb.world, { source, granularity: g, from: w.from, to: w.to, now, orgId: w.scope, ...(source === 'v1_programs' ? { metrics: V1_METRICS } : {}) })) {
+    for (const r of expectedRows(sb.world, {
+      source,
+      granularity: g,
+      from: w.from,
+      to: w.to,
+      now,
+      orgId: w.scope,
+      ...(source === 'v1_programs' ? { metrics: V1_METRICS } : {}),
+    })) {
       const key = `${source === 'v2_frameworks' ? r.framework_id : r.program_id}|${r.metric}`;
       sums.set(key, (sums.get(key) ?? 0n) + r.value);
     }
@@ -46,7 +60,10 @@ export async function completeWindows(store: Store, source: Source, g: Granulari
     const from = new Date(r.window_start).getTime();
     const to = new Date(r.window_end).getTime();
     const s = span.get(r.scope);
-    span.set(r.scope, s ? { scope: r.scope, from: Math.min(s.from, from), to: Math.max(s.to, to) } : { scope: r.scope, from, to });
+    span.set(
+      r.scope,
+      s ? { scope: r.scope, from: Math.min(s.from, from), to: Math.max(s.to, to) } : { scope: r.scope, from, to },
+    );
   }
   return [...span.values()];
 }

@@ -15,12 +15,18 @@ export function registerCollect(program: Command, setExit: SetExit): void {
     .option('--include-partial', 'also load the bucket still in progress')
     .option('--accept-deletions', 'commit answers that delete more than collect.max_deletion_share of a window')
     .option('--insecure-http', 'allow a plain-http --base-url beyond loopback (the key then travels in clear text)')
-    .addOption(new Option('--inventory <when>', 'refresh programs/frameworks/snapshots').choices(['auto', 'always', 'never']).default('auto'))
+    .addOption(
+      new Option('--inventory <when>', 'refresh programs/frameworks/snapshots')
+        .choices(['auto', 'always', 'never'])
+        .default('auto'),
+    )
     .option('--json', 'print the result as JSON')
     .action(async (o) => {
-      const [{ collectCommand, prepareCollectCommand }, { collectProgress, runSummary }, { formatCollectSummary, outputWidth }] = await Promise.all([
-        import('../collect.js'), import('../progress.js'), import('../format.js'),
-      ]);
+      const [
+        { collectCommand, prepareCollectCommand },
+        { collectProgress, runSummary },
+        { formatCollectSummary, outputWidth },
+      ] = await Promise.all([import('../collect.js'), import('../progress.js'), import('../format.js')]);
       // Flags, URL, key and folders are refused (exit 64) before the lock, a folder or a request.
       const prepared = prepareCollectCommand(o);
       const progress = collectProgress({ json: !!o.json });

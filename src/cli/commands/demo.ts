@@ -5,12 +5,16 @@ import { common, EXIT, underRunLock, type SetExit } from '../command.js';
 
 export function registerDemo(program: Command, setExit: SetExit): void {
   common(program.command('demo'))
-    .description('the demo behind `npm start`: sandbox, collect, last month\'s reports')
+    .description("the demo behind `npm start`: sandbox, collect, last month's reports")
     .action(async (o) => {
-      const [{ demoCommand }, { terminalProgress }, { formatDemo, outputWidth }] = await Promise.all([import('../demo.js'), import('../progress.js'), import('../format.js')]);
+      const [{ demoCommand }, { terminalProgress }, { formatDemo, outputWidth }] = await Promise.all([
+        import('../demo.js'),
+        import('../progress.js'),
+        import('../format.js'),
+      ]);
       const progress = terminalProgress();
-      const r = await underRunLock(o, 'demo', () => demoCommand({ ...o, ...(progress ? { progress } : {}) })).finally(() =>
-        progress?.stop(),
+      const r = await underRunLock(o, 'demo', () => demoCommand({ ...o, ...(progress ? { progress } : {}) })).finally(
+        () => progress?.stop(),
       );
       process.stdout.write(formatDemo(r, outputWidth()) + '\n');
       setExit(r.collect.exitCode === 1 ? EXIT.failed : EXIT.ok);

@@ -6,7 +6,10 @@ import { common, EXIT, printJson, underRunLock, type SetExit } from '../command.
 export function registerExport(program: Command, setExit: SetExit): void {
   common(program.command('export'))
     .description('write the collected usage, dimensions and priced daily lines as a Hive-partitioned Parquet dataset')
-    .option('--dataset <dir>', 'dataset root: a folder, a mounted bucket, or a folder you sync (default: export.dataset)')
+    .option(
+      '--dataset <dir>',
+      'dataset root: a folder, a mounted bucket, or a folder you sync (default: export.dataset)',
+    )
     .option('--format <list>', 'parquet,arrow (default parquet; arrow adds Arrow IPC copies under DIR/_arrow)')
     .option('--prices <file>', 'price book (default report.prices)')
     .option('--json', 'print the result as JSON')
@@ -15,7 +18,10 @@ export function registerExport(program: Command, setExit: SetExit): void {
       const prepared = prepareExportCommand(o);
       const r = await underRunLock(o, 'export', (signal) => exportCommand({ ...o, signal }, prepared));
       if (o.json) printJson(r);
-      else process.stdout.write(`dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`);
+      else
+        process.stdout.write(
+          `dataset ${r.dir}: ${r.partitions} partitions, ${r.written.length} written, ${r.unchanged} unchanged, ${r.removed.length} removed, ${r.rows} rows\n`,
+        );
       setExit(EXIT.ok);
     });
 }

@@ -20,7 +20,9 @@ export function registerQuery(program: Command, setExit: SetExit): void {
       const r = await queryCommand({ ...o, ...(sql !== undefined ? { sql } : {}) });
       if (o.json) {
         const { stringify } = await import('lossless-json');
-        process.stdout.write(stringify(r.rows, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v), 2) + '\n');
+        process.stdout.write(
+          stringify(r.rows, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v), 2) + '\n',
+        );
       } else process.stdout.write(formatQuery(r) + '\n');
       setExit(EXIT.ok);
     });

@@ -7,9 +7,15 @@ export function registerStatus(program: Command, setExit: SetExit): void {
   common(program.command('status'))
     .description('what is collected: coverage, freshness, last runs')
     .option('--json', 'print as JSON')
-    .option('--check', 'for monitors: exit 1 when a scope is stale (status.max_age_hours) or the last run failed, with one line saying why')
+    .option(
+      '--check',
+      'for monitors: exit 1 when a scope is stale (status.max_age_hours) or the last run failed, with one line saying why',
+    )
     .action(async (o) => {
-      const [{ statusCommand }, { formatStatus, outputWidth }] = await Promise.all([import('../status.js'), import('../format.js')]);
+      const [{ statusCommand }, { formatStatus, outputWidth }] = await Promise.all([
+        import('../status.js'),
+        import('../format.js'),
+      ]);
       const s = await statusCommand(o);
       if (o.json) printJson(o.check ? { ok: s.check.ok, reason: s.check.reason, problems: s.check.problems } : s);
       else process.stdout.write((o.check ? s.check.reason : formatStatus(s, Date.now(), outputWidth())) + '\n');

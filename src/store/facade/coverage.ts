@@ -32,11 +32,7 @@ export class Coverage {
     await this.cx.transaction(async () => {
       // A failure leaves the window's earlier complete row in place: its data is still there.
       const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
-      await execSql(
-        this.cx.conn,
-        unsuccessful ? COVERAGE_DELETE_SAME_FAILED_SQL : COVERAGE_DELETE_SAME_SQL,
-        key,
-      );
+      await execSql(this.cx.conn, unsuccessful ? COVERAGE_DELETE_SAME_FAILED_SQL : COVERAGE_DELETE_SAME_SQL, key);
       await this.cx.exec(COVERAGE_INSERT_SQL, {
         ...key,
         status: c.status,

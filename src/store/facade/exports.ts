@@ -27,7 +27,8 @@ import type { StoreContext } from './context.js';
 
 const EXPORTED_LIST = 'SELECT partition, fingerprint FROM export_partitions WHERE dataset_dir = $dir';
 
-const EXPORTED_RECORD = 'INSERT OR REPLACE INTO export_partitions VALUES ($dir, $partition, $fingerprint, $n_rows, $sha256, $exported_at)';
+const EXPORTED_RECORD =
+  'INSERT OR REPLACE INTO export_partitions VALUES ($dir, $partition, $fingerprint, $n_rows, $sha256, $exported_at)';
 
 const EXPORTED_ROWS = 'SELECT coalesce(sum(n_rows), 0) AS n FROM export_partitions WHERE dataset_dir = $dir';
 
@@ -35,7 +36,8 @@ const EXPORTED_FORGET = 'DELETE FROM export_partitions WHERE dataset_dir = $dir 
 
 const DATASET_STATE = 'SELECT layout, context_digest FROM export_datasets WHERE dataset_dir = $dir';
 
-const DATASET_STATE_RECORD = 'INSERT OR REPLACE INTO export_datasets VALUES ($dir, $layout, $context_digest, $exported_at)';
+const DATASET_STATE_RECORD =
+  'INSERT OR REPLACE INTO export_datasets VALUES ($dir, $layout, $context_digest, $exported_at)';
 
 // The runs a folder has not taken in yet are all marked at once, at the end of an export.
 const RUNS_TAKEN_IN = `INSERT OR IGNORE INTO export_runs
@@ -61,8 +63,22 @@ export class DatasetExports {
   }
 
   /** Records one unit written into the dataset at `dir`, with its fingerprint, rows and sha256. */
-  async recordExportedPartition(r: { dir: string; partition: string; fingerprint: string; rows: number; sha256: string; exportedAt: Date }): Promise<void> {
-    await this.cx.sql.run(EXPORTED_RECORD, { dir: r.dir, partition: r.partition, fingerprint: r.fingerprint, n_rows: BigInt(r.rows), sha256: r.sha256, exported_at: r.exportedAt });
+  async recordExportedPartition(r: {
+    dir: string;
+    partition: string;
+    fingerprint: string;
+    rows: number;
+    sha256: string;
+    exportedAt: Date;
+  }): Promise<void> {
+    await this.cx.sql.run(EXPORTED_RECORD, {
+      dir: r.dir,
+      partition: r.partition,
+      fingerprint: r.fingerprint,
+      n_rows: BigInt(r.rows),
+      sha256: r.sha256,
+      exported_at: r.exportedAt,
+    });
   }
 
   /** The rows the folder's recorded files hold. */
@@ -86,7 +102,12 @@ export class DatasetExports {
   async recordExported(dir: string, s: DatasetState, at: Date): Promise<void> {
     await this.cx.transaction(async () => {
       await this.cx.sql.run(RUNS_TAKEN_IN, { dir });
-      await this.cx.sql.run(DATASET_STATE_RECORD, { dir, layout: s.layout, context_digest: s.contextDigest, exported_at: at });
+      await this.cx.sql.run(DATASET_STATE_RECORD, {
+        dir,
+        layout: s.layout,
+        context_digest: s.contextDigest,
+        exported_at: at,
+      });
     });
   }
 
@@ -100,7 +121,13 @@ export class DatasetExports {
   async changedWindows(dir: string): Promise<ChangedWindow[]> {
     type Row = { stream: UsageStream; granularity: string; window_start: Date; window_end: Date; removal: boolean };
     const rows = await this.cx.sql.query<Row>(readSql(CHANGED_WINDOWS_SQL_FILE), { dir });
-    return rows.map((r) => ({ stream: r.stream, granularity: r.granularity, start: r.window_start, end: r.window_end, removal: r.removal }));
+    return rows.map((r) => ({
+      stream: r.stream,
+      granularity: r.granularity,
+      start: r.window_start,
+      end: r.window_end,
+      removal: r.removal,
+    }));
   }
 
   /** Every usage and spend unit that has rows (a full export); dimensions are not listed. */
@@ -108,7 +135,8 @@ export class DatasetExports {
     type Row = { stream: DatasetStream; granularity: string | null; month: string; day: string | null };
     const rows = await this.cx.sql.query<Row>(readSql(DATASET_UNITS_SQL_FILE));
     return rows.map((r) => ({
-      stream: r.stream, month: r.month,
+      stream: r.stream,
+      month: r.month,
       ...(r.granularity !== null ? { granularity: r.granularity } : {}),
       ...(r.day !== null ? { day: r.day } : {}),
     }));
@@ -116,7 +144,10 @@ export class DatasetExports {
 
   /** One unit's row count and digest, read where its rows are stored. */
   async fingerprint(p: DatasetPartitionKey): Promise<DatasetFingerprint> {
-    const [r] = await this.cx.sql.query<{ n_rows: bigint; digest: string }>(fingerprintSql(p.stream), partitionParams(p));
+    const [r] = await this.cx.sql.query<{ n_rows: bigint; digest: string }>(
+      fingerprintSql(p.stream),
+      partitionParams(p),
+    );
     return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
   }
 

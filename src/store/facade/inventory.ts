@@ -114,11 +114,17 @@ export class Inventory {
   /** Each program's frameworks the inventory knows, all of them and those a window starting at windowStart could
    *  list (the collector bounds a frameworks request's pages by the first, sizes its requests by the second with
    *  the usage's count, Usage.frameworksByProgram; collect/frameworkBatches.ts). */
-  async frameworkCountsByProgram(programIds: string[], windowStart: Date): Promise<Map<string, { known: number; listable: number }>> {
-    const rows = await this.cx.sql.query<{ program_id: string; known: bigint; listable: bigint }>(INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
-      program_ids: programIds,
-      window_start: windowStart,
-    });
+  async frameworkCountsByProgram(
+    programIds: string[],
+    windowStart: Date,
+  ): Promise<Map<string, { known: number; listable: number }>> {
+    const rows = await this.cx.sql.query<{ program_id: string; known: bigint; listable: bigint }>(
+      INVENTORY_FRAMEWORK_COUNT_BY_PROGRAM_SQL,
+      {
+        program_ids: programIds,
+        window_start: windowStart,
+      },
+    );
     return new Map(rows.map((r) => [r.program_id, { known: Number(r.known), listable: Number(r.listable) }]));
   }
 
@@ -141,7 +147,10 @@ export class Inventory {
   }
 
   /** One page of the programs listing: the programs (not marking anything deleted) and their updated_at. */
-  async recordProgramsPage(rows: (ProgramRow & { updated_at: Date | null })[], o: { seenAt: Date; cursorKey?: string; cursor?: string | null }): Promise<void> {
+  async recordProgramsPage(
+    rows: (ProgramRow & { updated_at: Date | null })[],
+    o: { seenAt: Date; cursorKey?: string; cursor?: string | null },
+  ): Promise<void> {
     await this.upsertPrograms(rows, { seenAt: o.seenAt });
     await this.cx.transaction(async () => {
       if (rows.length > 0) {
@@ -150,7 +159,8 @@ export class Inventory {
           updated_ats: rows.map((r) => (r.updated_at ? r.updated_at.toISOString() : null)),
         });
       }
-      if (o.cursorKey !== undefined) await this.cx.exec(INVENTORY_STATE_SET_SQL, { key: o.cursorKey, value: o.cursor ?? null });
+      if (o.cursorKey !== undefined)
+        await this.cx.exec(INVENTORY_STATE_SET_SQL, { key: o.cursorKey, value: o.cursor ?? null });
     });
   }
 
@@ -161,13 +171,21 @@ export class Inventory {
   }
 
   /** Live programs' listings (frameworks, snapshots) worth a request, most useful first. */
-  async listingsDue(o: { staleBefore: Date; orgIds: string[]; runId: string; force: boolean }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots'; reason: number }[]> {
-    const rows = await this.cx.sql.query<{ program_id: string; kind: 'frameworks' | 'snapshots'; reason: number }>(readSql('src/store/sql/inventory_programs_due.sql'), {
-      stale_before: o.staleBefore,
-      org_ids: o.orgIds,
-      run_id: o.runId,
-      force: o.force,
-    });
+  async listingsDue(o: {
+    staleBefore: Date;
+    orgIds: string[];
+    runId: string;
+    force: boolean;
+  }): Promise<{ programId: string; kind: 'frameworks' | 'snapshots'; reason: number }[]> {
+    const rows = await this.cx.sql.query<{ program_id: string; kind: 'frameworks' | 'snapshots'; reason: number }>(
+      readSql('src/store/sql/inventory_programs_due.sql'),
+      {
+        stale_before: o.staleBefore,
+        org_ids: o.orgIds,
+        run_id: o.runId,
+        force: o.force,
+      },
+    );
     return rows.map((r) => ({ programId: r.program_id, kind: r.kind, reason: Number(r.reason) }));
   }
 
@@ -190,7 +208,10 @@ export class Inventory {
 
   /** Programs the run's usage named that the inventory does not know. */
   async unknownProgramsInRun(runId: string): Promise<string[]> {
-    const rows = await this.cx.sql.query<{ program_id: string }>(readSql('src/store/sql/inventory_unknown_programs.sql'), { run_id: runId });
+    const rows = await this.cx.sql.query<{ program_id: string }>(
+      readSql('src/store/sql/inventory_unknown_programs.sql'),
+      { run_id: runId },
+    );
     return rows.map((r) => r.program_id);
   }
 
@@ -204,17 +225,31 @@ export class Inventory {
   async recordListings(o: ListingsBatch): Promise<void> {
     if (o.frameworksOf.length > 0) {
       await this.upsertFrameworks(o.frameworks, { seenAt: o.listedAt, completeForPrograms: o.frameworksOf });
-      const unnamed = await this.cx.sql.query<{ framework_id: string }>(INVENTORY_UNNAMED_FRAMEWORKS_SQL, { program_ids: o.frameworksOf });
+      const unnamed = await this.cx.sql.query<{ framework_id: string }>(INVENTORY_UNNAMED_FRAMEWORKS_SQL, {
+        program_ids: o.frameworksOf,
+      });
       await this.cx.transaction(async () => {
-        await this.cx.exec(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.frameworksOf, kind: 'frameworks', listed_at: o.listedAt });
+        await this.cx.exec(INVENTORY_PROGRAMS_LISTED_SQL, {
+          program_ids: o.frameworksOf,
+          kind: 'frameworks',
+          listed_at: o.listedAt,
+        });
         if (unnamed.length > 0) {
-          await this.cx.exec(INVENTORY_SOUGHT_ADD_SQL, { kind: 'framework', ids: unnamed.map((r) => r.framework_id), at: o.listedAt });
+          await this.cx.exec(INVENTORY_SOUGHT_ADD_SQL, {
+            kind: 'framework',
+            ids: unnamed.map((r) => r.framework_id),
+            at: o.listedAt,
+          });
         }
       });
     }
     if (o.snapshotsOf.length > 0) {
       await this.upsertSnapshots(o.snapshots, { seenAt: o.listedAt, completeForPrograms: o.snapshotsOf });
-      await this.cx.sql.run(INVENTORY_PROGRAMS_LISTED_SQL, { program_ids: o.snapshotsOf, kind: 'snapshots', listed_at: o.listedAt });
+      await this.cx.sql.run(INVENTORY_PROGRAMS_LISTED_SQL, {
+        program_ids: o.snapshotsOf,
+        kind: 'snapshots',
+        listed_at: o.listedAt,
+      });
     }
   }
 

@@ -119,10 +119,13 @@ export class Usage {
 
   /** Frameworks with usage since windowStart, per program of one organization (programs with none have no entry). */
   async frameworksByProgram(orgId: string, windowStart: Date): Promise<Map<string, number>> {
-    const rows = await this.cx.sql.query<{ program_id: string; frameworks: bigint }>(USAGE_FRAMEWORK_COUNT_BY_PROGRAM_SQL, {
-      org_id: orgId,
-      window_start: windowStart,
-    });
+    const rows = await this.cx.sql.query<{ program_id: string; frameworks: bigint }>(
+      USAGE_FRAMEWORK_COUNT_BY_PROGRAM_SQL,
+      {
+        org_id: orgId,
+        window_start: windowStart,
+      },
+    );
     return new Map(rows.map((r) => [r.program_id, num(r.frameworks)]));
   }
 
@@ -130,7 +133,8 @@ export class Usage {
   async hourlyDaysBefore(cutoff: Date): Promise<HourlyDay[]> {
     const out: HourlyDay[] = [];
     for (const table of BUCKET_TABLES) {
-      for (const r of await this.cx.sql.query<{ day: string; n: bigint }>(HOURLY_DAYS_BEFORE[table], { cutoff })) out.push({ table, day: r.day, rows: Number(r.n) });
+      for (const r of await this.cx.sql.query<{ day: string; n: bigint }>(HOURLY_DAYS_BEFORE[table], { cutoff }))
+        out.push({ table, day: r.day, rows: Number(r.n) });
     }
     return out;
   }
@@ -144,7 +148,14 @@ export class Usage {
         if (mine.length === 0) continue;
         const rows = await this.cx.exec(HOURLY_DELETE[table], { cutoff });
         const from = new Date(`${mine[0]!.day}T00:00:00Z`);
-        await this.cx.sql.run(REMOVAL_RECORD, { run_id: runId, table_name: table, range_start: from, range_end: cutoff, rows: BigInt(rows), removed_at: this.cx.now() });
+        await this.cx.sql.run(REMOVAL_RECORD, {
+          run_id: runId,
+          table_name: table,
+          range_start: from,
+          range_end: cutoff,
+          rows: BigInt(rows),
+          removed_at: this.cx.now(),
+        });
         out.push({ table, from, to: cutoff, rows });
       }
       await this.cx.exec(COVERAGE_DROP, { cutoff });

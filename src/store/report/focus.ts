@@ -41,7 +41,12 @@ export function focusRowsSql(): string {
 }
 
 export interface FocusFinalizationRow {
-  finalization_id: string; seq: number; finalized_at: Date; n_rows: bigint; billed_total: string; rows_sha256: string;
+  finalization_id: string;
+  seq: number;
+  finalized_at: Date;
+  n_rows: bigint;
+  billed_total: string;
+  rows_sha256: string;
 }
 
 /** The FOCUS export's tables and finalisations (Store.report.focus). */
@@ -67,15 +72,25 @@ export class FocusData {
   async replaceFocusWithCorrected(month: string): Promise<void> {
     const sql = this.cx.sql;
     await dropTempRelation(this.cx, FOCUS_STAGING_TABLE);
-    await sql.run(materialiseSql(FOCUS_STAGING_TABLE, readSql('src/store/report/sql/focus_corrected.sql').trim().replace(/;\s*$/, '')),
-      { month });
+    await sql.run(
+      materialiseSql(
+        FOCUS_STAGING_TABLE,
+        readSql('src/store/report/sql/focus_corrected.sql').trim().replace(/;\s*$/, ''),
+      ),
+      { month },
+    );
     // The columns in the order of the current rows, whatever order the finalised table holds them in,
     // so the file of a finalised month has the same schema as before.
-    const cols = (await sql.query<{ column_name: string }>(readSql('src/store/report/sql/table_columns.sql'), { table: FOCUS_CURRENT_TABLE }))
-      .map((c) => quoteIdent(c.column_name));
+    const cols = (
+      await sql.query<{ column_name: string }>(readSql('src/store/report/sql/table_columns.sql'), {
+        table: FOCUS_CURRENT_TABLE,
+      })
+    ).map((c) => quoteIdent(c.column_name));
     // The staging table is in line order; insertion order is kept (report/run.ts), so no second sort.
     await dropTempRelation(this.cx, FOCUS_TABLE);
-    await sql.run(`CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`);
+    await sql.run(
+      `CREATE TEMP TABLE ${quoteIdent(FOCUS_TABLE)} AS SELECT ${cols.join(', ')} FROM ${quoteIdent(FOCUS_STAGING_TABLE)}`,
+    );
     await sql.run(`DROP TABLE ${quoteIdent(FOCUS_STAGING_TABLE)}`);
   }
 
@@ -93,15 +108,33 @@ export class FocusData {
 
   /** Records a finalisation and the rows of FOCUS_TABLE after line `after`, in one transaction. */
   async recordFocusFinalization(f: {
-    finalizationId: string; month: string; seq: number; finalizedAt: Date; revision: string; rows: number; billedTotal: string; rowsSha256: string; after: number;
+    finalizationId: string;
+    month: string;
+    seq: number;
+    finalizedAt: Date;
+    revision: string;
+    rows: number;
+    billedTotal: string;
+    rowsSha256: string;
+    after: number;
   }): Promise<void> {
     const sql = this.cx.sql;
     await this.cx.transaction(async () => {
       await sql.run(readSql('src/store/report/sql/focus_finalize_record.sql'), {
-        finalization_id: f.finalizationId, month: f.month, seq: f.seq, finalized_at: f.finalizedAt, revision: f.revision,
-        n_rows: BigInt(f.rows), billed_total: f.billedTotal, rows_sha256: f.rowsSha256,
+        finalization_id: f.finalizationId,
+        month: f.month,
+        seq: f.seq,
+        finalized_at: f.finalizedAt,
+        revision: f.revision,
+        n_rows: BigInt(f.rows),
+        billed_total: f.billedTotal,
+        rows_sha256: f.rowsSha256,
       });
-      await sql.run(FOCUS_FINALIZE_ROWS_SQL, { finalization_id: f.finalizationId, month: f.month, after: BigInt(f.after) });
+      await sql.run(FOCUS_FINALIZE_ROWS_SQL, {
+        finalization_id: f.finalizationId,
+        month: f.month,
+        after: BigInt(f.after),
+      });
     });
   }
 }

@@ -33,12 +33,22 @@ export class PriceTables {
     await this.cx.transaction(async () => {
       await sql.run(readSql('src/store/report/sql/price_clear.sql'));
       await sql.run(readSql('src/store/report/sql/price_load_book.sql'), {
-        revision, currency: b.currency, sha256: b.sha256, path: b.path, loaded_at: b.loadedAt,
+        revision,
+        currency: b.currency,
+        sha256: b.sha256,
+        path: b.path,
+        loaded_at: b.loadedAt,
       });
       // from_json of an empty array yields no rows, which is what an empty section means.
-      await sql.run(readSql('src/store/report/sql/price_load_metrics.sql'), { revision, json: JSON.stringify(b.metrics) });
+      await sql.run(readSql('src/store/report/sql/price_load_metrics.sql'), {
+        revision,
+        json: JSON.stringify(b.metrics),
+      });
       await sql.run(readSql('src/store/report/sql/price_load_rates.sql'), { revision, json: JSON.stringify(b.rates) });
-      await sql.run(readSql('src/store/report/sql/price_load_allowances.sql'), { revision, json: JSON.stringify(b.allowances) });
+      await sql.run(readSql('src/store/report/sql/price_load_allowances.sql'), {
+        revision,
+        json: JSON.stringify(b.allowances),
+      });
     });
   }
 }

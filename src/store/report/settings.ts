@@ -2,20 +2,28 @@
 import type { StoreContext } from '../facade/context.js';
 import { quoteLiteral } from '../sql.js';
 
-const SETTINGS_NOW = "SELECT current_setting('threads') AS threads, " +
+const SETTINGS_NOW =
+  "SELECT current_setting('threads') AS threads, " +
   "current_setting('preserve_insertion_order') AS preserve_insertion_order, " +
   "current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background, " +
   "current_setting('allocator_bulk_deallocation_flush_threshold') AS bulk_flush, " +
   "current_setting('enable_external_file_cache') AS file_cache";
 
 export interface ReportSettings {
-  memory_limit: string; threads: bigint | number; preserve_insertion_order: boolean; flush: string; background: boolean; bulk_flush: string;
+  memory_limit: string;
+  threads: bigint | number;
+  preserve_insertion_order: boolean;
+  flush: string;
+  background: boolean;
+  bulk_flush: string;
   file_cache: boolean;
 }
 
-const DUCKDB_MEMORY_SQL = 'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';
+const DUCKDB_MEMORY_SQL =
+  'SELECT CAST(sum(memory_usage_bytes) AS BIGINT) AS used, CAST(sum(temporary_storage_bytes) AS BIGINT) AS spilled FROM duckdb_memory()';
 
-const DUCKDB_MEMORY_TAGS_SQL = 'SELECT tag, CAST(memory_usage_bytes AS BIGINT) AS bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 ORDER BY memory_usage_bytes DESC';
+const DUCKDB_MEMORY_TAGS_SQL =
+  'SELECT tag, CAST(memory_usage_bytes AS BIGINT) AS bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 ORDER BY memory_usage_bytes DESC';
 
 /** DuckDB's settings while a report runs (Store.report.settings). */
 export class ReportSettingsControl {
@@ -36,7 +44,8 @@ export class ReportSettingsControl {
 
   /** SET threads. */
   async setThreads(threads: number): Promise<void> {
-    if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new Error(`threads must be a positive integer, not ${threads}`);
     await this.cx.sql.run(`SET threads = ${threads}`);
   }
 
@@ -87,7 +96,9 @@ export class ReportSettingsControl {
     await sql.run(`SET preserve_insertion_order = ${before.preserve_insertion_order ? 'true' : 'false'}`);
     await sql.run(`SET allocator_flush_threshold = ${quoteLiteral(before.flush.replace(/\s+/g, ''))}`);
     await sql.run(`SET allocator_background_threads = ${before.background ? 'true' : 'false'}`);
-    await sql.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`);
+    await sql.run(
+      `SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(before.bulk_flush.replace(/\s+/g, ''))}`,
+    );
     await this.setExternalFileCache(before.file_cache);
   }
 

@@ -45,7 +45,8 @@ const NO_CHUNK = -1n;
 // DuckDB stream and spill them; the report tables and rpt_daily are built with insertion order kept.
 const UNORDERED = 'SET preserve_insertion_order = false';
 const ORDERED = 'SET preserve_insertion_order = true';
-const TEMP_TABLE_COUNT = "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = $name";
+const TEMP_TABLE_COUNT =
+  "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = $name";
 const TEMP_VIEW_COUNT = "SELECT count(*) AS n FROM duckdb_views() WHERE database_name = 'temp' AND view_name = $name";
 const PART_ROWS = 'SELECT num_rows AS n FROM parquet_file_metadata($path)';
 const SHAPE_TABLE = 'rpt_shape';
@@ -78,7 +79,13 @@ export function materialiseSql(table: string, query: string): string {
 }
 
 /** Runs a query once into a TEMP table (materialiseSql) that every writer then reads. */
-async function materialise(cx: StoreContext, table: string, sqlPath: string, params?: Record<string, unknown>, log: Logger = silentLogger): Promise<void> {
+async function materialise(
+  cx: StoreContext,
+  table: string,
+  sqlPath: string,
+  params?: Record<string, unknown>,
+  log: Logger = silentLogger,
+): Promise<void> {
   const t0 = performance.now();
   const sql = materialiseSql(table, readSql(sqlPath).trim().replace(/;\s*$/, ''));
   await cx.sql.run(sql, params);
@@ -93,8 +100,13 @@ interface StageColumn {
 
 /** The columns a query gives (its result created empty, read from the catalog, dropped). */
 async function columnsOf(cx: StoreContext, sql: string, params: Record<string, unknown>): Promise<StageColumn[]> {
-  await cx.sql.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`, params);
-  const cols = await cx.sql.query<StageColumn>(readSql('src/store/report/sql/table_columns.sql'), { table: SHAPE_TABLE });
+  await cx.sql.run(
+    `CREATE OR REPLACE TEMP TABLE ${quoteIdent(SHAPE_TABLE)} AS SELECT * FROM (${sql}) WHERE false`,
+    params,
+  );
+  const cols = await cx.sql.query<StageColumn>(readSql('src/store/report/sql/table_columns.sql'), {
+    table: SHAPE_TABLE,
+  });
   await cx.sql.run(`DROP TABLE ${quoteIdent(SHAPE_TABLE)}`);
   return cols;
 }
@@ -116,7 +128,13 @@ export class ParquetStage {
     private readonly columns: StageColumn[],
   ) {}
 
-  static async open(cx: StoreContext, name: string, dir: string, sql: string, shapeParams: Record<string, unknown>): Promise<ParquetStage> {
+  static async open(
+    cx: StoreContext,
+    name: string,
+    dir: string,
+    sql: string,
+    shapeParams: Record<string, unknown>,
+  ): Promise<ParquetStage> {
     return new ParquetStage(cx, name, dir, await columnsOf(cx, sql, shapeParams));
   }
 
@@ -124,9 +142,16 @@ export class ParquetStage {
   async append(sql: string, params: Record<string, unknown>): Promise<void> {
     const path = join(this.dir, `${this.name}-${String(this.parts.length).padStart(5, '0')}.parquet`);
     const select = this.columns
-      .map((c) => (WIDE_INTEGERS.has(c.data_type) ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}` : quoteIdent(c.column_name)))
+      .map((c) =>
+        WIDE_INTEGERS.has(c.data_type)
+          ? `CAST(${quoteIdent(c.column_name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.column_name)}`
+          : quoteIdent(c.column_name),
+      )
       .join(', ');
-    await this.cx.sql.run(`COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`, params);
+    await this.cx.sql.run(
+      `COPY (SELECT ${select} FROM (${sql})) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`,
+      params,
+    );
     const [m] = await this.cx.sql.query<{ n: bigint }>(PART_ROWS, { path });
     this.parts.push(path);
     this.counts.push(Number(m?.n ?? 0n));
@@ -151,8 +176,10 @@ export class ParquetStage {
   async publishPart(i: number, name: string, programs?: string): Promise<void> {
     await dropTempRelation(this.cx, name);
     const from = `read_parquet(${quoteLiteral(this.parts[i]!)}) d`;
-    const only = programs === undefined ? '' :
-      ` SEMI JOIN ${quoteIdent(programs)} s ON s.org_id IS NOT DISTINCT FROM d.org_id AND s.program_id = d.program_id`;
+    const only =
+      programs === undefined
+        ? ''
+        : ` SEMI JOIN ${quoteIdent(programs)} s ON s.org_id IS NOT DISTINCT FROM d.org_id AND s.program_id = d.program_id`;
     await this.cx.sql.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack('d.')} FROM ${from}${only}`);
   }
 
@@ -162,7 +189,9 @@ export class ParquetStage {
   }
 
   private castBack(prefix = ''): string {
-    return this.columns.map((c) => `CAST(${prefix}${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`).join(', ');
+    return this.columns
+      .map((c) => `CAST(${prefix}${quoteIdent(c.column_name)} AS ${c.data_type}) AS ${quoteIdent(c.column_name)}`)
+      .join(', ');
   }
 
   /** The TEMP view over the parts in order (an empty part first when there is none). */
@@ -170,7 +199,9 @@ export class ParquetStage {
     if (this.parts.length === 0) await this.append(emptySql, emptyParams);
     const files = this.parts.map((p) => quoteLiteral(p)).join(', ');
     await dropTempRelation(this.cx, name);
-    await this.cx.sql.run(`CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`);
+    await this.cx.sql.run(
+      `CREATE TEMP VIEW ${quoteIdent(name)} AS SELECT ${this.castBack()} FROM read_parquet([${files}])`,
+    );
   }
 }
 
@@ -184,7 +215,6 @@ export async function dropTempRelation(cx: StoreContext, name: string): Promise<
   const [v] = await cx.sql.query<{ n: bigint }>(TEMP_VIEW_COUNT, { name });
   if (Number(v!.n) > 0) await cx.sql.run(`DROP VIEW ${quoteIdent(name)}`);
 }
-
 
 /** The TEMP view of one chunk of the detail that a per-chunk query reads. */
 export const DAILY_CHUNK_VIEW = 'rpt_daily_chunk';
@@ -211,12 +241,21 @@ export class Stages {
    * scratchDir, which the caller removes after the run.
    */
   async materialiseReports(
-    params: StageParams, scratchDir: string, log: Logger = silentLogger, programsPerChunk: number = PROGRAMS_PER_CHUNK,
+    params: StageParams,
+    scratchDir: string,
+    log: Logger = silentLogger,
+    programsPerChunk: number = PROGRAMS_PER_CHUNK,
   ): Promise<ParquetStage> {
     const frameworkMetrics = [...V2_FRAMEWORK_METRICS];
     await this.cx.sql.run(UNORDERED);
     await materialise(this.cx, DAYS_UNSORTED_TABLE, 'src/store/report/sql/stage_days.sql', { ...params }, log);
-    await materialise(this.cx, CHUNKS_TABLE, 'src/store/report/sql/stage_chunks.sql', { programs_per_chunk: BigInt(programsPerChunk) }, log);
+    await materialise(
+      this.cx,
+      CHUNKS_TABLE,
+      'src/store/report/sql/stage_chunks.sql',
+      { programs_per_chunk: BigInt(programsPerChunk) },
+      log,
+    );
     // rpt_days and rpt_framework_days into Parquet one part per chunk, in chunk order: a chunk's query
     // reads its row groups only, and no query sorts or aggregates the month's rows by chunk.
     let t0 = performance.now();
@@ -237,9 +276,14 @@ export class Stages {
       await fd.append(fdSql, { ...fdParams, chunk: BigInt(b.chunk), programs: b.programs });
     }
     await fd.publish(fdSql, fdNone);
-    log.debug('report stage', { table: FRAMEWORK_DAYS_TABLE, parts: fd.partCount, ms: Math.round(performance.now() - t0) });
+    log.debug('report stage', {
+      table: FRAMEWORK_DAYS_TABLE,
+      parts: fd.partCount,
+      ms: Math.round(performance.now() - t0),
+    });
     await this.cx.sql.run(ORDERED);
-    for (const name of reportsOf('days')) await materialise(this.cx, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
+    for (const name of reportsOf('days'))
+      await materialise(this.cx, reportTable(name), REPORT_STAGES[name].sqlPath, undefined, log);
 
     const chunk = stageSql('src/store/report/sql/daily_chunk.sql');
     const none = { chunk: NO_CHUNK, framework_metrics: frameworkMetrics };
@@ -272,7 +316,12 @@ export class Stages {
    * kept the process far above DuckDB's limit (ARCHITECTURE.md, "Memory").
    */
   async chunkwise(
-    daily: ParquetStage, name: ReportTable, scratchDir: string, sql: string, params: Record<string, unknown>, publish = true,
+    daily: ParquetStage,
+    name: ReportTable,
+    scratchDir: string,
+    sql: string,
+    params: Record<string, unknown>,
+    publish = true,
     programsPerPart?: number,
   ): Promise<ParquetStage> {
     await daily.publishPart(0, DAILY_CHUNK_VIEW);

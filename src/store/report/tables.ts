@@ -22,8 +22,13 @@ export type SummaryTable = `${SheetTable}__${SummaryPart}`;
  * export's staged partition. The intermediate stages are stages.ts's own.
  */
 export type ReportTable =
-  | `rpt_${ReportName}` | 'rpt_daily' | 'rpt_corrections' | 'rpt_focus' | 'rpt_focus_current'
-  | SummaryTable | typeof STAGED_PARTITION;
+  | `rpt_${ReportName}`
+  | 'rpt_daily'
+  | 'rpt_corrections'
+  | 'rpt_focus'
+  | 'rpt_focus_current'
+  | SummaryTable
+  | typeof STAGED_PARTITION;
 
 /** The report's TEMP relations are named rpt_…; the dataset export stages its partition in STAGED_PARTITION. */
 const REPORT_RELATION = /^rpt_[a-z0-9_]+$/;
@@ -31,7 +36,8 @@ const REPORT_RELATION = /^rpt_[a-z0-9_]+$/;
 /** A TEMP relation of the report's closed set of names, quoted; anything else is a bug, refused (the type
  *  says so too: the check stays for a name built at run time). */
 function reportRelation(name: ReportTable): string {
-  if (!REPORT_RELATION.test(name) && name !== STAGED_PARTITION) throw new Error(`"${name}" is not a report table of the store`);
+  if (!REPORT_RELATION.test(name) && name !== STAGED_PARTITION)
+    throw new Error(`"${name}" is not a report table of the store`);
   return quoteIdent(name);
 }
 
@@ -43,15 +49,49 @@ export interface ReportRange {
 }
 
 /** One day's spend of a top program, or of the other programs together (program_id and program_name null). */
-export interface DailySpendRow { program_id: string | null; program_name: string | null; day: Date; cost: string }
+export interface DailySpendRow {
+  program_id: string | null;
+  program_name: string | null;
+  day: Date;
+  cost: string;
+}
 /** A program's spend in one span of the forecast (forecast_programs.sql; day: the span's first day). */
-export interface ForecastSpanRow { program_id: string; program_name: string; day: Date; cost: string }
-export interface TopProgramRow { program_id: string; name: string; cost: string }
-export interface TopFrameworkRow { framework_id: string; name: string; program_name: string; cost: string }
-export interface StorageDayRow { day: Date; metric: string; gb_month: string }
+export interface ForecastSpanRow {
+  program_id: string;
+  program_name: string;
+  day: Date;
+  cost: string;
+}
+export interface TopProgramRow {
+  program_id: string;
+  name: string;
+  cost: string;
+}
+export interface TopFrameworkRow {
+  framework_id: string;
+  name: string;
+  program_name: string;
+  cost: string;
+}
+export interface StorageDayRow {
+  day: Date;
+  metric: string;
+  gb_month: string;
+}
 /** Counts are null on days before snapshots_known_from. */
-export interface SnapshotDayRow { day: Date; snapshots: bigint | null; manual: bigint | null; scheduled: bigint | null; known_from: Date | null }
-export interface TransferDayRow { day: Date; metric: string; gb: string; cost: string }
+export interface SnapshotDayRow {
+  day: Date;
+  snapshots: bigint | null;
+  manual: bigint | null;
+  scheduled: bigint | null;
+  known_from: Date | null;
+}
+export interface TransferDayRow {
+  day: Date;
+  metric: string;
+  gb: string;
+  cost: string;
+}
 
 /** The HTML report's charts, as the chart SQL gives them (decimals as strings, days as Dates). */
 export interface ChartData {
@@ -70,7 +110,9 @@ export interface TableColumn {
 
 // (money_totals) No parameters. Row count and the sum of the rounded costs of a materialised report:
 // the totals row of its sheet and the report's total.
-const moneyTotalsSql = (table: ReportTable) => `SELECT count(*) AS n_rows, CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost,
+const moneyTotalsSql = (
+  table: ReportTable,
+) => `SELECT count(*) AS n_rows, CAST(coalesce(sum(cost), 0) AS DECIMAL(18,2)) AS cost,
        CAST(count(*) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_lines
 FROM ${reportRelation(table)};`;
 
@@ -96,14 +138,19 @@ const copyFocusParquetSql = (table: ReportTable, path: string) =>
 
 // (page) Parameters: $after BIGINT, $upto BIGINT. One page of a materialised report in line order,
 // for the workbook writer.
-const pageSql = (table: ReportTable) => `SELECT * FROM ${reportRelation(table)} WHERE line_no > $after AND line_no <= $upto ORDER BY line_no;`;
+const pageSql = (table: ReportTable) =>
+  `SELECT * FROM ${reportRelation(table)} WHERE line_no > $after AND line_no <= $upto ORDER BY line_no;`;
 
 // No parameters. The charts' extent: rows of spend per program and day (the manifest's row count of
 // the HTML file) and programs.
-const DAILY_SPEND_SHAPE_SQL = 'SELECT count(*) AS day_rows, count(DISTINCT program_id) AS programs FROM (SELECT DISTINCT program_id, usage_day FROM rpt_daily)';
+const DAILY_SPEND_SHAPE_SQL =
+  'SELECT count(*) AS day_rows, count(DISTINCT program_id) AS programs FROM (SELECT DISTINCT program_id, usage_day FROM rpt_daily)';
 
 /** A column as DESCRIBE gives it. */
-export interface DescribedColumn { column_name: string; column_type: string }
+export interface DescribedColumn {
+  column_name: string;
+  column_type: string;
+}
 
 const DECIMAL = /^DECIMAL\((\d+),(\d+)\)$/;
 
@@ -130,7 +177,9 @@ export class ReportTables {
 
   /** Rows, total cost and unpriced lines of a materialised report. */
   async moneyTotals(table: ReportTable): Promise<{ n_rows: bigint; cost: string; unpriced_lines: bigint }> {
-    const [t] = await this.cx.sql.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(moneyTotalsSql(table));
+    const [t] = await this.cx.sql.query<{ n_rows: bigint; cost: string; unpriced_lines: bigint }>(
+      moneyTotalsSql(table),
+    );
     return t!;
   }
 
@@ -151,7 +200,9 @@ export class ReportTables {
 
   /** The collection runs whose data the period's report read. */
   async reportRunIds(range: ReportRange): Promise<string[]> {
-    return (await this.cx.sql.query<{ run_id: string }>(readSql('src/store/report/sql/run_ids.sql'), { ...range })).map((r) => r.run_id);
+    return (await this.cx.sql.query<{ run_id: string }>(readSql('src/store/report/sql/run_ids.sql'), { ...range })).map(
+      (r) => r.run_id,
+    );
   }
 
   /** Spend per day of each of the `top` programs and of all the others together (program_id null), for the charts. */
@@ -171,17 +222,24 @@ export class ReportTables {
    * Days are UTC dates, YYYY-MM-DD.
    */
   async forecastPrograms(o: { cutoffDay: string; windowStartDay: string }): Promise<ForecastSpanRow[]> {
-    return this.cx.sql.query<ForecastSpanRow>(readSql('src/store/report/sql/forecast_programs.sql'), { cutoff_day: o.cutoffDay, window_start_day: o.windowStartDay });
+    return this.cx.sql.query<ForecastSpanRow>(readSql('src/store/report/sql/forecast_programs.sql'), {
+      cutoff_day: o.cutoffDay,
+      window_start_day: o.windowStartDay,
+    });
   }
 
   /** The HTML report's charts, each read from the run's report tables. */
   async chartData(o: { topPrograms: number; topFrameworks: number }): Promise<ChartData> {
     const sql = this.cx.sql;
-    const topPrograms = await sql.query<TopProgramRow>(readSql('src/store/report/sql/chart_top_programs.sql'), { limit: BigInt(o.topPrograms) });
+    const topPrograms = await sql.query<TopProgramRow>(readSql('src/store/report/sql/chart_top_programs.sql'), {
+      limit: BigInt(o.topPrograms),
+    });
     return {
       topPrograms,
       dailySpend: await this.dailySpend(topPrograms.map((p) => p.program_id)),
-      topFrameworks: await sql.query<TopFrameworkRow>(readSql('src/store/report/sql/chart_top_frameworks.sql'), { limit: BigInt(o.topFrameworks) }),
+      topFrameworks: await sql.query<TopFrameworkRow>(readSql('src/store/report/sql/chart_top_frameworks.sql'), {
+        limit: BigInt(o.topFrameworks),
+      }),
       storage: await sql.query<StorageDayRow>(readSql('src/store/report/sql/chart_storage.sql')),
       snapshots: await sql.query<SnapshotDayRow>(readSql('src/store/report/sql/chart_snapshots.sql')),
       transfer: await sql.query<TransferDayRow>(readSql('src/store/report/sql/chart_transfer.sql')),
@@ -190,42 +248,71 @@ export class ReportTables {
 
   /** Where the period's data ends (null: no data). */
   async dataEnd(range: ReportRange): Promise<Date | null> {
-    const [end] = await this.cx.sql.query<{ data_end: Date | null }>(readSql('src/store/report/sql/data_end.sql'), { ...range });
+    const [end] = await this.cx.sql.query<{ data_end: Date | null }>(readSql('src/store/report/sql/data_end.sql'), {
+      ...range,
+    });
     return end?.data_end ?? null;
   }
 
   /** The workbook's Summary: spend by program and by metric, and each program's label. */
   async workbookSummary(rangeEnd: Date): Promise<{
-    byProgram: Record<string, unknown>[]; byMetric: Record<string, unknown>[]; programLabels: Map<string, string>;
+    byProgram: Record<string, unknown>[];
+    byMetric: Record<string, unknown>[];
+    programLabels: Map<string, string>;
   }> {
     const sql = this.cx.sql;
     const byProgram = await sql.query(readSql('src/store/report/sql/summary_by_program.sql'));
     const byMetric = await sql.query(readSql('src/store/report/sql/summary_by_metric.sql'));
-    const programLabels = new Map((await sql.query<{ program_id: string; label: string }>(readSql('src/store/report/sql/program_labels.sql'),
-      { range_end: rangeEnd })).map((r) => [r.program_id, r.label]));
+    const programLabels = new Map(
+      (
+        await sql.query<{ program_id: string; label: string }>(readSql('src/store/report/sql/program_labels.sql'), {
+          range_end: rangeEnd,
+        })
+      ).map((r) => [r.program_id, r.label]),
+    );
     return { byProgram, byMetric, programLabels };
   }
 
   /** The assumed rates that priced lines of program_spend, with their lines and cost. */
-  async assumedRateUse(rateIds: string[]): Promise<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }[]> {
+  async assumedRateUse(
+    rateIds: string[],
+  ): Promise<{ rate_id: string; plan: string; metric: string; rate: string; lines: bigint; cost: string }[]> {
     return this.cx.sql.query(readSql('src/store/report/sql/assumed_rates.sql'), { rate_ids: rateIds });
   }
 
   /** Rates that start or end inside the period (monthly data cannot price the change). */
-  async rateChangesInside(range: ReportRange): Promise<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }[]> {
+  async rateChangesInside(
+    range: ReportRange,
+  ): Promise<{ rate_id: string; plan: string; metric: string; effective_from: Date; effective_to: Date | null }[]> {
     return this.cx.sql.query(readSql('src/store/report/sql/rate_changes_inside.sql'), { ...range });
   }
 
   /** Each scope's coverage of the range per granularity (coverage.sql). */
-  async coverageOfRange(rangeStart: Date, rangeEnd: Date): Promise<{
-    source: string; granularity: Granularity; scope: string; covered_ms: bigint; statuses: string; run_ids: string;
-  }[]> {
-    return this.cx.sql.query(readSql('src/store/report/sql/coverage.sql'), { range_start: rangeStart, range_end: rangeEnd });
+  async coverageOfRange(
+    rangeStart: Date,
+    rangeEnd: Date,
+  ): Promise<
+    {
+      source: string;
+      granularity: Granularity;
+      scope: string;
+      covered_ms: bigint;
+      statuses: string;
+      run_ids: string;
+    }[]
+  > {
+    return this.cx.sql.query(readSql('src/store/report/sql/coverage.sql'), {
+      range_start: rangeStart,
+      range_end: rangeEnd,
+    });
   }
 
   /** The granularities with data in the range. */
   async dataGranularities(rangeStart: Date, rangeEnd: Date): Promise<{ granularity: Granularity; n_rows: bigint }[]> {
-    return this.cx.sql.query(readSql('src/store/report/sql/data_granularities.sql'), { range_start: rangeStart, range_end: rangeEnd });
+    return this.cx.sql.query(readSql('src/store/report/sql/data_granularities.sql'), {
+      range_start: rangeStart,
+      range_end: rangeEnd,
+    });
   }
 
   /**
@@ -234,11 +321,17 @@ export class ReportTables {
    * (already allocated) cents, so every summary adds up to the report's total. Returns its columns and rows.
    */
   async summariseTable(o: {
-    table: SummaryTable; source: ReportTable; columns: { name: string; type: string }[]; costColumn: string; keys: string[];
+    table: SummaryTable;
+    source: ReportTable;
+    columns: { name: string; type: string }[];
+    costColumn: string;
+    keys: string[];
   }): Promise<{ columns: TableColumn[]; rows: number }> {
     const has = (n: string) => o.columns.some((c) => c.name === n);
     const costCol = o.costColumn;
-    const quantities = o.columns.filter((c) => c.type.startsWith('DECIMAL') && c.type !== 'DECIMAL(18,2)' && c.name !== 'rate');
+    const quantities = o.columns.filter(
+      (c) => c.type.startsWith('DECIMAL') && c.type !== 'DECIMAL(18,2)' && c.name !== 'rate',
+    );
     const keys = o.keys.filter(has).map(quoteIdent);
     const select = [
       ...keys,
@@ -251,8 +344,10 @@ export class ReportTables {
     ];
     const order = keys.map((k) => `${k} NULLS FIRST`).join(', ');
     const sql = this.cx.sql;
-    await sql.run(`CREATE OR REPLACE TEMP TABLE ${reportRelation(o.table)} AS SELECT row_number() OVER (ORDER BY ${order}) AS line_no, * ` +
-      `FROM (SELECT ${select.join(', ')} FROM ${reportRelation(o.source)} GROUP BY ${keys.join(', ')}) ORDER BY line_no`);
+    await sql.run(
+      `CREATE OR REPLACE TEMP TABLE ${reportRelation(o.table)} AS SELECT row_number() OVER (ORDER BY ${order}) AS line_no, * ` +
+        `FROM (SELECT ${select.join(', ')} FROM ${reportRelation(o.source)} GROUP BY ${keys.join(', ')}) ORDER BY line_no`,
+    );
     const columns = await this.tableColumns(o.table);
     const [n] = await sql.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${reportRelation(o.table)}`);
     return { columns, rows: Number(n!.n) };
@@ -264,7 +359,10 @@ export class ReportTables {
   }
 
   /** Row count and the first and last value of `key` (line_no or rowid). */
-  async keyBounds(table: ReportTable, key: 'line_no' | 'rowid'): Promise<{ n: bigint; first: bigint | null; last: bigint | null }> {
+  async keyBounds(
+    table: ReportTable,
+    key: 'line_no' | 'rowid',
+  ): Promise<{ n: bigint; first: bigint | null; last: bigint | null }> {
     const [bounds] = await this.cx.sql.query<{ n: bigint; first: bigint | null; last: bigint | null }>(
       `SELECT count(*)::BIGINT AS n, min(${key})::BIGINT AS first, max(${key})::BIGINT AS last FROM ${reportRelation(table)}`,
     );
@@ -275,7 +373,13 @@ export class ReportTables {
    * The rows with `key` in [from, to), in key order, each column read exactly (exactProjection):
    * DECIMAL as its scaled integer in text, timestamps as epoch microseconds, DATE as days.
    */
-  async exactRows(table: ReportTable, cols: DescribedColumn[], key: 'line_no' | 'rowid', from: bigint, to: bigint): Promise<Record<string, unknown>[]> {
+  async exactRows(
+    table: ReportTable,
+    cols: DescribedColumn[],
+    key: 'line_no' | 'rowid',
+    from: bigint,
+    to: bigint,
+  ): Promise<Record<string, unknown>[]> {
     return this.cx.sql.query<Record<string, unknown>>(
       `SELECT ${cols.map(exactProjection).join(', ')} FROM ${reportRelation(table)} WHERE ${key} >= $from AND ${key} < $to ORDER BY ${key}`,
       { from, to },
