@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import { forecastDays } from '../report/forecast.js';
 import {
   anomalyDetail, anomalyTotals, budgetDays, dailyBounds, dailyProgramCount, insertNewAlerts, openAlertsIn, orgNames, programNames,
-  spendingLimits, supersedeAlerts, type AlertRecord, type AnomalyTotalsRow,
+  spendingLimits, supersedeAlerts, syncPricedDays, type AlertRecord, type AnomalyTotalsRow,
 } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import {
@@ -291,6 +291,8 @@ export async function evaluateAlerts(store: Store, s: AlertSettings, scope: Eval
 }
 
 async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date): Promise<EvaluationResult> {
+  // The rules read the priced days: first take in the days runs replaced since (or new prices).
+  await syncPricedDays(store, now);
   const candidates: AlertRecord[] = [];
   let stale: string[] = [];
   if (scope.days) {

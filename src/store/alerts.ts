@@ -1,5 +1,6 @@
-// The alerts' side of the store (migration 012): the rules' inputs read from the stored usage and
-// prices, the alerts fired (each once), their webhook deliveries and the organizations' spending limits.
+// The alerts' side of the store (migrations 012 and 015): the rules' inputs, priced by day from the
+// stored usage and prices (alert_priced_days), the alerts fired (each once), their acknowledgements,
+// their webhook deliveries and the organizations' spending limits.
 import type { Store } from './facade.js';
 import { rawSql } from './rawSql.js';
 import { readSql } from './sql.js';
@@ -107,20 +108,104 @@ const SPENDING_LIMIT_RECORD_SQL = 'INSERT OR REPLACE INTO org_spending_limits VA
 const SPENDING_LIMITS_SQL = 'SELECT org_id, limit_cents, answer FROM org_spending_limits ORDER BY org_id';
 
 // Parameters: none. The stored daily data: its first day and where complete daily coverage ends.
+// (A bucket row is stored only with some metric reported, so the table's first day is the data's.)
 const DAILY_BOUNDS_SQL = `
-SELECT (SELECT CAST(min(CAST(timezone('UTC', timeframe_start) AS DATE)) AS VARCHAR) FROM usage_program WHERE granularity = 'daily') AS first_day,
+SELECT (SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) FROM usage_program_buckets WHERE granularity = 'daily') AS first_day,
   (SELECT max(window_end) FROM coverage WHERE granularity = 'daily' AND status IN ('complete', 'partial')) AS covered_to`;
 
-// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with daily usage in the range.
+// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with priced daily usage in the range.
 const DAILY_PROGRAMS_SQL = `
-SELECT count(DISTINCT program_id)::INTEGER AS n FROM usage_program
-WHERE granularity = 'daily' AND timeframe_start >= CAST(CAST($from AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
-  AND timeframe_start < CAST(CAST($to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'`;
+SELECT count(DISTINCT program_id)::INTEGER AS n FROM alert_priced_days
+WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)`;
+
+// Parameters: none. What alert_priced_days is priced with: the catalogue's and the rates' pricing columns.
+const PRICED_DIGEST_SQL = `
+SELECT sha256((SELECT coalesce(string_agg(concat_ws('|', metric, divisor, aggregation), ';' ORDER BY metric), '') FROM price_metrics)
+  || '/' || (SELECT coalesce(string_agg(concat_ws('|', rate_id, plan, metric, rate_micro, effective_from, coalesce(CAST(effective_to AS VARCHAR), '')), ';' ORDER BY rate_id), '') FROM price_rates)) AS digest`;
+const PRICED_STATE_SQL = 'SELECT prices_digest AS digest FROM alert_priced_state WHERE k = 1';
+// Parameters: $digest VARCHAR, $at TIMESTAMPTZ.
+const PRICED_STATE_SET_SQL = 'INSERT OR REPLACE INTO alert_priced_state VALUES (1, $digest, $at)';
+const PRICED_CLEAR_SQL = 'DELETE FROM alert_priced_days';
+const PRICED_RUNS_CLEAR_SQL = 'DELETE FROM alert_priced_runs';
+// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive).
+const PRICED_DELETE_DAYS_SQL = 'DELETE FROM alert_priced_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
+// Parameters: none. The daily buckets' days: [first, last + 1).
+const DAILY_RANGE_SQL = `
+SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) AS "from",
+  CAST(CAST(timezone('UTC', max(timeframe_start)) AS DATE) + 1 AS VARCHAR) AS "to"
+FROM usage_program_buckets WHERE granularity = 'daily'`;
+// Parameters: none. The program usage runs not taken in yet, and the whole UTC days of the daily windows
+// they replaced (a re-collected window's coverage row carries the run that replaced it).
+const PRICED_FRESH_SQL = `
+SELECT run_id, CAST(CAST(timezone('UTC', window_start) AS DATE) AS VARCHAR) AS "from",
+  CAST(CAST(timezone('UTC', window_end - INTERVAL 1 MICROSECOND) AS DATE) + 1 AS VARCHAR) AS "to"
+FROM coverage
+WHERE granularity = 'daily' AND source <> 'v2_frameworks' AND window_end > window_start
+  AND run_id NOT IN (SELECT run_id FROM alert_priced_runs)
+ORDER BY 2`;
+// Parameters: $ids VARCHAR[].
+const PRICED_RUNS_ADD_SQL = 'INSERT OR IGNORE INTO alert_priced_runs SELECT unnest($ids)';
 
 // Parameters: $ids VARCHAR[]. Names of programs and organizations (NULL when the inventory has none).
 const PROGRAM_NAMES_SQL = 'SELECT program_id AS id, name, org_id FROM programs WHERE list_contains($ids, program_id)';
 const ORG_NAMES_SQL = 'SELECT org_id AS id, name FROM organizations';
 const ORGS_KNOWN_SQL = 'SELECT org_id FROM organizations ORDER BY org_id';
+
+/** Days priced in one transaction: bounds the memory a fill takes. */
+const FILL_SLICE_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+/** [from, to) day ranges, overlapping or adjacent ones merged, cut into slices of at most `days` days. */
+export function daySlices(ranges: readonly (readonly [string, string])[], days: number): [string, string][] {
+  const ms = (d: string) => Date.parse(`${d}T00:00:00Z`);
+  const merged: [number, number][] = [];
+  for (const [a, b] of [...ranges].map(([f, t]) => [ms(f), ms(t)] as const).sort((x, y) => x[0] - y[0])) {
+    const last = merged.at(-1);
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else if (b > a) merged.push([a, b]);
+  }
+  const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
+  const out: [string, string][] = [];
+  for (const [a, b] of merged) for (let t = a; t < b; t += days * DAY_MS) out.push([iso(t), iso(Math.min(b, t + days * DAY_MS))]);
+  return out;
+}
+
+export interface PricedSync { repriced: boolean; slices: number }
+
+/**
+ * Brings alert_priced_days up to date: when the prices changed since it was priced (or it never was),
+ * every stored day is priced again; otherwise only the days of the daily windows that runs replaced
+ * since the last call. Each slice of days is replaced in one transaction and the runs are marked taken
+ * in only after, so an interrupted call is finished by the next.
+ */
+export async function syncPricedDays(store: Store, now: Date): Promise<PricedSync> {
+  const sql = rawSql(store);
+  const [{ digest } = { digest: '' }] = await sql.query<{ digest: string }>(PRICED_DIGEST_SQL);
+  const [state] = await sql.query<{ digest: string }>(PRICED_STATE_SQL);
+  const repriced = state?.digest !== digest;
+  if (repriced) {
+    await store.transaction(async () => {
+      for (const q of [PRICED_CLEAR_SQL, PRICED_RUNS_CLEAR_SQL, 'DELETE FROM alert_priced_state']) await sql.run(q);
+    });
+  }
+  const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
+  let ranges: [string, string][] = fresh.map((f) => [f.from, f.to]);
+  if (repriced) {
+    const [r] = await sql.query<{ from: string | null; to: string | null }>(DAILY_RANGE_SQL);
+    ranges = r?.from && r.to ? [[r.from, r.to]] : [];
+  }
+  const slices = daySlices(ranges, FILL_SLICE_DAYS);
+  for (const [from, to] of slices) {
+    await store.transaction(async () => {
+      await sql.run(PRICED_DELETE_DAYS_SQL, { from, to });
+      await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { from, to });
+    });
+  }
+  const runs = [...new Set(fresh.map((f) => f.run_id))];
+  if (runs.length > 0) await sql.run(PRICED_RUNS_ADD_SQL, { ids: runs });
+  if (repriced) await sql.run(PRICED_STATE_SET_SQL, { digest, at: now });
+  return { repriced, slices: slices.length };
+}
 
 export interface AnomalyTotalsRow {
   program_id: string;
@@ -150,7 +235,7 @@ export interface AnomalyDetailRow { program_id: string; day: string; bday: strin
 export async function anomalyDetail(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] }): Promise<AnomalyDetailRow[]> {
   if (p.keys.length === 0) return [];
   return rawSql(store).query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys, chunks: 1, chunk: 0,
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys,
   });
 }
 
