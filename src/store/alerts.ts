@@ -42,6 +42,10 @@ export interface AlertRecord {
   fired_at: Date;
   superseded_at: Date | null;
   superseded_reason: string | null;
+  /** From alert_acks, when listed: who acknowledged it, when, and why (absent on a record being fired). */
+  acknowledged_at?: Date | null;
+  acknowledged_by?: string | null;
+  ack_note?: string | null;
 }
 
 export const ALERT_COLUMNS = [
@@ -74,18 +78,24 @@ const ALERTS_SUPERSEDE_SQL = `
 UPDATE alerts SET status = 'superseded', superseded_at = $at, superseded_reason = $reason
 WHERE status = 'open' AND list_contains($ids, identity)`;
 
-// Parameters: $month VARCHAR (YYYY-MM-01, or '' for every month).
+// Parameters: $month VARCHAR (YYYY-MM-01, or '' for every month). With each alert's acknowledgement.
 const ALERTS_LIST_SQL = `
-SELECT * REPLACE (CAST(month AS VARCHAR) AS month, CAST(day AS VARCHAR) AS day, CAST(crossing_date AS VARCHAR) AS crossing_date,
+SELECT a.* REPLACE (CAST(month AS VARCHAR) AS month, CAST(day AS VARCHAR) AS day, CAST(crossing_date AS VARCHAR) AS crossing_date,
   CAST(budget_usd AS VARCHAR) AS budget_usd, CAST(threshold_usd AS VARCHAR) AS threshold_usd,
   CAST(expected_usd AS VARCHAR) AS expected_usd, CAST(actual_usd AS VARCHAR) AS actual_usd,
   CAST(impact_usd AS VARCHAR) AS impact_usd, CAST(impact_pct AS VARCHAR) AS impact_pct,
   CAST(compute_usd AS VARCHAR) AS compute_usd, CAST(storage_usd AS VARCHAR) AS storage_usd,
   CAST(instant_restore_usd AS VARCHAR) AS instant_restore_usd, CAST(snapshots_usd AS VARCHAR) AS snapshots_usd,
   CAST(transfer_usd AS VARCHAR) AS transfer_usd, CAST(extra_branches_usd AS VARCHAR) AS extra_branches_usd,
-  CAST(other_usd AS VARCHAR) AS other_usd)
-FROM alerts WHERE $month = '' OR month = CAST(nullif($month, '') AS DATE)
-ORDER BY month, coalesce(day, crossing_date, month), kind, scope_id, threshold_pct, program_id`;
+  CAST(other_usd AS VARCHAR) AS other_usd),
+  k.acknowledged_at, k.acknowledged_by, k.note AS ack_note
+FROM alerts a LEFT JOIN alert_acks k ON k.alert_id = a.alert_id
+WHERE $month = '' OR a.month = CAST(nullif($month, '') AS DATE)
+ORDER BY a.month, coalesce(a.day, a.crossing_date, a.month), a.kind, a.scope_id, a.threshold_pct, a.program_id`;
+
+// Parameters: $alert_id, $at TIMESTAMPTZ, $by, $note. An acknowledgement is recorded once; a second keeps the first.
+const ALERT_ACK_SQL = `
+INSERT OR IGNORE INTO alert_acks SELECT alert_id, $at, $by, $note FROM alerts WHERE alert_id = $alert_id`;
 
 // Parameters: none. Open alerts with no successful delivery, oldest first.
 const ALERTS_UNDELIVERED_SQL = `
@@ -291,6 +301,17 @@ export async function supersedeAlerts(store: Store, ids: string[], at: Date, rea
 
 export async function listAlerts(store: Store, month?: string): Promise<AlertRecord[]> {
   return rawSql(store).query<AlertRecord>(ALERTS_LIST_SQL, { month: month ?? '' });
+}
+
+/**
+ * Acknowledges an alert (`alerts --ack`): recorded once, with who, when and the note. Returns the alert
+ * as listed after (with the acknowledgement that stands: an earlier one is kept), or null when no alert
+ * has that id.
+ */
+export async function acknowledgeAlert(store: Store, a: { alertId: string; at: Date; by: string; note: string | null }): Promise<AlertRecord | null> {
+  const sql = rawSql(store);
+  await sql.run(ALERT_ACK_SQL, { alert_id: a.alertId, at: a.at, by: a.by, note: a.note });
+  return (await listAlerts(store)).find((r) => r.alert_id === a.alertId) ?? null;
 }
 
 export async function undeliveredAlerts(store: Store): Promise<{ alert_id: string; attempts: number }[]> {
