@@ -22,7 +22,20 @@ CREATE TABLE alert_priced_days (
   divisor      HUGEINT     NOT NULL,
   qty          HUGEINT     NOT NULL,
   peak         HUGEINT     NOT NULL,
-  cents        BIGINT      NOT NULL
+  cents        BIGINT      NOT NULL,
+  bucket_rows  INTEGER     NOT NULL
+);
+
+-- The same days summed by organization, program and day, for the rules that need no more: the spend
+-- of the summed metrics (an anomaly's day and baseline), the key of the rates it was priced at, and
+-- the spend of the lines no included allowance applies to (a budget's). Filled with alert_priced_days.
+CREATE TABLE alert_program_days (
+  org_id      VARCHAR,
+  program_id  VARCHAR NOT NULL,
+  usage_day   DATE    NOT NULL,
+  cents       BIGINT  NOT NULL,
+  rates_key   VARCHAR,
+  plain_cents BIGINT  NOT NULL
 );
 
 -- The runs whose replaced daily windows alert_priced_days has taken in.
@@ -55,6 +68,11 @@ COMMENT ON COLUMN alert_priced_days.divisor IS 'raw units per billing unit (pric
 COMMENT ON COLUMN alert_priced_days.qty IS 'sum of the day''s raw values';
 COMMENT ON COLUMN alert_priced_days.peak IS 'largest raw value of the day';
 COMMENT ON COLUMN alert_priced_days.cents IS 'the day''s spend at list rates before allowances, each bucket rounded to cents (spend_cents)';
+COMMENT ON COLUMN alert_priced_days.bucket_rows IS 'daily bucket rows summed into this row';
+COMMENT ON TABLE alert_program_days IS 'alert_priced_days summed by organization, program and UTC day (metrics billed by sum only): what the anomaly rule and the budgets read first.';
+COMMENT ON COLUMN alert_program_days.cents IS 'the day''s spend of summed metrics at list rates before allowances (the anomaly rule''s day spend)';
+COMMENT ON COLUMN alert_program_days.rates_key IS 'md5 of the plan and the ids of its rates in force that day, when every metric of the day has one bucket row priced at one of them; NULL otherwise. Days with the same key are priced at the same rates';
+COMMENT ON COLUMN alert_program_days.plain_cents IS 'the spend of the day''s lines that no included allowance applies to, each line rounded to cents';
 COMMENT ON TABLE alert_priced_runs IS 'The runs whose replaced daily windows alert_priced_days has taken in (coverage.run_id).';
 COMMENT ON TABLE alert_priced_state IS 'One row: the digest of the price tables alert_priced_days was priced with; another digest re-prices it all.';
 COMMENT ON TABLE alert_acks IS 'Acknowledged alerts (alerts --ack): who, when and why; `alerts --check` counts only open alerts not acknowledged.';

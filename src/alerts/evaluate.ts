@@ -16,8 +16,8 @@ import {
 } from './rules.js';
 
 const DAY_MS = 86_400_000;
-/** Programs the anomaly rule reads at a time. */
-const CHUNK_PROGRAMS = 500;
+/** Programs the rules read at a time (their days summed by program: a few small integers a day). */
+const CHUNK_PROGRAMS = 4000;
 /** Evaluated days the anomaly rule reads at a time. */
 const SLICE_DAYS = 7;
 
@@ -113,7 +113,9 @@ async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, t
   for (let start = dayMs(from); start < end; start += SLICE_DAYS * DAY_MS) {
     const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
     for (let chunk = 0; chunk < chunks; chunk++) {
-      rows.push(...(await anomalyTotals(store, { evalFrom: day(start), evalTo: sliceTo, baselineDays: a.baselineDays, minActualCents: a.minExcessCents, chunks, chunk })));
+      rows.push(...(await anomalyTotals(store, {
+        evalFrom: day(start), evalTo: sliceTo, baselineDays: a.baselineDays, minBaselineDays: a.minBaselineDays, minActualCents: a.minExcessCents, chunks, chunk,
+      })));
     }
   }
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];

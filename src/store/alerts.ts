@@ -125,20 +125,25 @@ SELECT (SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCH
 
 // Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with priced daily usage in the range.
 const DAILY_PROGRAMS_SQL = `
-SELECT count(DISTINCT program_id)::INTEGER AS n FROM alert_priced_days
+SELECT count(DISTINCT program_id)::INTEGER AS n FROM alert_program_days
 WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)`;
 
-// Parameters: none. What alert_priced_days is priced with: the catalogue's and the rates' pricing columns.
+// Parameters: none. What the priced days are priced with: the pricing columns of the catalogue, the
+// rates and the allowances (which lines alert_program_days.plain_cents holds).
 const PRICED_DIGEST_SQL = `
 SELECT sha256((SELECT coalesce(string_agg(concat_ws('|', metric, divisor, aggregation), ';' ORDER BY metric), '') FROM price_metrics)
-  || '/' || (SELECT coalesce(string_agg(concat_ws('|', rate_id, plan, metric, rate_micro, effective_from, coalesce(CAST(effective_to AS VARCHAR), '')), ';' ORDER BY rate_id), '') FROM price_rates)) AS digest`;
+  || '/' || (SELECT coalesce(string_agg(concat_ws('|', rate_id, plan, metric, rate_micro, effective_from, coalesce(CAST(effective_to AS VARCHAR), '')), ';' ORDER BY rate_id), '') FROM price_rates)
+  || '/' || (SELECT coalesce(string_agg(concat_ws('|', allowance_id, plan, metric, included_raw, scope, effective_from, coalesce(CAST(effective_to AS VARCHAR), '')), ';'
+                    ORDER BY allowance_id, plan, metric), '') FROM price_allowances)) AS digest`;
 const PRICED_STATE_SQL = 'SELECT prices_digest AS digest FROM alert_priced_state WHERE k = 1';
 // Parameters: $digest VARCHAR, $at TIMESTAMPTZ.
 const PRICED_STATE_SET_SQL = 'INSERT OR REPLACE INTO alert_priced_state VALUES (1, $digest, $at)';
 const PRICED_CLEAR_SQL = 'DELETE FROM alert_priced_days';
+const PROGRAM_DAYS_CLEAR_SQL = 'DELETE FROM alert_program_days';
 const PRICED_RUNS_CLEAR_SQL = 'DELETE FROM alert_priced_runs';
 // Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive).
 const PRICED_DELETE_DAYS_SQL = 'DELETE FROM alert_priced_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
+const PROGRAM_DAYS_DELETE_SQL = 'DELETE FROM alert_program_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
 // Parameters: none. The daily buckets' days: [first, last + 1).
 const DAILY_RANGE_SQL = `
 SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) AS "from",
@@ -183,7 +188,8 @@ export function daySlices(ranges: readonly (readonly [string, string])[], days: 
 export interface PricedSync { repriced: boolean; slices: number }
 
 /**
- * Brings alert_priced_days up to date: when the prices changed since it was priced (or it never was),
+ * Brings alert_priced_days and alert_program_days up to date: when the prices changed since they were
+ * priced (or they never were),
  * every stored day is priced again; otherwise only the days of the daily windows that runs replaced
  * since the last call. Each slice of days is replaced in one transaction and the runs are marked taken
  * in only after, so an interrupted call is finished by the next.
@@ -195,7 +201,7 @@ export async function syncPricedDays(store: Store, now: Date): Promise<PricedSyn
   const repriced = state?.digest !== digest;
   if (repriced) {
     await store.transaction(async () => {
-      for (const q of [PRICED_CLEAR_SQL, PRICED_RUNS_CLEAR_SQL, 'DELETE FROM alert_priced_state']) await sql.run(q);
+      for (const q of [PRICED_CLEAR_SQL, PROGRAM_DAYS_CLEAR_SQL, PRICED_RUNS_CLEAR_SQL, 'DELETE FROM alert_priced_state']) await sql.run(q);
     });
   }
   const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
@@ -208,7 +214,9 @@ export async function syncPricedDays(store: Store, now: Date): Promise<PricedSyn
   for (const [from, to] of slices) {
     await store.transaction(async () => {
       await sql.run(PRICED_DELETE_DAYS_SQL, { from, to });
+      await sql.run(PROGRAM_DAYS_DELETE_SQL, { from, to });
       await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { from, to });
+      await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), { from, to });
     });
   }
   const runs = [...new Set(fresh.map((f) => f.run_id))];
@@ -232,12 +240,51 @@ export async function dailyProgramCount(store: Store, from: string, to: string):
   return r?.n ?? 0;
 }
 
-/** One chunk (of `chunks`) of the programs' evaluated days (alert_anomaly_totals.sql). */
-export async function anomalyTotals(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; minActualCents: bigint; chunks?: number; chunk?: number }): Promise<AnomalyTotalsRow[]> {
-  return rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents,
-    chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
+/** Programs priced metric by metric at a time (alert_anomaly_totals_by_metric.sql). */
+const BY_METRIC_PROGRAMS = 500;
+
+export interface AnomalyTotalsParams {
+  evalFrom: string;
+  evalTo: string;
+  baselineDays: number;
+  /** Days of baseline the anomaly rule needs (fewer: new spend); without it, no day is left out for its excess. */
+  minBaselineDays?: number;
+  /** The rule's minimum excess: days spending less are left out, and days whose excess over a whole baseline is. */
+  minActualCents: bigint;
+  chunks?: number;
+  chunk?: number;
+}
+
+/**
+ * One chunk (of `chunks`) of the programs' evaluated days: from the program days (alert_anomaly_totals.sql);
+ * a program with a baseline day priced at other rates than its evaluated day is priced again metric by
+ * metric (alert_anomaly_totals_by_metric.sql), so each baseline day is at the evaluated day's rates.
+ */
+export async function anomalyTotals(store: Store, p: AnomalyTotalsParams): Promise<AnomalyTotalsRow[]> {
+  const rows = await rawSql(store).query<AnomalyTotalsRow & { exact: boolean }>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_baseline_days: p.minBaselineDays ?? p.baselineDays + 1,
+    min_actual_cents: p.minActualCents, chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
   });
+  const inexact = [...new Set(rows.filter((r) => !r.exact).map((r) => r.program_id))];
+  const strip = ({ exact: _exact, ...r }: AnomalyTotalsRow & { exact: boolean }): AnomalyTotalsRow => sortBaseline(r);
+  if (inexact.length === 0) return rows.map(strip);
+  const again = new Set(inexact);
+  const out = rows.filter((r) => !again.has(r.program_id)).map(strip);
+  for (let i = 0; i < inexact.length; i += BY_METRIC_PROGRAMS) out.push(...(await anomalyTotalsByMetric(store, p, inexact.slice(i, i + BY_METRIC_PROGRAMS))));
+  return out.sort((x, y) => (x.program_id === y.program_id ? (x.day < y.day ? -1 : 1) : x.program_id < y.program_id ? -1 : 1));
+}
+
+function sortBaseline(r: AnomalyTotalsRow): AnomalyTotalsRow {
+  r.baseline.sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0));
+  return r;
+}
+
+/** Some programs' evaluated days, each baseline day priced metric by metric at the evaluated day's rates. */
+export async function anomalyTotalsByMetric(store: Store, p: AnomalyTotalsParams, programs: string[]): Promise<AnomalyTotalsRow[]> {
+  if (programs.length === 0) return [];
+  return (await rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals_by_metric.sql'), {
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents, programs,
+  })).map(sortBaseline);
 }
 
 export interface AnomalyDetailRow { program_id: string; day: string; bday: string; metric: string; cents: bigint }

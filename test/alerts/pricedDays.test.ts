@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { refreshPrices } from '../../src/report/prices.js';
-import { daySlices, syncPricedDays } from '../../src/store/alerts.js';
+import { decideAnomaly } from '../../src/alerts/rules.js';
+import { anomalyTotals, anomalyTotalsByMetric, daySlices, syncPricedDays, type AnomalyTotalsRow } from '../../src/store/alerts.js';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
@@ -93,6 +94,43 @@ describe('the alert rules\' priced days', () => {
     const after = await keys(BY_TABLE);
     expect(after).not.toEqual(before);
     expect(after).toEqual(await keys(BY_VIEW));
+  });
+
+  test('a day priced at other rates than its baseline days is priced metric by metric, as is every day without a rate change', async () => {
+    // A new compute rate for plan scale from 2026-10-12: p-a's days from then have baseline days at the old rate.
+    const sql = rawSql(store);
+    await sql.run(`INSERT INTO price_rates SELECT rate_id || '-2026-10-12', plan, metric, rate * 2, rate_micro * 2, TIMESTAMPTZ '2026-10-12 00:00:00+00', effective_to, unit, source, revision
+      FROM price_rates WHERE plan = 'scale' AND metric = 'compute_unit_seconds' AND effective_to IS NULL`);
+    await sql.run(`UPDATE price_rates SET effective_to = TIMESTAMPTZ '2026-10-12 00:00:00+00'
+      WHERE plan = 'scale' AND metric = 'compute_unit_seconds' AND effective_to IS NULL AND rate_id NOT LIKE '%-2026-10-12'`);
+    await syncPricedDays(store, NOW);
+    const p = { evalFrom: '2026-10-05', evalTo: '2026-10-21', baselineDays: 28, minActualCents: 0n };
+    const all = await anomalyTotals(store, p);
+    expect(all.length).toBe(2 * 16);
+    expect(all).toEqual(await anomalyTotalsByMetric(store, p, ['p-a', 'p-b']));
+    // On 2026-10-15 p-a's baseline days before the change are worth more than their own spend.
+    const own = await sql.query<{ cents: bigint }>("SELECT cents FROM alert_program_days WHERE program_id = 'p-a' AND usage_day = DATE '2026-10-05'");
+    const row = all.find((r) => r.program_id === 'p-a' && r.day === '2026-10-15')!;
+    expect(BigInt(row.baseline.find((b) => b.day === '2026-10-05')!.cents)).toBeGreaterThan(BigInt(own[0]!.cents));
+  });
+
+  test('the days left out for their excess are days no rule fires on', async () => {
+    const spike = Date.UTC(2026, 9, 19);
+    await load(store, spec({ granularity: 'daily', windowStart: new Date(spike), windowEnd: new Date(spike + DAY), runId: 'r3' }), rows({ bump: 900_000_000, from: spike, to: spike + DAY }));
+    await syncPricedDays(store, NOW);
+    const rule = { minExcessCents: 1000n, minRatio: 1.5, minScore: 4, baselineDays: 14, minBaselineDays: 7 };
+    const p = { evalFrom: '2026-10-15', evalTo: '2026-10-21', baselineDays: 14, minActualCents: 1000n };
+    const fires = (rows: AnomalyTotalsRow[]) => rows.filter((r) => {
+      const days = new Map(r.baseline.map((b) => [b.day, BigInt(b.cents)]));
+      const base = [];
+      for (let t = Date.parse(`${r.day}T00:00:00Z`) - 14 * DAY; t < Date.parse(`${r.day}T00:00:00Z`); t += DAY) base.push(days.get(new Date(t).toISOString().slice(0, 10)) ?? 0n);
+      return decideAnomaly(BigInt(r.actual), base, rule) !== null;
+    }).map((r) => `${r.program_id}|${r.day}`);
+    const whole = await anomalyTotals(store, p);
+    const pruned = await anomalyTotals(store, { ...p, minBaselineDays: 7 });
+    expect(pruned.length).toBeLessThan(whole.length);
+    expect(fires(pruned)).toEqual(fires(whole));
+    expect(fires(whole)).toContain('p-a|2026-10-19');
   });
 
   test('day ranges are merged and cut into slices', () => {

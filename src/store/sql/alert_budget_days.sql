@@ -1,16 +1,28 @@
 -- Query: alert_budget_days (the budgets' input, src/alerts/evaluate.ts)
 -- Parameters: $month VARCHAR (YYYY-MM-01), $programs VARCHAR[] (programs named by budgets of the config),
 -- $chunks INTEGER, $chunk INTEGER (the allowance pools whose key hashes into this chunk; 1 and 0 read all).
--- Net spend per UTC day of the month from the priced days (alert_priced_days), as program_spend bills
--- it: the included allowance taken in time order within its pool (spend_program_days, migration 007),
--- a peak-billed metric charged on its line's first day at the line's peak; each day line (program,
--- period, metric, rate) rounded to cents once. One row per organization and day, and one per named
+-- Net spend per UTC day of the month, as program_spend bills it: the included allowance taken in time
+-- order within its pool (spend_program_days, migration 007), a peak-billed metric charged on its
+-- line's first day at the line's peak; each day line (program, period, metric, rate) rounded to cents
+-- once. The lines no allowance applies to come summed by day (alert_program_days.plain_cents), the
+-- others line by line from alert_priced_days. One row per organization and day, and one per named
 -- program and day.
-WITH d AS (
-  SELECT org_id, program_id, period_id, period_plan, period_start, metric, rate_id, rate_micro, divisor, aggregation, usage_day, qty, peak
-  FROM alert_priced_days
+WITH chunk AS (
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM price_allowances WHERE scope = 'org_month') THEN 'org' ELSE 'program' END AS pool
+),
+plain AS (
+  SELECT org_id, program_id, usage_day, plain_cents AS cents FROM alert_program_days
   WHERE usage_day >= CAST($month AS DATE) AND usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
-    AND hash(CASE WHEN EXISTS (SELECT 1 FROM price_allowances WHERE scope = 'org_month') THEN coalesce(org_id, '') ELSE program_id END)
+    AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(org_id, '') ELSE program_id END)
+        % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
+),
+d AS (
+  SELECT org_id, program_id, period_id, period_plan, period_start, metric, rate_id, rate_micro, divisor, aggregation, usage_day, qty, peak
+  FROM alert_priced_days x
+  WHERE usage_day >= CAST($month AS DATE) AND usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
+    AND (aggregation = 'max' OR EXISTS (SELECT 1 FROM price_allowances a WHERE a.plan = x.period_plan AND a.metric = x.metric
+          AND CAST($month AS DATE) >= a.effective_from AND (a.effective_to IS NULL OR CAST($month AS DATE) < a.effective_to)))
+    AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(org_id, '') ELSE program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
 lines AS (
@@ -42,8 +54,11 @@ billed AS (
   SELECT * FROM netted
 ),
 days AS (
-  SELECT org_id, program_id, usage_day, CAST(sum(spend_cents(billable, rate_micro, divisor)) AS BIGINT) AS cents
-  FROM billed GROUP BY org_id, program_id, usage_day
+  SELECT org_id, program_id, usage_day, CAST(sum(cents) AS BIGINT) AS cents FROM (
+    SELECT org_id, program_id, usage_day, spend_cents(billable, rate_micro, divisor) AS cents FROM billed
+    UNION ALL
+    SELECT org_id, program_id, usage_day, cents FROM plain
+  ) GROUP BY org_id, program_id, usage_day
 )
 SELECT 'organization' AS scope_kind, coalesce(org_id, '') AS scope_id, CAST(usage_day AS VARCHAR) AS day, CAST(sum(cents) AS BIGINT) AS cents
 FROM days GROUP BY org_id, usage_day

@@ -22,7 +22,7 @@ SELECT u.org_id, u.program_id, CAST(timezone('UTC', u.timeframe_start) AS DATE) 
   min(p.period_start) AS period_start, u.metric, any_value(m.aggregation) AS aggregation, r.rate_id,
   any_value(r.rate_micro) AS rate_micro, any_value(m.divisor) AS divisor,
   CAST(sum(u.value) AS HUGEINT) AS qty, CAST(max(u.value) AS HUGEINT) AS peak,
-  CAST(sum(spend_cents(u.value, r.rate_micro, m.divisor)) AS BIGINT) AS cents
+  CAST(sum(spend_cents(u.value, r.rate_micro, m.divisor)) AS BIGINT) AS cents, CAST(count(*) AS INTEGER) AS bucket_rows
 FROM u
 JOIN billing_periods p ON p.period_key = u.period_key
 JOIN price_metrics m ON m.metric = u.metric
