@@ -16,13 +16,19 @@ plain AS (
     AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(org_id, '') ELSE program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
+-- The plans and metrics an allowance applies to in the month (joined, not correlated: a correlated
+-- EXISTS would hold every row of the month in memory).
+al AS (
+  SELECT DISTINCT plan, metric FROM price_allowances
+  WHERE CAST($month AS DATE) >= effective_from AND (effective_to IS NULL OR CAST($month AS DATE) < effective_to)
+),
 d AS (
-  SELECT org_id, program_id, period_id, period_plan, period_start, metric, rate_id, rate_micro, divisor, aggregation, usage_day, qty, peak
-  FROM alert_priced_days x
-  WHERE usage_day >= CAST($month AS DATE) AND usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
-    AND (aggregation = 'max' OR EXISTS (SELECT 1 FROM price_allowances a WHERE a.plan = x.period_plan AND a.metric = x.metric
-          AND CAST($month AS DATE) >= a.effective_from AND (a.effective_to IS NULL OR CAST($month AS DATE) < a.effective_to)))
-    AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(org_id, '') ELSE program_id END)
+  SELECT x.org_id, x.program_id, x.period_id, x.period_plan, x.period_start, x.metric, x.rate_id, x.rate_micro, x.divisor, x.aggregation,
+    x.usage_day, x.qty, x.peak
+  FROM alert_priced_days x LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric
+  WHERE x.usage_day >= CAST($month AS DATE) AND x.usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
+    AND (x.aggregation = 'max' OR al.plan IS NOT NULL)
+    AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(x.org_id, '') ELSE x.program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
 lines AS (
@@ -47,9 +53,8 @@ netted AS (
   FROM pooled
 ),
 billed AS (
-  SELECT org_id, program_id, usage_day, rate_micro, divisor, qty AS billable FROM lines l
-  WHERE NOT EXISTS (SELECT 1 FROM price_allowances a WHERE a.plan = l.period_plan AND a.metric = l.metric
-                    AND CAST($month AS DATE) >= a.effective_from AND (a.effective_to IS NULL OR CAST($month AS DATE) < a.effective_to))
+  SELECT l.org_id, l.program_id, l.usage_day, l.rate_micro, l.divisor, l.qty AS billable
+  FROM lines l LEFT JOIN al ON al.plan = l.period_plan AND al.metric = l.metric WHERE al.plan IS NULL
   UNION ALL
   SELECT * FROM netted
 ),

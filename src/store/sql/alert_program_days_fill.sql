@@ -8,12 +8,18 @@
 -- plain_cents is the spend of the lines (program, period, metric, rate, day) no included allowance of
 -- the day's month applies to, each rounded to cents once, as alert_budget_days.sql bills them.
 INSERT INTO alert_program_days BY NAME
-WITH d AS (
-  SELECT x.*, EXISTS (
-    SELECT 1 FROM price_allowances a WHERE a.plan = x.period_plan AND a.metric = x.metric
-      AND CAST(date_trunc('month', x.usage_day) AS DATE) >= a.effective_from
-      AND (a.effective_to IS NULL OR CAST(date_trunc('month', x.usage_day) AS DATE) < a.effective_to)) AS allowance
+-- The plans and metrics an allowance applies to, by month (joined, not correlated: a correlated EXISTS
+-- would hold every row of the days in memory).
+WITH al AS (
+  SELECT DISTINCT a.plan, a.metric, m.month FROM price_allowances a
+  JOIN (SELECT DISTINCT CAST(date_trunc('month', CAST($from AS DATE) + CAST(i AS INTEGER)) AS DATE) AS month
+        FROM range(0, CAST($to AS DATE) - CAST($from AS DATE)) t(i)) m
+    ON m.month >= a.effective_from AND (a.effective_to IS NULL OR m.month < a.effective_to)
+),
+d AS (
+  SELECT x.*, al.plan IS NOT NULL AS allowance
   FROM alert_priced_days x
+  LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric AND al.month = CAST(date_trunc('month', x.usage_day) AS DATE)
   WHERE x.aggregation = 'sum' AND x.usage_day >= CAST($from AS DATE) AND x.usage_day < CAST($to AS DATE)
 ),
 plans AS (
