@@ -16,8 +16,10 @@ import {
 } from './rules.js';
 
 const DAY_MS = 86_400_000;
-/** Programs the rules read at a time (their days summed by program: a few small integers a day). */
+/** Programs the anomaly rule reads at a time (their days summed by program: a few small integers a day). */
 const CHUNK_PROGRAMS = 4000;
+/** Programs the budgets read at a time: a day's spend a program, and the lines an allowance applies to. */
+const BUDGET_CHUNK_PROGRAMS = 10_000;
 /** Evaluated days the anomaly rule reads at a time. */
 const SLICE_DAYS = 7;
 
@@ -38,7 +40,7 @@ export interface AlertSettings {
   orgThresholdsPct: number[];
   /** Days the collector re-reads (collect.settle.daily_days): a day is settled once past them. */
   settleDays: number;
-  /** Programs the anomaly rule reads at a time (default CHUNK_PROGRAMS). */
+  /** Programs the rules read at a time (default CHUNK_PROGRAMS, BUDGET_CHUNK_PROGRAMS). */
   chunkPrograms?: number;
 }
 
@@ -215,7 +217,7 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   next.setUTCMonth(next.getUTCMonth() + 1);
   const programs = [...new Set(s.budgets.flatMap((b) => b.programs))];
   const nextDay = day(next.getTime());
-  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
+  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)));
   const rows = [];
   for (let chunk = 0; chunk < chunks; chunk++) rows.push(...(await budgetDays(store, month, programs, chunks, chunk)));
   const daysOf = new Map<string, Map<number, bigint>>();
