@@ -6,9 +6,11 @@
 // spending). Recall is over the spikes of at least 3x whose excess over the program's baseline is at
 // least USD 10 (measured on the stored data). The drifting programs must raise nothing.
 // Measurement (--large, or --large-only): the `large` account (9,000 current programs with daily data,
-// 90 days) loaded likewise, then in a fresh process what a daily collection adds (its last days and the
-// current month's budgets) and what `alerts` on a whole month costs, in seconds and RSS over the
-// process's RSS before evaluating.
+// 90 days) loaded likewise; in a fresh process the first evaluation, which prices the history for the
+// rules (once, after an upgrade); then the last 3 days loaded again by another run, as a daily
+// collection re-collects its settle window, and in a fresh process what that collection adds (its last
+// days and the current month's budgets) and what `alerts` on a whole month costs: seconds, CPU seconds
+// and RSS over the process's RSS before evaluating.
 // Run after `npm run build`: node dist/bench/alerts-backtest.js [--large | --large-only] [--json]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -119,9 +121,17 @@ async function measureLarge(keep?: string): Promise<Record<string, unknown>> {
     }
     const loadS = (performance.now() - t0) / 1000;
     const script = fileURLToPath(new URL('./alerts-measure.js', import.meta.url));
-    const child = spawnSync(process.execPath, [script, dbPath, String(NOW)], { encoding: 'utf8' });
-    if (child.status !== 0) throw new Error(`alerts-measure failed: ${child.stderr}`);
-    return { programs_with_daily_data: world.programs.filter((p) => world.orgById.get(p.org_id)?.billing === 'current' && world.personal_org_ids.includes(p.org_id)).length, days: 90, load_s: +loadS.toFixed(1), ...(JSON.parse(child.stdout.trim().split('\n').at(-1)!) as object) };
+    const measure = (mode: 'first' | 'daily') => {
+      const child = spawnSync(process.execPath, [script, dbPath, String(NOW), mode], { encoding: 'utf8' });
+      if (child.status !== 0) throw new Error(`alerts-measure failed: ${child.stderr}`);
+      return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as object;
+    };
+    const first = measure('first');
+    const store = await openStore({ path: dbPath });
+    await loadDailyWorld(store, world, { now: NOW, days: 3, runId: `bench-alerts-daily-${Date.now()}` });
+    await store.checkpoint();
+    await store.close();
+    return { programs_with_daily_data: world.programs.filter((p) => world.orgById.get(p.org_id)?.billing === 'current' && world.personal_org_ids.includes(p.org_id)).length, days: 90, load_s: +loadS.toFixed(1), ...first, ...measure('daily') };
   } finally {
     if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }

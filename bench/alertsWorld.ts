@@ -44,9 +44,9 @@ function pages(world: World, rows: TruthRow[]): string[] {
 
 /**
  * Loads `days` whole days of daily v2 usage ending at the UTC midnight before `now`, for every current
- * member organization, and the world's spending limits. Returns the data's [from, to).
+ * member organization (as run `runId`), and the world's spending limits. Returns the data's [from, to).
  */
-export async function loadDailyWorld(store: Store, world: World, o: { now: number; days: number }): Promise<{ from: number; to: number }> {
+export async function loadDailyWorld(store: Store, world: World, o: { now: number; days: number; runId?: string }): Promise<{ from: number; to: number }> {
   await refreshPrices(store, loadPriceBook(join(packageRoot(), 'config/prices.toml')), new Date(o.now));
   const to = Math.floor(o.now / DAY) * DAY;
   const from = to - o.days * DAY;
@@ -55,7 +55,7 @@ export async function loadDailyWorld(store: Store, world: World, o: { now: numbe
     const ids = world.programs.filter((p) => p.org_id === org.id).map((p) => p.id);
     const batch = store.usage.beginBatch({
       table: 'usage_program', apiVersion: 'v2', granularity: 'daily', windowStart: new Date(from), windowEnd: new Date(to),
-      scope: { orgId: org.id }, coverage: { source: 'v2_programs', scope: org.id, status: 'complete' }, runId: 'bench-alerts', collectedAt: new Date(o.now),
+      scope: { orgId: org.id }, coverage: { source: 'v2_programs', scope: org.id, status: 'complete' }, runId: o.runId ?? 'bench-alerts', collectedAt: new Date(o.now),
     });
     for (let i = 0; i < ids.length; i += CHUNK) {
       const rows = expectedRows(world, { source: 'v2_programs', granularity: 'daily', from, to, now: o.now, orgId: org.id, programIds: ids.slice(i, i + CHUNK) });

@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import { forecastDays } from '../report/forecast.js';
 import {
   anomalyDetail, anomalyTotals, budgetDays, dailyBounds, dailyProgramCount, insertNewAlerts, openAlertsIn, orgNames, programNames,
-  spendingLimits, supersedeAlerts, type AlertRecord, type AnomalyTotalsRow,
+  spendingLimits, supersedeAlerts, syncPricedDays, type AlertRecord, type AnomalyTotalsRow,
 } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import {
@@ -16,8 +16,10 @@ import {
 } from './rules.js';
 
 const DAY_MS = 86_400_000;
-/** Programs the anomaly rule reads at a time. */
-const CHUNK_PROGRAMS = 500;
+/** Programs the anomaly rule reads at a time (their days summed by program: a few small integers a day). */
+const CHUNK_PROGRAMS = 4000;
+/** Programs the budgets read at a time: a day's spend a program, and the lines an allowance applies to. */
+const BUDGET_CHUNK_PROGRAMS = 10_000;
 /** Evaluated days the anomaly rule reads at a time. */
 const SLICE_DAYS = 7;
 
@@ -38,7 +40,7 @@ export interface AlertSettings {
   orgThresholdsPct: number[];
   /** Days the collector re-reads (collect.settle.daily_days): a day is settled once past them. */
   settleDays: number;
-  /** Programs the anomaly rule reads at a time (default CHUNK_PROGRAMS). */
+  /** Programs the rules read at a time (default CHUNK_PROGRAMS, BUDGET_CHUNK_PROGRAMS). */
   chunkPrograms?: number;
 }
 
@@ -113,7 +115,9 @@ async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, t
   for (let start = dayMs(from); start < end; start += SLICE_DAYS * DAY_MS) {
     const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
     for (let chunk = 0; chunk < chunks; chunk++) {
-      rows.push(...(await anomalyTotals(store, { evalFrom: day(start), evalTo: sliceTo, baselineDays: a.baselineDays, minActualCents: a.minExcessCents, chunks, chunk })));
+      rows.push(...(await anomalyTotals(store, {
+        evalFrom: day(start), evalTo: sliceTo, baselineDays: a.baselineDays, minBaselineDays: a.minBaselineDays, minActualCents: a.minExcessCents, chunks, chunk,
+      })));
     }
   }
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];
@@ -213,7 +217,7 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   next.setUTCMonth(next.getUTCMonth() + 1);
   const programs = [...new Set(s.budgets.flatMap((b) => b.programs))];
   const nextDay = day(next.getTime());
-  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
+  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)));
   const rows = [];
   for (let chunk = 0; chunk < chunks; chunk++) rows.push(...(await budgetDays(store, month, programs, chunks, chunk)));
   const daysOf = new Map<string, Map<number, bigint>>();
@@ -291,6 +295,8 @@ export async function evaluateAlerts(store: Store, s: AlertSettings, scope: Eval
 }
 
 async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date): Promise<EvaluationResult> {
+  // The rules read the priced days: first take in the days runs replaced since (or new prices).
+  await syncPricedDays(store, now);
   const candidates: AlertRecord[] = [];
   let stale: string[] = [];
   if (scope.days) {

@@ -22,9 +22,13 @@ export interface DeliveryOutcome { delivered: number; failed: number }
 /** The JSON body of one alert: its stored columns, its contributions grouped, its detail parsed. */
 export function alertPayload(a: AlertRecord): Record<string, unknown> {
   const contributions = a.kind === 'anomaly' ? Object.fromEntries(CATEGORIES.map((c) => [c, a[`${c}_usd`]])) : null;
-  const { detail, identity: _identity, fired_at, superseded_at, ...rest } = a;
+  const { detail, identity: _identity, fired_at, superseded_at, acknowledged_at, ...rest } = a;
   for (const c of CATEGORIES) delete (rest as Record<string, unknown>)[`${c}_usd`];
-  return { ...rest, fired_at: fired_at.toISOString(), superseded_at: superseded_at?.toISOString() ?? null, contributions, detail: JSON.parse(detail) as unknown };
+  return {
+    ...rest, fired_at: fired_at.toISOString(), superseded_at: superseded_at?.toISOString() ?? null,
+    ...(acknowledged_at !== undefined ? { acknowledged_at: acknowledged_at?.toISOString() ?? null } : {}),
+    contributions, detail: JSON.parse(detail) as unknown,
+  };
 }
 
 async function post(s: WebhookSettings, a: AlertRecord, signal?: AbortSignal): Promise<{ status: number | null; error: string | null }> {

@@ -6,7 +6,7 @@ import { readSpendingLimit } from '../api/spendingLimit.js';
 import { alertSettings, evaluateAlerts, type EvaluationScope } from '../alerts/evaluate.js';
 import { deliverAlerts, type DeliveryOutcome } from '../alerts/webhook.js';
 import type { CollectResult } from '../collect/types.js';
-import { knownOrgs, listAlerts, recordSpendingLimit, type AlertRecord } from '../store/alerts.js';
+import { acknowledgeAlert, knownOrgs, listAlerts, recordSpendingLimit, type AlertRecord } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import type { CommandContext } from './context.js';
 
@@ -89,8 +89,18 @@ export async function alertsAfterCollect(
 export interface AlertsCommandResult extends AlertsRunSummary {
   month: string;
   alerts: AlertRecord[];
-  /** Open alerts of the current month. */
+  /** Open alerts of the current month not acknowledged: what `alerts --check` fails on. */
   openCurrent: number;
+}
+
+/** An alert someone still has to look at: open (not superseded) and not acknowledged. */
+export function needsAttention(a: AlertRecord): boolean {
+  return a.status === 'open' && (a.acknowledged_at ?? null) === null;
+}
+
+/** `alerts --ack`: records who acknowledged the alert, when and why. Null when no alert has that id. */
+export async function acknowledge(store: Store, o: { alertId: string; by: string; note: string | null; now: Date }): Promise<AlertRecord | null> {
+  return acknowledgeAlert(store, { alertId: o.alertId, at: o.now, by: o.by, note: o.note });
 }
 
 /** `alerts`: evaluates the month (every settled day, its budgets), delivers what is pending, lists the month's alerts. */
@@ -101,6 +111,6 @@ export async function evaluateMonth(ctx: CommandContext, store: Store, o: { mont
   const d = await deliver(ctx, store, o.signal);
   const alerts = await listAlerts(store, o.month);
   const current = monthOf(o.now.getTime());
-  const openCurrent = (o.month === current ? alerts : await listAlerts(store, current)).filter((a) => a.status === 'open').length;
+  const openCurrent = (o.month === current ? alerts : await listAlerts(store, current)).filter(needsAttention).length;
   return { month: o.month, alerts, openCurrent, fired: r.fired.length, superseded: r.superseded, delivered: d.delivered, failedDeliveries: d.failed };
 }

@@ -1,5 +1,6 @@
-// The alerts' side of the store (migration 012): the rules' inputs read from the stored usage and
-// prices, the alerts fired (each once), their webhook deliveries and the organizations' spending limits.
+// The alerts' side of the store (migrations 012 and 015): the rules' inputs, priced by day from the
+// stored usage and prices (alert_priced_days), the alerts fired (each once), their acknowledgements,
+// their webhook deliveries and the organizations' spending limits.
 import type { Store } from './facade.js';
 import { rawSql } from './rawSql.js';
 import { readSql } from './sql.js';
@@ -41,6 +42,10 @@ export interface AlertRecord {
   fired_at: Date;
   superseded_at: Date | null;
   superseded_reason: string | null;
+  /** From alert_acks, when listed: who acknowledged it, when, and why (absent on a record being fired). */
+  acknowledged_at?: Date | null;
+  acknowledged_by?: string | null;
+  ack_note?: string | null;
 }
 
 export const ALERT_COLUMNS = [
@@ -73,18 +78,24 @@ const ALERTS_SUPERSEDE_SQL = `
 UPDATE alerts SET status = 'superseded', superseded_at = $at, superseded_reason = $reason
 WHERE status = 'open' AND list_contains($ids, identity)`;
 
-// Parameters: $month VARCHAR (YYYY-MM-01, or '' for every month).
+// Parameters: $month VARCHAR (YYYY-MM-01, or '' for every month). With each alert's acknowledgement.
 const ALERTS_LIST_SQL = `
-SELECT * REPLACE (CAST(month AS VARCHAR) AS month, CAST(day AS VARCHAR) AS day, CAST(crossing_date AS VARCHAR) AS crossing_date,
+SELECT a.* REPLACE (CAST(month AS VARCHAR) AS month, CAST(day AS VARCHAR) AS day, CAST(crossing_date AS VARCHAR) AS crossing_date,
   CAST(budget_usd AS VARCHAR) AS budget_usd, CAST(threshold_usd AS VARCHAR) AS threshold_usd,
   CAST(expected_usd AS VARCHAR) AS expected_usd, CAST(actual_usd AS VARCHAR) AS actual_usd,
   CAST(impact_usd AS VARCHAR) AS impact_usd, CAST(impact_pct AS VARCHAR) AS impact_pct,
   CAST(compute_usd AS VARCHAR) AS compute_usd, CAST(storage_usd AS VARCHAR) AS storage_usd,
   CAST(instant_restore_usd AS VARCHAR) AS instant_restore_usd, CAST(snapshots_usd AS VARCHAR) AS snapshots_usd,
   CAST(transfer_usd AS VARCHAR) AS transfer_usd, CAST(extra_branches_usd AS VARCHAR) AS extra_branches_usd,
-  CAST(other_usd AS VARCHAR) AS other_usd)
-FROM alerts WHERE $month = '' OR month = CAST(nullif($month, '') AS DATE)
-ORDER BY month, coalesce(day, crossing_date, month), kind, scope_id, threshold_pct, program_id`;
+  CAST(other_usd AS VARCHAR) AS other_usd),
+  k.acknowledged_at, k.acknowledged_by, k.note AS ack_note
+FROM alerts a LEFT JOIN alert_acks k ON k.alert_id = a.alert_id
+WHERE $month = '' OR a.month = CAST(nullif($month, '') AS DATE)
+ORDER BY a.month, coalesce(a.day, a.crossing_date, a.month), a.kind, a.scope_id, a.threshold_pct, a.program_id`;
+
+// Parameters: $alert_id, $at TIMESTAMPTZ, $by, $note. An acknowledgement is recorded once; a second keeps the first.
+const ALERT_ACK_SQL = `
+INSERT OR IGNORE INTO alert_acks SELECT alert_id, $at, $by, $note FROM alerts WHERE alert_id = $alert_id`;
 
 // Parameters: none. Open alerts with no successful delivery, oldest first.
 const ALERTS_UNDELIVERED_SQL = `
@@ -107,20 +118,112 @@ const SPENDING_LIMIT_RECORD_SQL = 'INSERT OR REPLACE INTO org_spending_limits VA
 const SPENDING_LIMITS_SQL = 'SELECT org_id, limit_cents, answer FROM org_spending_limits ORDER BY org_id';
 
 // Parameters: none. The stored daily data: its first day and where complete daily coverage ends.
+// (A bucket row is stored only with some metric reported, so the table's first day is the data's.)
 const DAILY_BOUNDS_SQL = `
-SELECT (SELECT CAST(min(CAST(timezone('UTC', timeframe_start) AS DATE)) AS VARCHAR) FROM usage_program WHERE granularity = 'daily') AS first_day,
+SELECT (SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) FROM usage_program_buckets WHERE granularity = 'daily') AS first_day,
   (SELECT max(window_end) FROM coverage WHERE granularity = 'daily' AND status IN ('complete', 'partial')) AS covered_to`;
 
-// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with daily usage in the range.
+// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive). Programs with priced daily usage in the range.
 const DAILY_PROGRAMS_SQL = `
-SELECT count(DISTINCT program_id)::INTEGER AS n FROM usage_program
-WHERE granularity = 'daily' AND timeframe_start >= CAST(CAST($from AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
-  AND timeframe_start < CAST(CAST($to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'`;
+SELECT count(DISTINCT program_id)::INTEGER AS n FROM alert_program_days
+WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)`;
+
+// Parameters: none. What the priced days are priced with: the pricing columns of the catalogue, the
+// rates and the allowances (which lines alert_program_days.plain_cents holds).
+const PRICED_DIGEST_SQL = `
+SELECT sha256((SELECT coalesce(string_agg(concat_ws('|', metric, divisor, aggregation), ';' ORDER BY metric), '') FROM price_metrics)
+  || '/' || (SELECT coalesce(string_agg(concat_ws('|', rate_id, plan, metric, rate_micro, effective_from, coalesce(CAST(effective_to AS VARCHAR), '')), ';' ORDER BY rate_id), '') FROM price_rates)
+  || '/' || (SELECT coalesce(string_agg(concat_ws('|', allowance_id, plan, metric, included_raw, scope, effective_from, coalesce(CAST(effective_to AS VARCHAR), '')), ';'
+                    ORDER BY allowance_id, plan, metric), '') FROM price_allowances)) AS digest`;
+const PRICED_STATE_SQL = 'SELECT prices_digest AS digest FROM alert_priced_state WHERE k = 1';
+// Parameters: $digest VARCHAR, $at TIMESTAMPTZ.
+const PRICED_STATE_SET_SQL = 'INSERT OR REPLACE INTO alert_priced_state VALUES (1, $digest, $at)';
+const PRICED_CLEAR_SQL = 'DELETE FROM alert_priced_days';
+const PROGRAM_DAYS_CLEAR_SQL = 'DELETE FROM alert_program_days';
+const PRICED_RUNS_CLEAR_SQL = 'DELETE FROM alert_priced_runs';
+// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive).
+const PRICED_DELETE_DAYS_SQL = 'DELETE FROM alert_priced_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
+const PROGRAM_DAYS_DELETE_SQL = 'DELETE FROM alert_program_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
+// Parameters: none. The daily buckets' days: [first, last + 1).
+const DAILY_RANGE_SQL = `
+SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) AS "from",
+  CAST(CAST(timezone('UTC', max(timeframe_start)) AS DATE) + 1 AS VARCHAR) AS "to"
+FROM usage_program_buckets WHERE granularity = 'daily'`;
+// Parameters: none. The program usage runs not taken in yet, and the whole UTC days of the daily windows
+// they replaced (a re-collected window's coverage row carries the run that replaced it).
+const PRICED_FRESH_SQL = `
+SELECT run_id, CAST(CAST(timezone('UTC', window_start) AS DATE) AS VARCHAR) AS "from",
+  CAST(CAST(timezone('UTC', window_end - INTERVAL 1 MICROSECOND) AS DATE) + 1 AS VARCHAR) AS "to"
+FROM coverage
+WHERE granularity = 'daily' AND source <> 'v2_frameworks' AND window_end > window_start
+  AND run_id NOT IN (SELECT run_id FROM alert_priced_runs)
+ORDER BY 2`;
+// Parameters: $ids VARCHAR[].
+const PRICED_RUNS_ADD_SQL = 'INSERT OR IGNORE INTO alert_priced_runs SELECT unnest($ids)';
 
 // Parameters: $ids VARCHAR[]. Names of programs and organizations (NULL when the inventory has none).
 const PROGRAM_NAMES_SQL = 'SELECT program_id AS id, name, org_id FROM programs WHERE list_contains($ids, program_id)';
 const ORG_NAMES_SQL = 'SELECT org_id AS id, name FROM organizations';
 const ORGS_KNOWN_SQL = 'SELECT org_id FROM organizations ORDER BY org_id';
+
+/** Days priced in one transaction: bounds the memory a fill takes. */
+const FILL_SLICE_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+/** [from, to) day ranges, overlapping or adjacent ones merged, cut into slices of at most `days` days. */
+export function daySlices(ranges: readonly (readonly [string, string])[], days: number): [string, string][] {
+  const ms = (d: string) => Date.parse(`${d}T00:00:00Z`);
+  const merged: [number, number][] = [];
+  for (const [a, b] of [...ranges].map(([f, t]) => [ms(f), ms(t)] as const).sort((x, y) => x[0] - y[0])) {
+    const last = merged.at(-1);
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else if (b > a) merged.push([a, b]);
+  }
+  const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
+  const out: [string, string][] = [];
+  for (const [a, b] of merged) for (let t = a; t < b; t += days * DAY_MS) out.push([iso(t), iso(Math.min(b, t + days * DAY_MS))]);
+  return out;
+}
+
+export interface PricedSync { repriced: boolean; slices: number }
+
+/**
+ * Brings alert_priced_days and alert_program_days up to date: when the prices changed since they were
+ * priced (or they never were),
+ * every stored day is priced again; otherwise only the days of the daily windows that runs replaced
+ * since the last call. Each slice of days is replaced in one transaction and the runs are marked taken
+ * in only after, so an interrupted call is finished by the next.
+ */
+export async function syncPricedDays(store: Store, now: Date): Promise<PricedSync> {
+  const sql = rawSql(store);
+  const [{ digest } = { digest: '' }] = await sql.query<{ digest: string }>(PRICED_DIGEST_SQL);
+  const [state] = await sql.query<{ digest: string }>(PRICED_STATE_SQL);
+  const repriced = state?.digest !== digest;
+  if (repriced) {
+    await store.transaction(async () => {
+      for (const q of [PRICED_CLEAR_SQL, PROGRAM_DAYS_CLEAR_SQL, PRICED_RUNS_CLEAR_SQL, 'DELETE FROM alert_priced_state']) await sql.run(q);
+    });
+  }
+  const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
+  let ranges: [string, string][] = fresh.map((f) => [f.from, f.to]);
+  if (repriced) {
+    const [r] = await sql.query<{ from: string | null; to: string | null }>(DAILY_RANGE_SQL);
+    ranges = r?.from && r.to ? [[r.from, r.to]] : [];
+  }
+  const slices = daySlices(ranges, FILL_SLICE_DAYS);
+  for (const [from, to] of slices) {
+    await store.transaction(async () => {
+      await sql.run(PRICED_DELETE_DAYS_SQL, { from, to });
+      await sql.run(PROGRAM_DAYS_DELETE_SQL, { from, to });
+      await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { from, to });
+      await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), { from, to });
+    });
+  }
+  const runs = [...new Set(fresh.map((f) => f.run_id))];
+  if (runs.length > 0) await sql.run(PRICED_RUNS_ADD_SQL, { ids: runs });
+  if (repriced) await sql.run(PRICED_STATE_SET_SQL, { digest, at: now });
+  return { repriced, slices: slices.length };
+}
 
 export interface AnomalyTotalsRow {
   program_id: string;
@@ -137,12 +240,51 @@ export async function dailyProgramCount(store: Store, from: string, to: string):
   return r?.n ?? 0;
 }
 
-/** One chunk (of `chunks`) of the programs' evaluated days (alert_anomaly_totals.sql). */
-export async function anomalyTotals(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; minActualCents: bigint; chunks?: number; chunk?: number }): Promise<AnomalyTotalsRow[]> {
-  return rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents,
-    chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
+/** Programs priced metric by metric at a time (alert_anomaly_totals_by_metric.sql). */
+const BY_METRIC_PROGRAMS = 500;
+
+export interface AnomalyTotalsParams {
+  evalFrom: string;
+  evalTo: string;
+  baselineDays: number;
+  /** Days of baseline the anomaly rule needs (fewer: new spend); without it, no day is left out for its excess. */
+  minBaselineDays?: number;
+  /** The rule's minimum excess: days spending less are left out, and days whose excess over a whole baseline is. */
+  minActualCents: bigint;
+  chunks?: number;
+  chunk?: number;
+}
+
+/**
+ * One chunk (of `chunks`) of the programs' evaluated days: from the program days (alert_anomaly_totals.sql);
+ * a program with a baseline day priced at other rates than its evaluated day is priced again metric by
+ * metric (alert_anomaly_totals_by_metric.sql), so each baseline day is at the evaluated day's rates.
+ */
+export async function anomalyTotals(store: Store, p: AnomalyTotalsParams): Promise<AnomalyTotalsRow[]> {
+  const rows = await rawSql(store).query<AnomalyTotalsRow & { exact: boolean }>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_baseline_days: p.minBaselineDays ?? p.baselineDays + 1,
+    min_actual_cents: p.minActualCents, chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
   });
+  const inexact = [...new Set(rows.filter((r) => !r.exact).map((r) => r.program_id))];
+  const strip = ({ exact: _exact, ...r }: AnomalyTotalsRow & { exact: boolean }): AnomalyTotalsRow => sortBaseline(r);
+  if (inexact.length === 0) return rows.map(strip);
+  const again = new Set(inexact);
+  const out = rows.filter((r) => !again.has(r.program_id)).map(strip);
+  for (let i = 0; i < inexact.length; i += BY_METRIC_PROGRAMS) out.push(...(await anomalyTotalsByMetric(store, p, inexact.slice(i, i + BY_METRIC_PROGRAMS))));
+  return out.sort((x, y) => (x.program_id === y.program_id ? (x.day < y.day ? -1 : 1) : x.program_id < y.program_id ? -1 : 1));
+}
+
+function sortBaseline(r: AnomalyTotalsRow): AnomalyTotalsRow {
+  r.baseline.sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0));
+  return r;
+}
+
+/** Some programs' evaluated days, each baseline day priced metric by metric at the evaluated day's rates. */
+export async function anomalyTotalsByMetric(store: Store, p: AnomalyTotalsParams, programs: string[]): Promise<AnomalyTotalsRow[]> {
+  if (programs.length === 0) return [];
+  return (await rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals_by_metric.sql'), {
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents, programs,
+  })).map(sortBaseline);
 }
 
 export interface AnomalyDetailRow { program_id: string; day: string; bday: string; metric: string; cents: bigint }
@@ -150,7 +292,7 @@ export interface AnomalyDetailRow { program_id: string; day: string; bday: strin
 export async function anomalyDetail(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] }): Promise<AnomalyDetailRow[]> {
   if (p.keys.length === 0) return [];
   return rawSql(store).query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys, chunks: 1, chunk: 0,
+    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys,
   });
 }
 
@@ -206,6 +348,17 @@ export async function supersedeAlerts(store: Store, ids: string[], at: Date, rea
 
 export async function listAlerts(store: Store, month?: string): Promise<AlertRecord[]> {
   return rawSql(store).query<AlertRecord>(ALERTS_LIST_SQL, { month: month ?? '' });
+}
+
+/**
+ * Acknowledges an alert (`alerts --ack`): recorded once, with who, when and the note. Returns the alert
+ * as listed after (with the acknowledgement that stands: an earlier one is kept), or null when no alert
+ * has that id.
+ */
+export async function acknowledgeAlert(store: Store, a: { alertId: string; at: Date; by: string; note: string | null }): Promise<AlertRecord | null> {
+  const sql = rawSql(store);
+  await sql.run(ALERT_ACK_SQL, { alert_id: a.alertId, at: a.at, by: a.by, note: a.note });
+  return (await listAlerts(store)).find((r) => r.alert_id === a.alertId) ?? null;
 }
 
 export async function undeliveredAlerts(store: Store): Promise<{ alert_id: string; attempts: number }[]> {

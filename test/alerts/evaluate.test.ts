@@ -10,7 +10,7 @@ import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { configSchema } from '../../src/config/schema.js';
 import { refreshPrices } from '../../src/report/prices.js';
 import { runReport } from '../../src/report/run.js';
-import { anomalyTotals, listAlerts, recordSpendingLimit } from '../../src/store/alerts.js';
+import { anomalyTotals, listAlerts, recordSpendingLimit, syncPricedDays } from '../../src/store/alerts.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
 import { load, spec, tempDir } from '../support/store.js';
@@ -79,6 +79,7 @@ describe('alerts on a real database', () => {
 
   test('read in chunks of programs, the rule gets the same inputs', async () => {
     const p = { evalFrom: '2026-10-01', evalTo: '2026-11-18', baselineDays: 28, minActualCents: 1000n };
+    await syncPricedDays(store, NOW);
     const whole = await anomalyTotals(store, p);
     const parts = [];
     for (let chunk = 0; chunk < 3; chunk++) parts.push(...(await anomalyTotals(store, { ...p, chunks: 3, chunk })));

@@ -26,7 +26,7 @@ describe('migrations', () => {
     expect(await store.schemaVersion()).toBe(shipped.at(-1)!.version);
     const tables = await rawSql(store).query<{ t: string }>("SELECT table_name AS t FROM duckdb_tables() WHERE database_name = current_database() ORDER BY t");
     expect(tables.map((r) => r.t)).toEqual([
-      'alert_deliveries', 'alerts', 'billing_periods', 'collection_runs', 'coverage', 'export_datasets', 'export_partitions', 'export_runs', 'frameworks',
+      'alert_acks', 'alert_deliveries', 'alert_priced_days', 'alert_priced_runs', 'alert_priced_state', 'alert_program_days', 'alerts', 'billing_periods', 'collection_runs', 'coverage', 'export_datasets', 'export_partitions', 'export_runs', 'frameworks',
       'inventory_listing_state', 'inventory_program_updated', 'inventory_sought', 'inventory_state',
       'org_spending_limits', 'organizations', 'price_allowances', 'price_book', 'price_metrics',
       'price_rates', 'programs', 'report_finalizations', 'report_finalized_files', 'report_finalized_lines', 'report_focus_finalized',

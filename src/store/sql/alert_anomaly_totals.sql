@@ -1,60 +1,51 @@
--- Query: alert_anomaly_totals (the anomaly rule's input, src/alerts/evaluate.ts)
+-- Query: alert_anomaly_totals (the anomaly rule's input, src/store/alerts.ts)
 -- Parameters: $eval_from VARCHAR, $eval_to VARCHAR (YYYY-MM-DD, exclusive: the days evaluated),
--- $baseline_days INTEGER, $min_actual_cents BIGINT, $chunks INTEGER, $chunk INTEGER (the programs whose
--- hash falls in this chunk: a large account is read a chunk at a time, in bounded memory).
--- Daily buckets of priced, summed metrics (gauges are billed on a month's peak, not by day) at list
--- rates before included allowances, so an allowance running out is not an anomaly. A baseline day's
--- usage is priced at the rate the evaluated day has for the metric (the day's own rate when the day
--- has none), so a plan or price change is not one either. One row per program and evaluated day whose
--- spend reaches $min_actual_cents (below it no rule fires): the day's spend, the program's first day
--- with usage in the rows read, and the baseline days that have usage (days without are zero).
--- The chunk's daily bucket rows, read from the bucket table with every filter at the scan, priced by
--- the same joins as the view spend_program_buckets (migration 004): plan period, catalogue, rate in force.
-WITH ub AS (
-  SELECT * FROM usage_program_buckets
-  WHERE granularity = 'daily'
-    AND timeframe_start >= CAST(CAST($eval_from AS DATE) - $baseline_days AS TIMESTAMP) AT TIME ZONE 'UTC'
-    AND timeframe_start < CAST(CAST($eval_to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
+-- $baseline_days INTEGER, $min_baseline_days INTEGER, $min_actual_cents BIGINT (the rule's minimum
+-- excess), $chunks INTEGER, $chunk INTEGER (the programs whose hash falls in this chunk: a large account
+-- is read a chunk at a time, in bounded memory).
+-- Daily spend of summed metrics (gauges are billed on a month's peak, not by day) at list rates before
+-- included allowances, so an allowance running out is not an anomaly, from alert_program_days. A
+-- baseline day's usage is priced at the rates of the day evaluated (so a plan or price change is not
+-- an anomaly either): a baseline day with the evaluated day's rates_key is its own spend, and `exact`
+-- is false when some baseline day has another key (or none), for alert_anomaly_totals_by_metric.sql
+-- to price metric by metric. One row per program and evaluated day whose spend reaches
+-- $min_actual_cents (below it no rule fires): the day's spend, the program's first day with usage in
+-- the rows read, and the baseline days that have usage (days without are zero), in no order (an ordered list
+-- aggregate holds a buffer per group: src/store/alerts.ts sorts them).
+WITH pd AS (
+  SELECT program_id, any_value(org_id) AS org_id, usage_day, CAST(sum(cents) AS BIGINT) AS cents,
+    CASE WHEN count(*) = 1 THEN any_value(rates_key) END AS rates_key
+  FROM alert_program_days
+  WHERE usage_day >= CAST($eval_from AS DATE) - $baseline_days AND usage_day < CAST($eval_to AS DATE)
     AND hash(program_id) % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
-),
-u AS (
-  UNPIVOT ub ON compute_unit_seconds, root_branch_bytes_month, child_branch_bytes_month, instant_restore_bytes_month,
-         public_network_transfer_bytes, private_network_transfer_bytes, extra_branches_month,
-         snapshot_storage_bytes_month, active_time_seconds, compute_time_seconds, written_data_bytes,
-         synthetic_storage_size_bytes, data_storage_bytes_hour, logical_size_bytes, logical_size_bytes_hour
-  INTO NAME metric VALUE value
-),
-q AS (
-  SELECT u.program_id, any_value(u.org_id) AS org_id, CAST(timezone('UTC', u.timeframe_start) AS DATE) AS usage_day, u.metric,
-    CAST(sum(u.value) AS HUGEINT) AS qty, max(r.rate_micro) AS rate_micro, any_value(m.divisor) AS divisor,
-    CAST(sum(spend_cents(u.value, r.rate_micro, m.divisor)) AS HUGEINT) AS cents
-  FROM u
-  JOIN billing_periods p ON p.period_key = u.period_key
-  JOIN price_metrics m ON m.metric = u.metric AND m.aggregation = 'sum'
-  JOIN price_rates r ON r.plan = p.period_plan AND r.metric = u.metric
-   AND u.timeframe_start >= r.effective_from AND (r.effective_to IS NULL OR u.timeframe_start < r.effective_to)
-  GROUP BY u.program_id, usage_day, u.metric
-),
-first_day AS (SELECT program_id, min(usage_day) AS first_day FROM q GROUP BY program_id),
-act AS (
-  SELECT program_id, any_value(org_id) AS org_id, usage_day AS day, CAST(sum(cents) AS BIGINT) AS actual
-  FROM q WHERE usage_day >= CAST($eval_from AS DATE)
   GROUP BY program_id, usage_day
-  HAVING sum(cents) >= $min_actual_cents
+),
+first_day AS (SELECT program_id, min(usage_day) AS first_day FROM pd GROUP BY program_id),
+act AS (
+  SELECT program_id, org_id, usage_day AS day, cents AS actual, rates_key FROM pd
+  WHERE usage_day >= CAST($eval_from AS DATE) AND cents >= $min_actual_cents
 ),
 bl AS (
-  SELECT a.program_id, a.day, b.usage_day AS bday,
-    CAST(sum(spend_cents(b.qty, coalesce(e.rate_micro, b.rate_micro), coalesce(e.divisor, b.divisor))) AS BIGINT) AS cents
+  SELECT a.program_id, a.day, list(struct_pack(day := CAST(b.usage_day AS VARCHAR), cents := b.cents)) AS baseline,
+    bool_and(coalesce(b.rates_key = a.rates_key, false)) AS same_rates
   FROM act a
-  JOIN q b ON b.program_id = a.program_id AND b.usage_day < a.day AND b.usage_day >= a.day - $baseline_days
-  LEFT JOIN q e ON e.program_id = a.program_id AND e.usage_day = a.day AND e.metric = b.metric
-  GROUP BY a.program_id, a.day, b.usage_day
+  JOIN pd b ON b.program_id = a.program_id AND b.usage_day < a.day AND b.usage_day >= a.day - $baseline_days
+  GROUP BY a.program_id, a.day
 ),
-bl_days AS (
-  SELECT program_id, day, list(struct_pack(day := CAST(bday AS VARCHAR), cents := cents) ORDER BY bday) AS baseline FROM bl GROUP BY program_id, day
+out AS (
+  SELECT a.program_id, a.org_id, a.day, a.actual, f.first_day, coalesce(b.baseline, []) AS baseline,
+    a.rates_key IS NOT NULL AND coalesce(b.same_rates, true) AS exact,
+    -- A whole baseline (usage on its first day or before): twice its median, zeros included.
+    CASE WHEN f.first_day <= a.day - $baseline_days THEN list_sort(list_resize(list_transform(coalesce(b.baseline, []), x -> x.cents), $baseline_days, 0)) END AS s
+  FROM act a JOIN first_day f USING (program_id)
+  LEFT JOIN bl b ON b.program_id = a.program_id AND b.day = a.day
 )
-SELECT a.program_id, a.org_id, CAST(a.day AS VARCHAR) AS day, a.actual, CAST(f.first_day AS VARCHAR) AS first_day,
-  coalesce(b.baseline, []) AS baseline
-FROM act a JOIN first_day f USING (program_id)
-LEFT JOIN bl_days b ON b.program_id = a.program_id AND b.day = a.day
-ORDER BY a.program_id, a.day;
+SELECT program_id, org_id, CAST(day AS VARCHAR) AS day, actual, CAST(first_day AS VARCHAR) AS first_day, baseline, exact
+FROM out
+-- Left out: a day priced exactly whose whole baseline's median leaves an excess below $min_actual_cents
+-- (excess = actual - median >= min is 2 x actual - 2 x median >= 2 x min - 1 with the median rounded
+-- half-up), when that baseline is long enough for the anomaly rule (else it may be new spend).
+WHERE NOT exact OR s IS NULL OR $baseline_days < $min_baseline_days
+   OR 2 * actual - CASE WHEN $baseline_days % 2 = 1 THEN 2 * s[($baseline_days + 1) // 2] ELSE s[$baseline_days // 2] + s[$baseline_days // 2 + 1] END
+      >= 2 * $min_actual_cents - 1
+ORDER BY program_id, day;

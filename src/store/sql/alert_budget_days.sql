@@ -1,38 +1,35 @@
 -- Query: alert_budget_days (the budgets' input, src/alerts/evaluate.ts)
 -- Parameters: $month VARCHAR (YYYY-MM-01), $programs VARCHAR[] (programs named by budgets of the config),
 -- $chunks INTEGER, $chunk INTEGER (the allowance pools whose key hashes into this chunk; 1 and 0 read all).
--- Net spend per UTC day of the month from the daily buckets, as program_spend bills it: the included
--- allowance taken in time order within its pool (spend_program_days, migration 007), a peak-billed
--- metric charged on its line's first day at the line's peak; each day line (program, period, metric,
--- rate) rounded to cents once. Read from the bucket table with every filter at the scan and priced by
--- the joins of spend_program_buckets (migration 004). One row per organization and day, and one per
--- named program and day.
-WITH ub AS (
-  SELECT * FROM usage_program_buckets
-  WHERE granularity = 'daily'
-    AND timeframe_start >= CAST(CAST($month AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
-    AND timeframe_start < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS TIMESTAMP) AT TIME ZONE 'UTC'
-    AND hash(CASE WHEN EXISTS (SELECT 1 FROM price_allowances WHERE scope = 'org_month') THEN coalesce(org_id, '') ELSE program_id END)
+-- Net spend per UTC day of the month, as program_spend bills it: the included allowance taken in time
+-- order within its pool (spend_program_days, migration 007), a peak-billed metric charged on its
+-- line's first day at the line's peak; each day line (program, period, metric, rate) rounded to cents
+-- once. The lines no allowance applies to come summed by day (alert_program_days.plain_cents), the
+-- others line by line from alert_priced_days. One row per organization and day, and one per named
+-- program and day.
+WITH chunk AS (
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM price_allowances WHERE scope = 'org_month') THEN 'org' ELSE 'program' END AS pool
+),
+plain AS (
+  SELECT org_id, program_id, usage_day, plain_cents AS cents FROM alert_program_days
+  WHERE usage_day >= CAST($month AS DATE) AND usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
+    AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(org_id, '') ELSE program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
-u AS (
-  UNPIVOT ub ON compute_unit_seconds, root_branch_bytes_month, child_branch_bytes_month, instant_restore_bytes_month,
-         public_network_transfer_bytes, private_network_transfer_bytes, extra_branches_month,
-         snapshot_storage_bytes_month, active_time_seconds, compute_time_seconds, written_data_bytes,
-         synthetic_storage_size_bytes, data_storage_bytes_hour, logical_size_bytes, logical_size_bytes_hour
-  INTO NAME metric VALUE value
+-- The plans and metrics an allowance applies to in the month (joined, not correlated: a correlated
+-- EXISTS would hold every row of the month in memory).
+al AS (
+  SELECT DISTINCT plan, metric FROM price_allowances
+  WHERE CAST($month AS DATE) >= effective_from AND (effective_to IS NULL OR CAST($month AS DATE) < effective_to)
 ),
 d AS (
-  SELECT u.org_id, u.program_id, p.period_id, p.period_plan, min(p.period_start) AS period_start, u.metric, r.rate_id,
-    any_value(r.rate_micro) AS rate_micro, any_value(m.divisor) AS divisor, any_value(m.aggregation) AS aggregation,
-    CAST(timezone('UTC', u.timeframe_start) AS DATE) AS usage_day,
-    CAST(sum(u.value) AS HUGEINT) AS qty, CAST(max(u.value) AS HUGEINT) AS peak
-  FROM u
-  JOIN billing_periods p ON p.period_key = u.period_key
-  JOIN price_metrics m ON m.metric = u.metric
-  JOIN price_rates r ON r.plan = p.period_plan AND r.metric = u.metric
-   AND u.timeframe_start >= r.effective_from AND (r.effective_to IS NULL OR u.timeframe_start < r.effective_to)
-  GROUP BY u.org_id, u.program_id, p.period_id, p.period_plan, u.metric, r.rate_id, usage_day
+  SELECT x.org_id, x.program_id, x.period_id, x.period_plan, x.period_start, x.metric, x.rate_id, x.rate_micro, x.divisor, x.aggregation,
+    x.usage_day, x.qty, x.peak
+  FROM alert_priced_days x LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric
+  WHERE x.usage_day >= CAST($month AS DATE) AND x.usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
+    AND (x.aggregation = 'max' OR al.plan IS NOT NULL)
+    AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(x.org_id, '') ELSE x.program_id END)
+        % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
 lines AS (
   SELECT org_id, program_id, period_id, period_plan, period_start, metric, rate_id, rate_micro, divisor, usage_day, qty FROM d WHERE aggregation <> 'max'
@@ -56,15 +53,17 @@ netted AS (
   FROM pooled
 ),
 billed AS (
-  SELECT org_id, program_id, usage_day, rate_micro, divisor, qty AS billable FROM lines l
-  WHERE NOT EXISTS (SELECT 1 FROM price_allowances a WHERE a.plan = l.period_plan AND a.metric = l.metric
-                    AND CAST($month AS DATE) >= a.effective_from AND (a.effective_to IS NULL OR CAST($month AS DATE) < a.effective_to))
+  SELECT l.org_id, l.program_id, l.usage_day, l.rate_micro, l.divisor, l.qty AS billable
+  FROM lines l LEFT JOIN al ON al.plan = l.period_plan AND al.metric = l.metric WHERE al.plan IS NULL
   UNION ALL
   SELECT * FROM netted
 ),
 days AS (
-  SELECT org_id, program_id, usage_day, CAST(sum(spend_cents(billable, rate_micro, divisor)) AS BIGINT) AS cents
-  FROM billed GROUP BY org_id, program_id, usage_day
+  SELECT org_id, program_id, usage_day, CAST(sum(cents) AS BIGINT) AS cents FROM (
+    SELECT org_id, program_id, usage_day, spend_cents(billable, rate_micro, divisor) AS cents FROM billed
+    UNION ALL
+    SELECT org_id, program_id, usage_day, cents FROM plain
+  ) GROUP BY org_id, program_id, usage_day
 )
 SELECT 'organization' AS scope_kind, coalesce(org_id, '') AS scope_id, CAST(usage_day AS VARCHAR) AS day, CAST(sum(cents) AS BIGINT) AS cents
 FROM days GROUP BY org_id, usage_day
