@@ -44,7 +44,16 @@ interface Backtest {
   quiet_world_alerts: number;
 }
 
-async function alertsOn(scenario: Scenario, events: boolean): Promise<{ keys: string[]; labels: ReturnType<typeof labelledEvents>; excess: Map<string, bigint>; days: number; programs: number }> {
+async function alertsOn(
+  scenario: Scenario,
+  events: boolean,
+): Promise<{
+  keys: string[];
+  labels: ReturnType<typeof labelledEvents>;
+  excess: Map<string, bigint>;
+  days: number;
+  programs: number;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'alerts-backtest-'));
   try {
     const world = generateWorld({ seed: 1, scenario, now: NOW, events });
@@ -54,13 +63,22 @@ async function alertsOn(scenario: Scenario, events: boolean): Promise<{ keys: st
       const settings = alertSettings(configSchema.parse({}));
       const from = day(to - 110 * DAY);
       const r = await evaluateAlerts(store, settings, { days: { from, to: day(to) }, months: [] }, new Date(NOW));
-      const keys = r.fired.filter((a) => a.kind === 'anomaly' || a.kind === 'new_spend').map((a) => `${a.program_id}|${a.day}`);
+      const keys = r.fired
+        .filter((a) => a.kind === 'anomaly' || a.kind === 'new_spend')
+        .map((a) => `${a.program_id}|${a.day}`);
       // Each spike's excess over its program's baseline, from the stored data, to tell which qualify.
       const labels = labelledEvents(world);
       const excess = new Map<string, bigint>();
       const rows = [];
       for (const d of new Set(labels.spikes.map((x) => x.day))) {
-        rows.push(...(await anomalyTotals(store, { evalFrom: d, evalTo: day(Date.parse(`${d}T00:00:00Z`) + DAY), baselineDays: settings.anomaly.baselineDays, minActualCents: 0n })));
+        rows.push(
+          ...(await anomalyTotals(store, {
+            evalFrom: d,
+            evalTo: day(Date.parse(`${d}T00:00:00Z`) + DAY),
+            baselineDays: settings.anomaly.baselineDays,
+            minActualCents: 0n,
+          })),
+        );
       }
       const spikeKeys = new Set(labels.spikes.map((s) => `${s.program_id}|${s.day}`));
       for (const row of rows) {
@@ -68,7 +86,12 @@ async function alertsOn(scenario: Scenario, events: boolean): Promise<{ keys: st
         if (!spikeKeys.has(k)) continue;
         const present = new Map(row.baseline.map((b) => [b.day, BigInt(b.cents)]));
         const base: bigint[] = [];
-        for (let t = Date.parse(`${row.day}T00:00:00Z`) - settings.anomaly.baselineDays * DAY; t < Date.parse(`${row.day}T00:00:00Z`); t += DAY) base.push(present.get(day(t)) ?? 0n);
+        for (
+          let t = Date.parse(`${row.day}T00:00:00Z`) - settings.anomaly.baselineDays * DAY;
+          t < Date.parse(`${row.day}T00:00:00Z`);
+          t += DAY
+        )
+          base.push(present.get(day(t)) ?? 0n);
         excess.set(k, BigInt(row.actual) - medianCents(base));
       }
       const evaluated = Math.round((to - 2 * DAY - Date.parse(`${from}T00:00:00Z`)) / DAY);
@@ -85,19 +108,32 @@ export async function backtest(): Promise<Backtest> {
   const labelled = await alertsOn('medium', true);
   const quiet = await alertsOn('medium', false);
   const { labels } = labelled;
-  const truth = new Set([...labels.spikes.map((s) => `${s.program_id}|${s.day}`), ...labels.starts.map((s) => `${s.program_id}|${s.day}`)]);
+  const truth = new Set([
+    ...labels.spikes.map((s) => `${s.program_id}|${s.day}`),
+    ...labels.starts.map((s) => `${s.program_id}|${s.day}`),
+  ]);
   const tp = labelled.keys.filter((k) => truth.has(k)).length;
-  const qualifying = labels.spikes.filter((s) => s.factor >= 3 && (labelled.excess.get(`${s.program_id}|${s.day}`) ?? 0n) >= 1000n);
+  const qualifying = labels.spikes.filter(
+    (s) => s.factor >= 3 && (labelled.excess.get(`${s.program_id}|${s.day}`) ?? 0n) >= 1000n,
+  );
   const found = new Set(labelled.keys);
   const drifting = new Set(labels.drifts.map((d) => d.program_id));
   return {
     days_evaluated: labelled.days,
     programs: labelled.programs,
-    labels: { spikes: labels.spikes.length, qualifying_spikes: qualifying.length, starts: labels.starts.length, drifts: labels.drifts.length },
+    labels: {
+      spikes: labels.spikes.length,
+      qualifying_spikes: qualifying.length,
+      starts: labels.starts.length,
+      drifts: labels.drifts.length,
+    },
     alerts: labelled.keys.length,
     true_positives: tp,
     precision: labelled.keys.length === 0 ? 1 : +(tp / labelled.keys.length).toFixed(3),
-    recall_qualifying_spikes: qualifying.length === 0 ? 1 : +(qualifying.filter((s) => found.has(`${s.program_id}|${s.day}`)).length / qualifying.length).toFixed(3),
+    recall_qualifying_spikes:
+      qualifying.length === 0
+        ? 1
+        : +(qualifying.filter((s) => found.has(`${s.program_id}|${s.day}`)).length / qualifying.length).toFixed(3),
     starts_found: labels.starts.filter((s) => found.has(`${s.program_id}|${s.day}`)).length,
     drift_alerts: labelled.keys.filter((k) => drifting.has(k.split('|')[0]!)).length,
     quiet_world_alerts: quiet.keys.length,
@@ -131,7 +167,15 @@ async function measureLarge(keep?: string): Promise<Record<string, unknown>> {
     await loadDailyWorld(store, world, { now: NOW, days: 3, runId: `bench-alerts-daily-${Date.now()}` });
     await store.checkpoint();
     await store.close();
-    return { programs_with_daily_data: world.programs.filter((p) => world.orgById.get(p.org_id)?.billing === 'current' && world.personal_org_ids.includes(p.org_id)).length, days: 90, load_s: +loadS.toFixed(1), ...first, ...measure('daily') };
+    return {
+      programs_with_daily_data: world.programs.filter(
+        (p) => world.orgById.get(p.org_id)?.billing === 'current' && world.personal_org_ids.includes(p.org_id),
+      ).length,
+      days: 90,
+      load_s: +loadS.toFixed(1),
+      ...first,
+      ...measure('daily'),
+    };
   } finally {
     if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
@@ -141,7 +185,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const out: Record<string, unknown> = {};
   if (!args.includes('--large-only')) out.backtest = await backtest();
-  if (args.includes('--large') || args.includes('--large-only')) out.large = await measureLarge(args.includes('--keep') ? args[args.indexOf('--keep') + 1] : undefined);
+  if (args.includes('--large') || args.includes('--large-only'))
+    out.large = await measureLarge(args.includes('--keep') ? args[args.indexOf('--keep') + 1] : undefined);
   if (args.includes('--json')) process.stdout.write(JSON.stringify(out) + '\n');
   else process.stdout.write(JSON.stringify(out, null, 2) + '\n');
 }

@@ -20,7 +20,12 @@ const config = configSchema.parse({});
 const store = await openStore({ path: dbPath!, threads: 1, memoryLimit: config.collect.memory_limit });
 const settings = alertSettings(config);
 
-interface Figures { s: number; cpu_s: number; rss_added_mb: number; fired: number }
+interface Figures {
+  s: number;
+  cpu_s: number;
+  rss_added_mb: number;
+  fired: number;
+}
 
 async function measure(scope: EvaluationScope): Promise<Figures | { error: string; s: number }> {
   const t0 = performance.now();
@@ -28,7 +33,10 @@ async function measure(scope: EvaluationScope): Promise<Figures | { error: strin
     return await measured(scope);
   } catch (err) {
     // A failure is a figure too (say, DuckDB out of memory): reported, not thrown.
-    return { error: (err as Error).message.split('\n')[0] ?? 'failed', s: +((performance.now() - t0) / 1000).toFixed(2) };
+    return {
+      error: (err as Error).message.split('\n')[0] ?? 'failed',
+      s: +((performance.now() - t0) / 1000).toFixed(2),
+    };
   }
 }
 
@@ -43,13 +51,33 @@ async function measured(scope: EvaluationScope): Promise<Figures> {
   const cpu = process.cpuUsage(cpu0);
   clearInterval(timer);
   peak = Math.max(peak, process.memoryUsage.rss());
-  return { s: +s.toFixed(2), cpu_s: +((cpu.user + cpu.system) / 1e6).toFixed(2), rss_added_mb: Math.round((peak - before) / 2 ** 20), fired: r.fired.length };
+  return {
+    s: +s.toFixed(2),
+    cpu_s: +((cpu.user + cpu.system) / 1e6).toFixed(2),
+    rss_added_mb: Math.round((peak - before) / 2 ** 20),
+    fired: r.fired.length,
+  };
 }
 
 const today = Math.floor(now / DAY) * DAY;
 const iso = (ms: number) => new Date(ms).toISOString();
 // A daily collection re-reads the settle window: its scopes span the last three days.
-const collection = changedScope({ scopes: [{ source: 'v2_programs', granularity: 'daily', scope: 'org', from: iso(today - 3 * DAY), to: iso(today), status: 'complete', rows: 1 }] }, now)!;
+const collection = changedScope(
+  {
+    scopes: [
+      {
+        source: 'v2_programs',
+        granularity: 'daily',
+        scope: 'org',
+        from: iso(today - 3 * DAY),
+        to: iso(today),
+        status: 'complete',
+        rows: 1,
+      },
+    ],
+  },
+  now,
+)!;
 if (mode === 'first') {
   const first = await measure(collection);
   await store.close();

@@ -6,13 +6,35 @@ import { formatScaled, parseDecimal } from '../billing/money.js';
 import type { Config } from '../config/schema.js';
 import { forecastDays } from '../report/forecast.js';
 import {
-  anomalyDetail, anomalyTotals, budgetDays, dailyBounds, dailyProgramCount, insertNewAlerts, openAlertsIn, orgNames, programNames,
-  spendingLimits, supersedeAlerts, syncPricedDays, type AlertRecord, type AnomalyTotalsRow,
+  anomalyDetail,
+  anomalyTotals,
+  budgetDays,
+  dailyBounds,
+  dailyProgramCount,
+  insertNewAlerts,
+  openAlertsIn,
+  orgNames,
+  programNames,
+  spendingLimits,
+  supersedeAlerts,
+  syncPricedDays,
+  type AlertRecord,
+  type AnomalyTotalsRow,
 } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import {
-  ANOMALY_RULE, ANOMALY_RULE_VERSION, BUDGET_RULE, BUDGET_RULE_VERSION, CATEGORIES, categoryOf, contributions, decideAnomaly,
-  decideBudget, medianCents, type AnomalySettings, type Category,
+  ANOMALY_RULE,
+  ANOMALY_RULE_VERSION,
+  BUDGET_RULE,
+  BUDGET_RULE_VERSION,
+  CATEGORIES,
+  categoryOf,
+  contributions,
+  decideAnomaly,
+  decideBudget,
+  medianCents,
+  type AnomalySettings,
+  type Category,
 } from './rules.js';
 
 const DAY_MS = 86_400_000;
@@ -49,14 +71,24 @@ export function alertSettings(config: Config): AlertSettings {
   const cents = (s: string) => parseDecimal(s, 2) ?? 0n;
   return {
     anomaly: {
-      minExcessCents: cents(a.anomaly.min_excess_usd), minRatio: a.anomaly.min_ratio, minScore: a.anomaly.min_score,
-      baselineDays: a.anomaly.baseline_days, minBaselineDays: a.anomaly.min_baseline_days,
+      minExcessCents: cents(a.anomaly.min_excess_usd),
+      minRatio: a.anomaly.min_ratio,
+      minScore: a.anomaly.min_score,
+      baselineDays: a.anomaly.baseline_days,
+      minBaselineDays: a.anomaly.min_baseline_days,
     },
     budgets: config.budgets.map((b) => {
       const programs = b.programs ?? [];
       const scopeKind = b.organization !== undefined ? 'organization' : programs.length === 1 ? 'program' : 'programs';
       const scopeId = b.organization ?? (programs.length === 1 ? programs[0]! : b.name);
-      return { name: b.name, scopeKind, scopeId, programs, amountCents: b.amount_usd !== undefined ? cents(b.amount_usd) : null, thresholdsPct: b.thresholds_pct };
+      return {
+        name: b.name,
+        scopeKind,
+        scopeId,
+        programs,
+        amountCents: b.amount_usd !== undefined ? cents(b.amount_usd) : null,
+        thresholdsPct: b.thresholds_pct,
+      };
     }),
     orgBudgetFromLimit: a.organization_budget === 'spending_limit',
     orgThresholdsPct: a.organization_thresholds_pct,
@@ -73,13 +105,35 @@ export function alertId(identity: string): string {
   return `al-${createHash('sha256').update(identity).digest('hex').slice(0, 16)}`;
 }
 
-function blank(identity: string, firedAt: Date): Pick<AlertRecord, 'alert_id' | 'identity' | 'status' | 'fired_at' | 'superseded_at' | 'superseded_reason'> & Partial<AlertRecord> {
+function blank(
+  identity: string,
+  firedAt: Date,
+): Pick<AlertRecord, 'alert_id' | 'identity' | 'status' | 'fired_at' | 'superseded_at' | 'superseded_reason'> &
+  Partial<AlertRecord> {
   const out: Partial<AlertRecord> = {};
   for (const c of CATEGORIES) out[`${c}_usd`] = null;
   return {
-    ...out, alert_id: alertId(identity), identity, status: 'open', fired_at: firedAt, superseded_at: null, superseded_reason: null,
-    threshold_pct: null, day: null, org_id: null, org_name: null, program_id: null, program_name: null, budget_usd: null,
-    threshold_usd: null, expected_usd: null, actual_usd: null, impact_usd: null, impact_pct: null, score: null, crossing_date: null,
+    ...out,
+    alert_id: alertId(identity),
+    identity,
+    status: 'open',
+    fired_at: firedAt,
+    superseded_at: null,
+    superseded_reason: null,
+    threshold_pct: null,
+    day: null,
+    org_id: null,
+    org_name: null,
+    program_id: null,
+    program_name: null,
+    budget_usd: null,
+    threshold_usd: null,
+    expected_usd: null,
+    actual_usd: null,
+    impact_usd: null,
+    impact_pct: null,
+    score: null,
+    crossing_date: null,
   };
 }
 
@@ -93,15 +147,28 @@ export function settledEnd(now: Date, settleDays: number, coveredTo: Date | null
 /** The baseline of one program's day: each day from its first (within the window) to the day before, zeros included. */
 function baselineDays(r: AnomalyTotalsRow, dataFirstDay: string | null, window: number): string[] {
   const d = dayMs(r.day);
-  const start = Math.max(d - window * DAY_MS, dayMs(r.first_day), dataFirstDay === null ? -Infinity : dayMs(dataFirstDay));
+  const start = Math.max(
+    d - window * DAY_MS,
+    dayMs(r.first_day),
+    dataFirstDay === null ? -Infinity : dayMs(dataFirstDay),
+  );
   const out: string[] = [];
   for (let t = start; t < d; t += DAY_MS) out.push(day(t));
   return out;
 }
 
-interface Anomalies { fired: AlertRecord[]; evaluated: { from: string; to: string } | null }
+interface Anomalies {
+  fired: AlertRecord[];
+  evaluated: { from: string; to: string } | null;
+}
 
-async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, to: string, now: Date): Promise<Anomalies> {
+async function evaluateAnomalies(
+  store: Store,
+  s: AlertSettings,
+  from: string,
+  to: string,
+  now: Date,
+): Promise<Anomalies> {
   const bounds = await dailyBounds(store);
   const end = Math.min(dayMs(to), settledEnd(now, s.settleDays, bounds.coveredTo));
   if (!(end > dayMs(from))) return { fired: [], evaluated: null };
@@ -109,15 +176,26 @@ async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, t
   const a = s.anomaly;
   // Read in chunks of about CHUNK_PROGRAMS programs, so a large account stays in bounded memory.
   const loadFrom = day(dayMs(from) - a.baselineDays * DAY_MS);
-  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
+  const chunks = Math.max(
+    1,
+    Math.ceil((await dailyProgramCount(store, loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)),
+  );
   const rows: AnomalyTotalsRow[] = [];
   // And a week of evaluated days at a time: each day joins its whole baseline.
   for (let start = dayMs(from); start < end; start += SLICE_DAYS * DAY_MS) {
     const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
     for (let chunk = 0; chunk < chunks; chunk++) {
-      rows.push(...(await anomalyTotals(store, {
-        evalFrom: day(start), evalTo: sliceTo, baselineDays: a.baselineDays, minBaselineDays: a.minBaselineDays, minActualCents: a.minExcessCents, chunks, chunk,
-      })));
+      rows.push(
+        ...(await anomalyTotals(store, {
+          evalFrom: day(start),
+          evalTo: sliceTo,
+          baselineDays: a.baselineDays,
+          minBaselineDays: a.minBaselineDays,
+          minActualCents: a.minExcessCents,
+          chunks,
+          chunk,
+        })),
+      );
     }
   }
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];
@@ -126,10 +204,19 @@ async function evaluateAnomalies(store: Store, s: AlertSettings, from: string, t
     // A program whose usage starts with the stored data has history before it: not new spend.
     if (days.length < a.minBaselineDays && (bounds.firstDay === null || r.first_day <= bounds.firstDay)) continue;
     const present = new Map(r.baseline.map((b) => [b.day, BigInt(b.cents)]));
-    const decision = decideAnomaly(BigInt(r.actual), days.map((d) => present.get(d) ?? 0n), a);
+    const decision = decideAnomaly(
+      BigInt(r.actual),
+      days.map((d) => present.get(d) ?? 0n),
+      a,
+    );
     if (decision) found.push({ r, days, decision });
   }
-  const detail = await anomalyDetail(store, { evalFrom: from, evalTo, baselineDays: a.baselineDays, keys: found.map((f) => `${f.r.program_id}|${f.r.day}`) });
+  const detail = await anomalyDetail(store, {
+    evalFrom: from,
+    evalTo,
+    baselineDays: a.baselineDays,
+    keys: found.map((f) => `${f.r.program_id}|${f.r.day}`),
+  });
   const byKey = new Map<string, typeof detail>();
   for (const d of detail) {
     const k = `${d.program_id}|${d.day}`;
@@ -160,7 +247,13 @@ function anomalyRecord(
   r: AnomalyTotalsRow,
   dcs: NonNullable<ReturnType<typeof decideAnomaly>>,
   contrib: Map<Category, bigint>,
-  o: { names: Map<string, { name: string | null; orgId: string | null }>; orgs: Map<string, string | null>; settings: AnomalySettings; days: number; now: Date },
+  o: {
+    names: Map<string, { name: string | null; orgId: string | null }>;
+    orgs: Map<string, string | null>;
+    settings: AnomalySettings;
+    days: number;
+    now: Date;
+  },
 ): AlertRecord {
   const identity = `${dcs.kind}|program|${r.program_id}|${monthOf(r.day)}|${r.day}`;
   const programName = o.names.get(r.program_id)?.name ?? null;
@@ -168,29 +261,56 @@ function anomalyRecord(
   const pct = dcs.expected === 0n ? null : formatScaled((dcs.impact * 10_000n) / dcs.expected, 2);
   const top = [...contrib.entries()].sort((x, y) => (x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : 0))[0];
   const who = `${programName ?? r.program_id} (${r.program_id}${orgId ? `, ${o.orgs.get(orgId) ?? orgId}` : ''})`;
-  const message = dcs.kind === 'new_spend'
-    ? `New spend: ${who} spent USD ${usd(dcs.actual)} on ${r.day} with no baseline yet (${dcs.baselineDays} day(s) of history)`
-    : `Anomaly: ${who} spent USD ${usd(dcs.actual)} on ${r.day}, expected ${usd(dcs.expected)}: +${usd(dcs.impact)} (+${pct}%), ` +
-      `score ${dcs.score.toFixed(1)}; largest contribution ${top?.[0]} ${usd(top?.[1] ?? 0n)}`;
+  const message =
+    dcs.kind === 'new_spend'
+      ? `New spend: ${who} spent USD ${usd(dcs.actual)} on ${r.day} with no baseline yet (${dcs.baselineDays} day(s) of history)`
+      : `Anomaly: ${who} spent USD ${usd(dcs.actual)} on ${r.day}, expected ${usd(dcs.expected)}: +${usd(dcs.impact)} (+${pct}%), ` +
+        `score ${dcs.score.toFixed(1)}; largest contribution ${top?.[0]} ${usd(top?.[1] ?? 0n)}`;
   const s = o.settings;
   const rec: AlertRecord = {
     ...blank(identity, o.now),
-    kind: dcs.kind, rule: ANOMALY_RULE, rule_version: ANOMALY_RULE_VERSION, month: monthOf(r.day), scope_kind: 'program', scope_id: r.program_id,
-    threshold_pct: null, day: r.day, org_id: orgId, org_name: orgId ? (o.orgs.get(orgId) ?? null) : null, program_id: r.program_id,
-    program_name: programName, expected_usd: usd(dcs.expected), actual_usd: usd(dcs.actual), impact_usd: usd(dcs.impact), impact_pct: pct,
-    score: dcs.score === null ? null : Math.round(dcs.score * 100) / 100, crossing_date: null, message,
+    kind: dcs.kind,
+    rule: ANOMALY_RULE,
+    rule_version: ANOMALY_RULE_VERSION,
+    month: monthOf(r.day),
+    scope_kind: 'program',
+    scope_id: r.program_id,
+    threshold_pct: null,
+    day: r.day,
+    org_id: orgId,
+    org_name: orgId ? (o.orgs.get(orgId) ?? null) : null,
+    program_id: r.program_id,
+    program_name: programName,
+    expected_usd: usd(dcs.expected),
+    actual_usd: usd(dcs.actual),
+    impact_usd: usd(dcs.impact),
+    impact_pct: pct,
+    score: dcs.score === null ? null : Math.round(dcs.score * 100) / 100,
+    crossing_date: null,
+    message,
     detail: JSON.stringify({
       rule: `${ANOMALY_RULE} v${ANOMALY_RULE_VERSION}`,
-      parameters: { min_excess_usd: usd(s.minExcessCents), min_ratio: s.minRatio, min_score: s.minScore, baseline_days: s.baselineDays, min_baseline_days: s.minBaselineDays },
-      baseline_days_used: o.days, mad_usd: dcs.mad === null ? null : usd(dcs.mad),
-      pricing: 'daily buckets of summed metrics at list rates before allowances; baseline usage at the day\'s rates',
+      parameters: {
+        min_excess_usd: usd(s.minExcessCents),
+        min_ratio: s.minRatio,
+        min_score: s.minScore,
+        baseline_days: s.baselineDays,
+        min_baseline_days: s.minBaselineDays,
+      },
+      baseline_days_used: o.days,
+      mad_usd: dcs.mad === null ? null : usd(dcs.mad),
+      pricing: "daily buckets of summed metrics at list rates before allowances; baseline usage at the day's rates",
     }),
   } as AlertRecord;
   for (const c of CATEGORIES) (rec as unknown as Record<string, string>)[`${c}_usd`] = usd(contrib.get(c) ?? 0n);
   return rec;
 }
 
-interface BudgetScope { spec: BudgetSpec; budget: bigint; orgName: string | null }
+interface BudgetScope {
+  spec: BudgetSpec;
+  budget: bigint;
+  orgName: string | null;
+}
 
 async function budgetScopes(store: Store, s: AlertSettings, orgIds: Iterable<string>): Promise<BudgetScope[]> {
   const names = await orgNames(store);
@@ -198,14 +318,26 @@ async function budgetScopes(store: Store, s: AlertSettings, orgIds: Iterable<str
   const named = new Set(s.budgets.filter((b) => b.scopeKind === 'organization').map((b) => b.scopeId));
   const limits = await spendingLimits(store);
   for (const b of s.budgets) {
-    const budget = b.amountCents ?? (b.scopeKind === 'organization' ? limits.get(b.scopeId) ?? null : null);
-    if (budget !== null && budget > 0n) out.push({ spec: b, budget, orgName: b.scopeKind === 'organization' ? names.get(b.scopeId) ?? null : null });
+    const budget = b.amountCents ?? (b.scopeKind === 'organization' ? (limits.get(b.scopeId) ?? null) : null);
+    if (budget !== null && budget > 0n)
+      out.push({ spec: b, budget, orgName: b.scopeKind === 'organization' ? (names.get(b.scopeId) ?? null) : null });
   }
   if (s.orgBudgetFromLimit) {
     for (const org of orgIds) {
       const limit = limits.get(org);
       if (named.has(org) || limit === undefined || limit === null || limit <= 0n) continue;
-      out.push({ spec: { name: 'spending limit', scopeKind: 'organization', scopeId: org, programs: [], amountCents: null, thresholdsPct: s.orgThresholdsPct }, budget: limit, orgName: names.get(org) ?? null });
+      out.push({
+        spec: {
+          name: 'spending limit',
+          scopeKind: 'organization',
+          scopeId: org,
+          programs: [],
+          amountCents: null,
+          thresholdsPct: s.orgThresholdsPct,
+        },
+        budget: limit,
+        orgName: names.get(org) ?? null,
+      });
     }
   }
   return out;
@@ -217,7 +349,10 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   next.setUTCMonth(next.getUTCMonth() + 1);
   const programs = [...new Set(s.budgets.flatMap((b) => b.programs))];
   const nextDay = day(next.getTime());
-  const chunks = Math.max(1, Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)));
+  const chunks = Math.max(
+    1,
+    Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)),
+  );
   const rows = [];
   for (let chunk = 0; chunk < chunks; chunk++) rows.push(...(await budgetDays(store, month, programs, chunks, chunk)));
   const daysOf = new Map<string, Map<number, bigint>>();
@@ -226,46 +361,82 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
     m.set(d, (m.get(d) ?? 0n) + c);
   };
   for (const r of rows) add(`${r.scope_kind}|${r.scope_id}`, dayMs(r.day), BigInt(r.cents));
-  const orgIds = [...daysOf.keys()].filter((k) => k.startsWith('organization|')).map((k) => k.slice('organization|'.length));
+  const orgIds = [...daysOf.keys()]
+    .filter((k) => k.startsWith('organization|'))
+    .map((k) => k.slice('organization|'.length));
   const bounds = await dailyBounds(store);
   const f = forecastDays({ rangeStart: new Date(start), rangeEnd: next, now, dataEnd: bounds.coveredTo });
   const out: AlertRecord[] = [];
   for (const scope of await budgetScopes(store, s, orgIds)) {
     const days = new Map<number, bigint>();
-    const keys = scope.spec.scopeKind === 'organization' ? [`organization|${scope.spec.scopeId}`] : scope.spec.programs.map((p) => `program|${p}`);
+    const keys =
+      scope.spec.scopeKind === 'organization'
+        ? [`organization|${scope.spec.scopeId}`]
+        : scope.spec.programs.map((p) => `program|${p}`);
     for (const k of keys) for (const [d, c] of daysOf.get(k) ?? []) days.set(d, (days.get(d) ?? 0n) + c);
     const sum = (pred: (d: number) => boolean) => [...days].reduce((a, [d, c]) => (pred(d) ? a + c : a), 0n);
     const inputs = {
-      budgetCents: scope.budget, thresholdsPct: scope.spec.thresholdsPct, monthToDate: sum(() => true), days: [...days],
-      completeDaysSpend: sum((d) => d < f.cutoff), windowSpend: sum((d) => d < f.cutoff && d >= f.windowStart),
-      windowDays: f.windowDays, remainingDays: f.remainingDays, cutoff: f.cutoff,
+      budgetCents: scope.budget,
+      thresholdsPct: scope.spec.thresholdsPct,
+      monthToDate: sum(() => true),
+      days: [...days],
+      completeDaysSpend: sum((d) => d < f.cutoff),
+      windowSpend: sum((d) => d < f.cutoff && d >= f.windowStart),
+      windowDays: f.windowDays,
+      remainingDays: f.remainingDays,
+      cutoff: f.cutoff,
     };
     for (const fire of decideBudget(inputs)) out.push(budgetRecord(scope, month, fire, inputs, now));
   }
   return out;
 }
 
-function budgetRecord(scope: BudgetScope, month: string, fire: ReturnType<typeof decideBudget>[number], inputs: Parameters<typeof decideBudget>[0], now: Date): AlertRecord {
+function budgetRecord(
+  scope: BudgetScope,
+  month: string,
+  fire: ReturnType<typeof decideBudget>[number],
+  inputs: Parameters<typeof decideBudget>[0],
+  now: Date,
+): AlertRecord {
   const sp = scope.spec;
   const identity = `${fire.kind}|${sp.scopeKind}|${sp.scopeId}|${month}|${fire.thresholdPct}`;
   const label = `${sp.scopeKind === 'organization' ? `organization ${scope.orgName ?? sp.scopeId}` : `${sp.scopeKind} ${sp.scopeId}`} (budget "${sp.name}", USD ${usd(scope.budget)})`;
   const when = fire.day === null ? '' : ` on ${day(fire.day)}`;
-  const message = fire.kind === 'budget_actual'
-    ? `Budget ACTUAL: ${label}: month-to-date USD ${usd(fire.actual)} reached ${fire.thresholdPct}% (USD ${usd(fire.thresholdCents)})${when}`
-    : `Budget FORECASTED: ${label}: the month-end projection USD ${usd(fire.projection ?? 0n)} reaches ${fire.thresholdPct}% ` +
-      `(USD ${usd(fire.thresholdCents)})${fire.day === null ? '' : ` on ${day(fire.day)}`}`;
+  const message =
+    fire.kind === 'budget_actual'
+      ? `Budget ACTUAL: ${label}: month-to-date USD ${usd(fire.actual)} reached ${fire.thresholdPct}% (USD ${usd(fire.thresholdCents)})${when}`
+      : `Budget FORECASTED: ${label}: the month-end projection USD ${usd(fire.projection ?? 0n)} reaches ${fire.thresholdPct}% ` +
+        `(USD ${usd(fire.thresholdCents)})${fire.day === null ? '' : ` on ${day(fire.day)}`}`;
   return {
     ...blank(identity, now),
-    kind: fire.kind, rule: BUDGET_RULE, rule_version: BUDGET_RULE_VERSION, month, scope_kind: sp.scopeKind, scope_id: sp.scopeId,
-    threshold_pct: fire.thresholdPct, day: fire.kind === 'budget_actual' && fire.day !== null ? day(fire.day) : null,
-    org_id: sp.scopeKind === 'organization' ? sp.scopeId : null, org_name: scope.orgName,
-    program_id: sp.scopeKind === 'program' ? sp.scopeId : null, budget_usd: usd(scope.budget), threshold_usd: usd(fire.thresholdCents),
-    expected_usd: fire.projection === null ? null : usd(fire.projection), actual_usd: usd(fire.actual),
-    crossing_date: fire.kind === 'budget_forecast' && fire.day !== null ? day(fire.day) : null, message,
+    kind: fire.kind,
+    rule: BUDGET_RULE,
+    rule_version: BUDGET_RULE_VERSION,
+    month,
+    scope_kind: sp.scopeKind,
+    scope_id: sp.scopeId,
+    threshold_pct: fire.thresholdPct,
+    day: fire.kind === 'budget_actual' && fire.day !== null ? day(fire.day) : null,
+    org_id: sp.scopeKind === 'organization' ? sp.scopeId : null,
+    org_name: scope.orgName,
+    program_id: sp.scopeKind === 'program' ? sp.scopeId : null,
+    budget_usd: usd(scope.budget),
+    threshold_usd: usd(fire.thresholdCents),
+    expected_usd: fire.projection === null ? null : usd(fire.projection),
+    actual_usd: usd(fire.actual),
+    crossing_date: fire.kind === 'budget_forecast' && fire.day !== null ? day(fire.day) : null,
+    message,
     detail: JSON.stringify({
-      rule: `${BUDGET_RULE} v${BUDGET_RULE_VERSION}`, budget: sp.name, budget_source: sp.amountCents === null ? 'spending_limit' : 'config',
-      programs: sp.programs, as_of: now.toISOString(), complete_through: day(inputs.cutoff), complete_days_usd: usd(inputs.completeDaysSpend),
-      window_usd: usd(inputs.windowSpend), window_days: inputs.windowDays, remaining_days: inputs.remainingDays,
+      rule: `${BUDGET_RULE} v${BUDGET_RULE_VERSION}`,
+      budget: sp.name,
+      budget_source: sp.amountCents === null ? 'spending_limit' : 'config',
+      programs: sp.programs,
+      as_of: now.toISOString(),
+      complete_through: day(inputs.cutoff),
+      complete_days_usd: usd(inputs.completeDaysSpend),
+      window_usd: usd(inputs.windowSpend),
+      window_days: inputs.windowDays,
+      remaining_days: inputs.remainingDays,
     }),
   } as AlertRecord;
 }
@@ -277,13 +448,22 @@ export interface EvaluationScope {
   months: string[];
 }
 
-export interface EvaluationResult { fired: AlertRecord[]; superseded: number }
+export interface EvaluationResult {
+  fired: AlertRecord[];
+  superseded: number;
+}
 
 /**
  * Evaluates the rules on `scope` and stores what fired; open alerts the data no longer supports are
  * superseded. With `memoryLimit`, DuckDB's limit is that while evaluating and the store's own after.
  */
-export async function evaluateAlerts(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date, memoryLimit?: string): Promise<EvaluationResult> {
+export async function evaluateAlerts(
+  store: Store,
+  s: AlertSettings,
+  scope: EvaluationScope,
+  now: Date,
+  memoryLimit?: string,
+): Promise<EvaluationResult> {
   if (memoryLimit === undefined || memoryLimit === store.memoryLimit) return evaluate(store, s, scope, now);
   const own = store.memoryLimit;
   await store.setMemoryLimit(memoryLimit);
@@ -304,7 +484,9 @@ async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, 
     candidates.push(...a.fired);
     if (a.evaluated) {
       const still = new Set(a.fired.map((f) => f.identity));
-      stale = (await openAlertsIn(store, ['anomaly', 'new_spend'], a.evaluated.from, a.evaluated.to)).map((o) => o.identity).filter((i) => !still.has(i));
+      stale = (await openAlertsIn(store, ['anomaly', 'new_spend'], a.evaluated.from, a.evaluated.to))
+        .map((o) => o.identity)
+        .filter((i) => !still.has(i));
     }
   }
   for (const month of scope.months) {
@@ -313,7 +495,11 @@ async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, 
     const still = new Set(b.map((f) => f.identity));
     const next = new Date(dayMs(month));
     next.setUTCMonth(next.getUTCMonth() + 1);
-    stale.push(...(await openAlertsIn(store, ['budget_actual'], month, day(next.getTime()))).map((o) => o.identity).filter((i) => !still.has(i)));
+    stale.push(
+      ...(await openAlertsIn(store, ['budget_actual'], month, day(next.getTime())))
+        .map((o) => o.identity)
+        .filter((i) => !still.has(i)),
+    );
   }
   const fired = await insertNewAlerts(store, candidates);
   await supersedeAlerts(store, stale, now, 'restated: the stored data no longer meets the rule');

@@ -9,7 +9,15 @@ export const BUDGET_RULE = 'budget-threshold';
 export const BUDGET_RULE_VERSION = 1;
 
 /** The categories an anomaly's impact is split into (README, "Alerts"). */
-export const CATEGORIES = ['compute', 'storage', 'instant_restore', 'snapshots', 'transfer', 'extra_branches', 'other'] as const;
+export const CATEGORIES = [
+  'compute',
+  'storage',
+  'instant_restore',
+  'snapshots',
+  'transfer',
+  'extra_branches',
+  'other',
+] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 const METRIC_CATEGORY: Record<string, Category> = {
@@ -62,7 +70,15 @@ export function robustScore(excess: bigint, mad: bigint): number {
 }
 
 export type AnomalyDecision =
-  | { kind: 'anomaly'; expected: bigint; actual: bigint; impact: bigint; score: number; mad: bigint; baselineDays: number }
+  | {
+      kind: 'anomaly';
+      expected: bigint;
+      actual: bigint;
+      impact: bigint;
+      score: number;
+      mad: bigint;
+      baselineDays: number;
+    }
   | { kind: 'new_spend'; expected: 0n; actual: bigint; impact: bigint; score: null; mad: null; baselineDays: number }
   | null;
 
@@ -76,7 +92,15 @@ export type AnomalyDecision =
 export function decideAnomaly(actual: bigint, baseline: readonly bigint[], s: AnomalySettings): AnomalyDecision {
   if (baseline.length < s.minBaselineDays) {
     if (actual < s.minExcessCents || baseline.some((v) => v >= s.minExcessCents)) return null;
-    return { kind: 'new_spend', expected: 0n, actual, impact: actual, score: null, mad: null, baselineDays: baseline.length };
+    return {
+      kind: 'new_spend',
+      expected: 0n,
+      actual,
+      impact: actual,
+      score: null,
+      mad: null,
+      baselineDays: baseline.length,
+    };
   }
   const expected = medianCents(baseline);
   const excess = actual - expected;
@@ -126,7 +150,10 @@ export function contributions(
   actualBy: ReadonlyMap<Category, bigint>,
   baselineMedianBy: ReadonlyMap<Category, bigint>,
 ): Map<Category, bigint> {
-  const expectedBy = allocate(expected, CATEGORIES.map((c) => [c, baselineMedianBy.get(c) ?? 0n] as [Category, bigint]));
+  const expectedBy = allocate(
+    expected,
+    CATEGORIES.map((c) => [c, baselineMedianBy.get(c) ?? 0n] as [Category, bigint]),
+  );
   return new Map(CATEGORIES.map((c) => [c, (actualBy.get(c) ?? 0n) - (expectedBy.get(c) ?? 0n)]));
 }
 
@@ -159,7 +186,9 @@ export interface BudgetFiring {
 }
 
 /** The month-end projection as the reports compute it: complete days + trend x days remaining, half-up. */
-export function projection(b: Pick<BudgetInputs, 'completeDaysSpend' | 'windowSpend' | 'windowDays' | 'remainingDays'>): bigint | null {
+export function projection(
+  b: Pick<BudgetInputs, 'completeDaysSpend' | 'windowSpend' | 'windowDays' | 'remainingDays'>,
+): bigint | null {
   if (b.windowDays === 0) return null;
   return b.completeDaysSpend + divHalfUp(b.windowSpend * BigInt(b.remainingDays), BigInt(b.windowDays));
 }
@@ -190,11 +219,28 @@ export function decideBudget(b: BudgetInputs): BudgetFiring[] {
       let day: number | null = null;
       for (const [d, c] of [...b.days].sort((x, y) => x[0] - y[0])) {
         run += c;
-        if (run >= threshold) { day = d; break; }
+        if (run >= threshold) {
+          day = d;
+          break;
+        }
       }
-      out.push({ kind: 'budget_actual', thresholdPct: pct, thresholdCents: threshold, actual: b.monthToDate, projection: proj, day });
+      out.push({
+        kind: 'budget_actual',
+        thresholdPct: pct,
+        thresholdCents: threshold,
+        actual: b.monthToDate,
+        projection: proj,
+        day,
+      });
     } else if (proj !== null && proj >= threshold) {
-      out.push({ kind: 'budget_forecast', thresholdPct: pct, thresholdCents: threshold, actual: b.monthToDate, projection: proj, day: forecastCrossingDay(threshold, b) });
+      out.push({
+        kind: 'budget_forecast',
+        thresholdPct: pct,
+        thresholdCents: threshold,
+        actual: b.monthToDate,
+        projection: proj,
+        day: forecastCrossingDay(threshold, b),
+      });
     }
   }
   return out;

@@ -17,7 +17,10 @@ export interface WebhookSettings {
   backoffMs?: number;
 }
 
-export interface DeliveryOutcome { delivered: number; failed: number }
+export interface DeliveryOutcome {
+  delivered: number;
+  failed: number;
+}
 
 /** The JSON body of one alert: its stored columns, its contributions grouped, its detail parsed. */
 export function alertPayload(a: AlertRecord): Record<string, unknown> {
@@ -25,31 +28,49 @@ export function alertPayload(a: AlertRecord): Record<string, unknown> {
   const { detail, identity: _identity, fired_at, superseded_at, acknowledged_at, ...rest } = a;
   for (const c of CATEGORIES) delete (rest as Record<string, unknown>)[`${c}_usd`];
   return {
-    ...rest, fired_at: fired_at.toISOString(), superseded_at: superseded_at?.toISOString() ?? null,
+    ...rest,
+    fired_at: fired_at.toISOString(),
+    superseded_at: superseded_at?.toISOString() ?? null,
     ...(acknowledged_at !== undefined ? { acknowledged_at: acknowledged_at?.toISOString() ?? null } : {}),
-    contributions, detail: JSON.parse(detail) as unknown,
+    contributions,
+    detail: JSON.parse(detail) as unknown,
   };
 }
 
-async function post(s: WebhookSettings, a: AlertRecord, signal?: AbortSignal): Promise<{ status: number | null; error: string | null }> {
+async function post(
+  s: WebhookSettings,
+  a: AlertRecord,
+  signal?: AbortSignal,
+): Promise<{ status: number | null; error: string | null }> {
   try {
     const res = await request(s.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': a.alert_id, 'user-agent': 'usage-pipeline-alerts' },
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': a.alert_id,
+        'user-agent': 'usage-pipeline-alerts',
+      },
       body: JSON.stringify(alertPayload(a)),
       headersTimeout: s.timeoutMs,
       bodyTimeout: s.timeoutMs,
       ...(signal ? { signal } : {}),
     });
     await res.body.dump();
-    return { status: res.statusCode, error: res.statusCode >= 200 && res.statusCode < 300 ? null : `answered ${res.statusCode}` };
+    return {
+      status: res.statusCode,
+      error: res.statusCode >= 200 && res.statusCode < 300 ? null : `answered ${res.statusCode}`,
+    };
   } catch (err) {
     return { status: null, error: (err as Error).message.split('\n')[0] ?? 'network error' };
   }
 }
 
 /** Sends every open alert not yet delivered, oldest first. */
-export async function deliverAlerts(store: Store, s: WebhookSettings, o: { log: Logger; signal?: AbortSignal; now?: () => Date }): Promise<DeliveryOutcome> {
+export async function deliverAlerts(
+  store: Store,
+  s: WebhookSettings,
+  o: { log: Logger; signal?: AbortSignal; now?: () => Date },
+): Promise<DeliveryOutcome> {
   const target = new URL(s.url).origin;
   const pending = await undeliveredAlerts(store);
   if (pending.length === 0) return { delivered: 0, failed: 0 };
@@ -61,14 +82,24 @@ export async function deliverAlerts(store: Store, s: WebhookSettings, o: { log: 
     let attempt = p.attempts;
     let done = false;
     for (let n = 0; n < s.maxAttempts && !done; n++) {
-      if (n > 0) await delay((s.backoffMs ?? 500) * 2 ** (n - 1), undefined, o.signal ? { signal: o.signal } : undefined).catch(() => {});
+      if (n > 0)
+        await delay((s.backoffMs ?? 500) * 2 ** (n - 1), undefined, o.signal ? { signal: o.signal } : undefined).catch(
+          () => {
+            // a stop ends the wait early; the signal is checked just below
+          },
+        );
       if (o.signal?.aborted || (await wasDelivered(store, alert.alert_id))) break;
       const r = await post(s, alert, o.signal);
       attempt++;
       const ok = r.error === null;
       await recordDelivery(store, {
-        alertId: alert.alert_id, attempt, attemptedAt: (o.now ?? (() => new Date()))(), target,
-        httpStatus: r.status, outcome: ok ? 'delivered' : 'failed', error: r.error,
+        alertId: alert.alert_id,
+        attempt,
+        attemptedAt: (o.now ?? (() => new Date()))(),
+        target,
+        httpStatus: r.status,
+        outcome: ok ? 'delivered' : 'failed',
+        error: r.error,
       });
       done = ok;
       // Only a 5xx or a network error is worth another try now; a 4xx waits for the next run.
@@ -77,7 +108,9 @@ export async function deliverAlerts(store: Store, s: WebhookSettings, o: { log: 
     if (done) out.delivered++;
     else {
       out.failed++;
-      o.log.warn(`alert ${alert.alert_id}: the webhook at ${target} did not take it; it is tried again on the next run`);
+      o.log.warn(
+        `alert ${alert.alert_id}: the webhook at ${target} did not take it; it is tried again on the next run`,
+      );
     }
   }
   return out;

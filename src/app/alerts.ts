@@ -22,15 +22,29 @@ export interface AlertsRunSummary {
 }
 
 /** Reads each known organization's spending limit; a failure keeps the value read before. */
-async function refreshSpendingLimits(ctx: CommandContext, store: Store, client: ApiClient, now: Date, signal?: AbortSignal): Promise<void> {
+async function refreshSpendingLimits(
+  ctx: CommandContext,
+  store: Store,
+  client: ApiClient,
+  now: Date,
+  signal?: AbortSignal,
+): Promise<void> {
   if (ctx.config.alerts.organization_budget === 'none') return;
   for (const org of await knownOrgs(store)) {
     if (signal?.aborted) return;
     try {
       const limit = await readSpendingLimit(client, org, signal);
-      await recordSpendingLimit(store, org, limit.answer === 'limit' ? limit.cents : null, limit.answer === 'limit' ? 'limit' : `none (${limit.status})`, now);
+      await recordSpendingLimit(
+        store,
+        org,
+        limit.answer === 'limit' ? limit.cents : null,
+        limit.answer === 'limit' ? 'limit' : `none (${limit.status})`,
+        now,
+      );
     } catch (err) {
-      ctx.log.warn(`spending limit of ${org} not read (${(err as Error).message.split('\n')[0]}); the last one read stays in use`);
+      ctx.log.warn(
+        `spending limit of ${org} not read (${(err as Error).message.split('\n')[0]}); the last one read stays in use`,
+      );
     }
   }
 }
@@ -47,7 +61,12 @@ export function changedScope(result: Pick<CollectResult, 'scopes'>, now: number)
     if (s.source === 'inventory' || s.rows === 0 || s.from === null || s.to === null) continue;
     const a = Date.parse(s.from);
     const b = Date.parse(s.to);
-    for (let m = Date.parse(monthOf(a)); m < b; m = Date.UTC(new Date(m).getUTCFullYear(), new Date(m).getUTCMonth() + 1)) months.add(monthOf(m));
+    for (
+      let m = Date.parse(monthOf(a));
+      m < b;
+      m = Date.UTC(new Date(m).getUTCFullYear(), new Date(m).getUTCMonth() + 1)
+    )
+      months.add(monthOf(m));
     if (s.granularity !== 'daily') continue;
     from = Math.min(from, a);
     to = Math.max(to, b);
@@ -55,7 +74,14 @@ export function changedScope(result: Pick<CollectResult, 'scopes'>, now: number)
   if (months.size === 0) return null;
   months.add(monthOf(now));
   return {
-    ...(from < to ? { days: { from: dayOf(Math.floor(from / DAY_MS) * DAY_MS - DAY_MS), to: dayOf(Math.ceil(to / DAY_MS) * DAY_MS) } } : {}),
+    ...(from < to
+      ? {
+          days: {
+            from: dayOf(Math.floor(from / DAY_MS) * DAY_MS - DAY_MS),
+            to: dayOf(Math.ceil(to / DAY_MS) * DAY_MS),
+          },
+        }
+      : {}),
     months: [...months].sort(),
   };
 }
@@ -63,12 +89,20 @@ export function changedScope(result: Pick<CollectResult, 'scopes'>, now: number)
 async function deliver(ctx: CommandContext, store: Store, signal?: AbortSignal): Promise<DeliveryOutcome> {
   const a = ctx.config.alerts;
   if (a.webhook_url === undefined) return { delivered: 0, failed: 0 };
-  return deliverAlerts(store, { url: a.webhook_url, timeoutMs: a.webhook_timeout_ms, maxAttempts: a.webhook_max_attempts }, { log: ctx.log, ...(signal ? { signal } : {}) });
+  return deliverAlerts(
+    store,
+    { url: a.webhook_url, timeoutMs: a.webhook_timeout_ms, maxAttempts: a.webhook_max_attempts },
+    { log: ctx.log, ...(signal ? { signal } : {}) },
+  );
 }
 
 /** After a collection: limits, evaluation of what changed, deliveries. Never throws. */
 export async function alertsAfterCollect(
-  ctx: CommandContext, store: Store, client: ApiClient, result: Pick<CollectResult, 'scopes'>, o: { now: number; signal?: AbortSignal },
+  ctx: CommandContext,
+  store: Store,
+  client: ApiClient,
+  result: Pick<CollectResult, 'scopes'>,
+  o: { now: number; signal?: AbortSignal },
 ): Promise<AlertsRunSummary | null> {
   if (!ctx.config.alerts.enabled) return null;
   try {
@@ -76,12 +110,16 @@ export async function alertsAfterCollect(
     const scope = changedScope(result, o.now);
     await refreshSpendingLimits(ctx, store, client, now, o.signal);
     // The rules read a month of daily buckets: at the store's limit (store.memory_limit), not the collect's.
-    const r = scope ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now, ctx.config.store.memory_limit) : { fired: [], superseded: 0 };
+    const r = scope
+      ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now, ctx.config.store.memory_limit)
+      : { fired: [], superseded: 0 };
     for (const a of r.fired) ctx.log.warn(`alert ${a.alert_id}: ${a.message}`);
     const d = await deliver(ctx, store, o.signal);
     return { fired: r.fired.length, superseded: r.superseded, delivered: d.delivered, failedDeliveries: d.failed };
   } catch (err) {
-    ctx.log.warn(`alerts were not evaluated after this collection (${(err as Error).message.split('\n')[0]}); \`usage-pipeline alerts\` evaluates them`);
+    ctx.log.warn(
+      `alerts were not evaluated after this collection (${(err as Error).message.split('\n')[0]}); \`usage-pipeline alerts\` evaluates them`,
+    );
     return null;
   }
 }
@@ -99,18 +137,38 @@ export function needsAttention(a: AlertRecord): boolean {
 }
 
 /** `alerts --ack`: records who acknowledged the alert, when and why. Null when no alert has that id. */
-export async function acknowledge(store: Store, o: { alertId: string; by: string; note: string | null; now: Date }): Promise<AlertRecord | null> {
+export async function acknowledge(
+  store: Store,
+  o: { alertId: string; by: string; note: string | null; now: Date },
+): Promise<AlertRecord | null> {
   return acknowledgeAlert(store, { alertId: o.alertId, at: o.now, by: o.by, note: o.note });
 }
 
 /** `alerts`: evaluates the month (every settled day, its budgets), delivers what is pending, lists the month's alerts. */
-export async function evaluateMonth(ctx: CommandContext, store: Store, o: { month: string; now: Date; signal?: AbortSignal }): Promise<AlertsCommandResult> {
+export async function evaluateMonth(
+  ctx: CommandContext,
+  store: Store,
+  o: { month: string; now: Date; signal?: AbortSignal },
+): Promise<AlertsCommandResult> {
   const start = Date.parse(`${o.month}T00:00:00Z`);
   const end = Date.UTC(new Date(start).getUTCFullYear(), new Date(start).getUTCMonth() + 1);
-  const r = await evaluateAlerts(store, alertSettings(ctx.config), { days: { from: dayOf(start), to: dayOf(end) }, months: [o.month] }, o.now);
+  const r = await evaluateAlerts(
+    store,
+    alertSettings(ctx.config),
+    { days: { from: dayOf(start), to: dayOf(end) }, months: [o.month] },
+    o.now,
+  );
   const d = await deliver(ctx, store, o.signal);
   const alerts = await listAlerts(store, o.month);
   const current = monthOf(o.now.getTime());
   const openCurrent = (o.month === current ? alerts : await listAlerts(store, current)).filter(needsAttention).length;
-  return { month: o.month, alerts, openCurrent, fired: r.fired.length, superseded: r.superseded, delivered: d.delivered, failedDeliveries: d.failed };
+  return {
+    month: o.month,
+    alerts,
+    openCurrent,
+    fired: r.fired.length,
+    superseded: r.superseded,
+    delivered: d.delivered,
+    failedDeliveries: d.failed,
+  };
 }

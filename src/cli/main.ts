@@ -44,8 +44,16 @@ Exit codes: 0 complete, 2 partial coverage, 1 failed, 64 bad input,
 
 /** In the order the help lists them. */
 const COMMANDS: ((program: Command, setExit: SetExit) => void)[] = [
-  registerCollect, registerStatus, registerAlerts, registerQuery, registerReport,
-  registerExport, registerPrune, registerDemo, registerSchedule, registerSandbox,
+  registerCollect,
+  registerStatus,
+  registerAlerts,
+  registerQuery,
+  registerReport,
+  registerExport,
+  registerPrune,
+  registerDemo,
+  registerSchedule,
+  registerSandbox,
 ];
 
 export function buildProgram(setExit: SetExit): Command {
@@ -56,7 +64,11 @@ export function buildProgram(setExit: SetExit): Command {
     // One format per stream: off a terminal, commander's own complaints are JSON lines like every other.
     .configureOutput({
       writeErr: (str) =>
-        process.stderr.write(process.stderr.isTTY ? str : JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: str.trim() }) + '\n'),
+        process.stderr.write(
+          process.stderr.isTTY
+            ? str
+            : JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: str.trim() }) + '\n',
+        ),
     })
     .addHelpText('after', EXAMPLES)
     .exitOverride();
@@ -83,7 +95,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     const code = err instanceof Interrupted ? err.exitCode : await exitCodeFor(err);
     printError(err instanceof Error ? err.message : String(err), code);
-    if (code === EXIT.failed && process.env.USAGE_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    if (code === EXIT.failed && process.env.USAGE_DEBUG && err instanceof Error && err.stack)
+      process.stderr.write(err.stack + '\n');
     return code;
   }
 }
@@ -91,7 +104,9 @@ export async function main(argv: string[]): Promise<number> {
 /** Bad input (64) or a known failure (1). The error classes load only here, on the failure path. */
 async function exitCodeFor(err: unknown): Promise<number> {
   const [{ UsageError }, { PriceBookError }, { ReportInputError }] = await Promise.all([
-    import('../domain/errors.js'), import('../billing/pricebook.js'), import('../report/period.js'),
+    import('../domain/errors.js'),
+    import('../billing/pricebook.js'),
+    import('../report/period.js'),
   ]);
   // PriceBookError's message already lists every problem: printed once.
   if (err instanceof UsageError || err instanceof PriceBookError || err instanceof ReportInputError) return EXIT.usage;

@@ -49,11 +49,41 @@ export interface AlertRecord {
 }
 
 export const ALERT_COLUMNS = [
-  'alert_id', 'identity', 'kind', 'rule', 'rule_version', 'month', 'scope_kind', 'scope_id', 'threshold_pct', 'day',
-  'org_id', 'org_name', 'program_id', 'program_name', 'budget_usd', 'threshold_usd', 'expected_usd', 'actual_usd',
-  'impact_usd', 'impact_pct', 'score', 'crossing_date', 'compute_usd', 'storage_usd', 'instant_restore_usd',
-  'snapshots_usd', 'transfer_usd', 'extra_branches_usd', 'other_usd', 'message', 'detail', 'status', 'fired_at',
-  'superseded_at', 'superseded_reason',
+  'alert_id',
+  'identity',
+  'kind',
+  'rule',
+  'rule_version',
+  'month',
+  'scope_kind',
+  'scope_id',
+  'threshold_pct',
+  'day',
+  'org_id',
+  'org_name',
+  'program_id',
+  'program_name',
+  'budget_usd',
+  'threshold_usd',
+  'expected_usd',
+  'actual_usd',
+  'impact_usd',
+  'impact_pct',
+  'score',
+  'crossing_date',
+  'compute_usd',
+  'storage_usd',
+  'instant_restore_usd',
+  'snapshots_usd',
+  'transfer_usd',
+  'extra_branches_usd',
+  'other_usd',
+  'message',
+  'detail',
+  'status',
+  'fired_at',
+  'superseded_at',
+  'superseded_reason',
 ] as const satisfies readonly (keyof AlertRecord)[];
 
 // Parameters: $json VARCHAR (a JSON array of AlertRecord). Inserts the alerts not fired before.
@@ -111,10 +141,12 @@ const DELIVERY_RECORD_SQL = `
 INSERT INTO alert_deliveries VALUES ($alert_id, $attempt, $attempted_at, $target, $http_status, $outcome, $error)`;
 
 // Parameters: $alert_id. 1 when the alert was delivered.
-const DELIVERED_SQL = "SELECT count(*)::INTEGER AS n FROM alert_deliveries WHERE alert_id = $alert_id AND outcome = 'delivered'";
+const DELIVERED_SQL =
+  "SELECT count(*)::INTEGER AS n FROM alert_deliveries WHERE alert_id = $alert_id AND outcome = 'delivered'";
 
 // Parameters: $org_id, $limit_cents BIGINT (NULL: none), $answer VARCHAR, $read_at TIMESTAMPTZ.
-const SPENDING_LIMIT_RECORD_SQL = 'INSERT OR REPLACE INTO org_spending_limits VALUES ($org_id, $limit_cents, $answer, $read_at)';
+const SPENDING_LIMIT_RECORD_SQL =
+  'INSERT OR REPLACE INTO org_spending_limits VALUES ($org_id, $limit_cents, $answer, $read_at)';
 const SPENDING_LIMITS_SQL = 'SELECT org_id, limit_cents, answer FROM org_spending_limits ORDER BY org_id';
 
 // Parameters: none. The stored daily data: its first day and where complete daily coverage ends.
@@ -142,8 +174,10 @@ const PRICED_CLEAR_SQL = 'DELETE FROM alert_priced_days';
 const PROGRAM_DAYS_CLEAR_SQL = 'DELETE FROM alert_program_days';
 const PRICED_RUNS_CLEAR_SQL = 'DELETE FROM alert_priced_runs';
 // Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive).
-const PRICED_DELETE_DAYS_SQL = 'DELETE FROM alert_priced_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
-const PROGRAM_DAYS_DELETE_SQL = 'DELETE FROM alert_program_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
+const PRICED_DELETE_DAYS_SQL =
+  'DELETE FROM alert_priced_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
+const PROGRAM_DAYS_DELETE_SQL =
+  'DELETE FROM alert_program_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
 // Parameters: none. The daily buckets' days: [first, last + 1).
 const DAILY_RANGE_SQL = `
 SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) AS "from",
@@ -181,11 +215,15 @@ export function daySlices(ranges: readonly (readonly [string, string])[], days: 
   }
   const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
   const out: [string, string][] = [];
-  for (const [a, b] of merged) for (let t = a; t < b; t += days * DAY_MS) out.push([iso(t), iso(Math.min(b, t + days * DAY_MS))]);
+  for (const [a, b] of merged)
+    for (let t = a; t < b; t += days * DAY_MS) out.push([iso(t), iso(Math.min(b, t + days * DAY_MS))]);
   return out;
 }
 
-export interface PricedSync { repriced: boolean; slices: number }
+export interface PricedSync {
+  repriced: boolean;
+  slices: number;
+}
 
 /**
  * Brings alert_priced_days and alert_program_days up to date: when the prices changed since they were
@@ -201,7 +239,13 @@ export async function syncPricedDays(store: Store, now: Date): Promise<PricedSyn
   const repriced = state?.digest !== digest;
   if (repriced) {
     await store.transaction(async () => {
-      for (const q of [PRICED_CLEAR_SQL, PROGRAM_DAYS_CLEAR_SQL, PRICED_RUNS_CLEAR_SQL, 'DELETE FROM alert_priced_state']) await sql.run(q);
+      for (const q of [
+        PRICED_CLEAR_SQL,
+        PROGRAM_DAYS_CLEAR_SQL,
+        PRICED_RUNS_CLEAR_SQL,
+        'DELETE FROM alert_priced_state',
+      ])
+        await sql.run(q);
     });
   }
   const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
@@ -261,17 +305,28 @@ export interface AnomalyTotalsParams {
  * metric (alert_anomaly_totals_by_metric.sql), so each baseline day is at the evaluated day's rates.
  */
 export async function anomalyTotals(store: Store, p: AnomalyTotalsParams): Promise<AnomalyTotalsRow[]> {
-  const rows = await rawSql(store).query<AnomalyTotalsRow & { exact: boolean }>(readSql('src/store/sql/alert_anomaly_totals.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_baseline_days: p.minBaselineDays ?? p.baselineDays + 1,
-    min_actual_cents: p.minActualCents, chunks: p.chunks ?? 1, chunk: p.chunk ?? 0,
-  });
+  const rows = await rawSql(store).query<AnomalyTotalsRow & { exact: boolean }>(
+    readSql('src/store/sql/alert_anomaly_totals.sql'),
+    {
+      eval_from: p.evalFrom,
+      eval_to: p.evalTo,
+      baseline_days: p.baselineDays,
+      min_baseline_days: p.minBaselineDays ?? p.baselineDays + 1,
+      min_actual_cents: p.minActualCents,
+      chunks: p.chunks ?? 1,
+      chunk: p.chunk ?? 0,
+    },
+  );
   const inexact = [...new Set(rows.filter((r) => !r.exact).map((r) => r.program_id))];
   const strip = ({ exact: _exact, ...r }: AnomalyTotalsRow & { exact: boolean }): AnomalyTotalsRow => sortBaseline(r);
   if (inexact.length === 0) return rows.map(strip);
   const again = new Set(inexact);
   const out = rows.filter((r) => !again.has(r.program_id)).map(strip);
-  for (let i = 0; i < inexact.length; i += BY_METRIC_PROGRAMS) out.push(...(await anomalyTotalsByMetric(store, p, inexact.slice(i, i + BY_METRIC_PROGRAMS))));
-  return out.sort((x, y) => (x.program_id === y.program_id ? (x.day < y.day ? -1 : 1) : x.program_id < y.program_id ? -1 : 1));
+  for (let i = 0; i < inexact.length; i += BY_METRIC_PROGRAMS)
+    out.push(...(await anomalyTotalsByMetric(store, p, inexact.slice(i, i + BY_METRIC_PROGRAMS))));
+  return out.sort((x, y) =>
+    x.program_id === y.program_id ? (x.day < y.day ? -1 : 1) : x.program_id < y.program_id ? -1 : 1,
+  );
 }
 
 function sortBaseline(r: AnomalyTotalsRow): AnomalyTotalsRow {
@@ -280,27 +335,65 @@ function sortBaseline(r: AnomalyTotalsRow): AnomalyTotalsRow {
 }
 
 /** Some programs' evaluated days, each baseline day priced metric by metric at the evaluated day's rates. */
-export async function anomalyTotalsByMetric(store: Store, p: AnomalyTotalsParams, programs: string[]): Promise<AnomalyTotalsRow[]> {
+export async function anomalyTotalsByMetric(
+  store: Store,
+  p: AnomalyTotalsParams,
+  programs: string[],
+): Promise<AnomalyTotalsRow[]> {
   if (programs.length === 0) return [];
-  return (await rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals_by_metric.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, min_actual_cents: p.minActualCents, programs,
-  })).map(sortBaseline);
+  return (
+    await rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals_by_metric.sql'), {
+      eval_from: p.evalFrom,
+      eval_to: p.evalTo,
+      baseline_days: p.baselineDays,
+      min_actual_cents: p.minActualCents,
+      programs,
+    })
+  ).map(sortBaseline);
 }
 
-export interface AnomalyDetailRow { program_id: string; day: string; bday: string; metric: string; cents: bigint }
+export interface AnomalyDetailRow {
+  program_id: string;
+  day: string;
+  bday: string;
+  metric: string;
+  cents: bigint;
+}
 
-export async function anomalyDetail(store: Store, p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] }): Promise<AnomalyDetailRow[]> {
+export async function anomalyDetail(
+  store: Store,
+  p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] },
+): Promise<AnomalyDetailRow[]> {
   if (p.keys.length === 0) return [];
   return rawSql(store).query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
-    eval_from: p.evalFrom, eval_to: p.evalTo, baseline_days: p.baselineDays, keys: p.keys,
+    eval_from: p.evalFrom,
+    eval_to: p.evalTo,
+    baseline_days: p.baselineDays,
+    keys: p.keys,
   });
 }
 
-export interface BudgetDayRow { scope_kind: 'organization' | 'program'; scope_id: string; day: string; cents: bigint }
+export interface BudgetDayRow {
+  scope_kind: 'organization' | 'program';
+  scope_id: string;
+  day: string;
+  cents: bigint;
+}
 
 /** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
-export async function budgetDays(store: Store, month: string, programs: string[], chunks = 1, chunk = 0): Promise<BudgetDayRow[]> {
-  return rawSql(store).query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), { month, programs, chunks, chunk });
+export async function budgetDays(
+  store: Store,
+  month: string,
+  programs: string[],
+  chunks = 1,
+  chunk = 0,
+): Promise<BudgetDayRow[]> {
+  return rawSql(store).query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), {
+    month,
+    programs,
+    chunks,
+    chunk,
+  });
 }
 
 export async function dailyBounds(store: Store): Promise<{ firstDay: string | null; coveredTo: Date | null }> {
@@ -308,9 +401,15 @@ export async function dailyBounds(store: Store): Promise<{ firstDay: string | nu
   return { firstDay: r?.first_day ?? null, coveredTo: r?.covered_to ?? null };
 }
 
-export async function programNames(store: Store, ids: string[]): Promise<Map<string, { name: string | null; orgId: string | null }>> {
+export async function programNames(
+  store: Store,
+  ids: string[],
+): Promise<Map<string, { name: string | null; orgId: string | null }>> {
   if (ids.length === 0) return new Map();
-  const rows = await rawSql(store).query<{ id: string; name: string | null; org_id: string | null }>(PROGRAM_NAMES_SQL, { ids });
+  const rows = await rawSql(store).query<{ id: string; name: string | null; org_id: string | null }>(
+    PROGRAM_NAMES_SQL,
+    { ids },
+  );
   return new Map(rows.map((r) => [r.id, { name: r.name, orgId: r.org_id }]));
 }
 
@@ -328,16 +427,31 @@ export async function insertNewAlerts(store: Store, alerts: AlertRecord[]): Prom
   if (alerts.length === 0) return [];
   const sql = rawSql(store);
   return store.transaction(async () => {
-    const existing = new Set((await sql.query<{ identity: string }>(ALERTS_EXISTING_SQL, { ids: alerts.map((a) => a.identity) })).map((r) => r.identity));
+    const existing = new Set(
+      (await sql.query<{ identity: string }>(ALERTS_EXISTING_SQL, { ids: alerts.map((a) => a.identity) })).map(
+        (r) => r.identity,
+      ),
+    );
     const fresh = alerts.filter((a) => !existing.has(a.identity));
     if (fresh.length === 0) return [];
-    const json = JSON.stringify(fresh.map((a) => ({ ...a, fired_at: a.fired_at.toISOString(), superseded_at: a.superseded_at?.toISOString() ?? null })));
+    const json = JSON.stringify(
+      fresh.map((a) => ({
+        ...a,
+        fired_at: a.fired_at.toISOString(),
+        superseded_at: a.superseded_at?.toISOString() ?? null,
+      })),
+    );
     await sql.run(ALERTS_INSERT_SQL, { json });
     return fresh;
   });
 }
 
-export async function openAlertsIn(store: Store, kinds: string[], from: string, to: string): Promise<{ identity: string; kind: string; month: string; day: string | null }[]> {
+export async function openAlertsIn(
+  store: Store,
+  kinds: string[],
+  from: string,
+  to: string,
+): Promise<{ identity: string; kind: string; month: string; day: string | null }[]> {
   return rawSql(store).query(ALERTS_OPEN_IN_SQL, { kinds, from, to });
 }
 
@@ -355,7 +469,10 @@ export async function listAlerts(store: Store, month?: string): Promise<AlertRec
  * as listed after (with the acknowledgement that stands: an earlier one is kept), or null when no alert
  * has that id.
  */
-export async function acknowledgeAlert(store: Store, a: { alertId: string; at: Date; by: string; note: string | null }): Promise<AlertRecord | null> {
+export async function acknowledgeAlert(
+  store: Store,
+  a: { alertId: string; at: Date; by: string; note: string | null },
+): Promise<AlertRecord | null> {
   const sql = rawSql(store);
   await sql.run(ALERT_ACK_SQL, { alert_id: a.alertId, at: a.at, by: a.by, note: a.note });
   return (await listAlerts(store)).find((r) => r.alert_id === a.alertId) ?? null;
@@ -382,13 +499,29 @@ export interface DeliveryRecord {
 
 export async function recordDelivery(store: Store, d: DeliveryRecord): Promise<void> {
   await rawSql(store).run(DELIVERY_RECORD_SQL, {
-    alert_id: d.alertId, attempt: d.attempt, attempted_at: d.attemptedAt, target: d.target,
-    http_status: d.httpStatus, outcome: d.outcome, error: d.error,
+    alert_id: d.alertId,
+    attempt: d.attempt,
+    attempted_at: d.attemptedAt,
+    target: d.target,
+    http_status: d.httpStatus,
+    outcome: d.outcome,
+    error: d.error,
   });
 }
 
-export async function recordSpendingLimit(store: Store, orgId: string, limitCents: bigint | null, answer: string, readAt: Date): Promise<void> {
-  await rawSql(store).run(SPENDING_LIMIT_RECORD_SQL, { org_id: orgId, limit_cents: limitCents, answer, read_at: readAt });
+export async function recordSpendingLimit(
+  store: Store,
+  orgId: string,
+  limitCents: bigint | null,
+  answer: string,
+  readAt: Date,
+): Promise<void> {
+  await rawSql(store).run(SPENDING_LIMIT_RECORD_SQL, {
+    org_id: orgId,
+    limit_cents: limitCents,
+    answer,
+    read_at: readAt,
+  });
 }
 
 export async function spendingLimits(store: Store): Promise<Map<string, bigint | null>> {

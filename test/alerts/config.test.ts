@@ -6,7 +6,13 @@ import { configSchema } from '../../src/config/schema.js';
 describe('[alerts] and [[budgets]]', () => {
   test('the defaults are the documented rule', () => {
     const s = alertSettings(configSchema.parse({}));
-    expect(s.anomaly).toEqual({ minExcessCents: 1000n, minRatio: 1.5, minScore: 4, baselineDays: 28, minBaselineDays: 14 });
+    expect(s.anomaly).toEqual({
+      minExcessCents: 1000n,
+      minRatio: 1.5,
+      minScore: 4,
+      baselineDays: 28,
+      minBaselineDays: 14,
+    });
     expect(s.orgThresholdsPct).toEqual([50, 80, 100]);
     expect(s.orgBudgetFromLimit).toBe(true);
   });
@@ -23,13 +29,24 @@ describe('[alerts] and [[budgets]]', () => {
   });
 
   test('budgets name an organization or programs, and programs need an amount', () => {
-    const s = alertSettings(configSchema.parse({ budgets: [
-      { name: 'a', programs: ['p1'], amount_usd: '100' },
-      { name: 'set', programs: ['p1', 'p2'], amount_usd: '250.50', thresholds_pct: [90] },
-      { name: 'org', organization: 'org-1' },
-    ] }));
-    expect(s.budgets.map((b) => [b.scopeKind, b.scopeId, b.amountCents])).toEqual([['program', 'p1', 10_000n], ['programs', 'set', 25_050n], ['organization', 'org-1', null]]);
+    const s = alertSettings(
+      configSchema.parse({
+        budgets: [
+          { name: 'a', programs: ['p1'], amount_usd: '100' },
+          { name: 'set', programs: ['p1', 'p2'], amount_usd: '250.50', thresholds_pct: [90] },
+          { name: 'org', organization: 'org-1' },
+        ],
+      }),
+    );
+    expect(s.budgets.map((b) => [b.scopeKind, b.scopeId, b.amountCents])).toEqual([
+      ['program', 'p1', 10_000n],
+      ['programs', 'set', 25_050n],
+      ['organization', 'org-1', null],
+    ]);
     expect(configSchema.safeParse({ budgets: [{ name: 'x', programs: ['p1'] }] }).success).toBe(false);
-    expect(configSchema.safeParse({ budgets: [{ name: 'x', organization: 'o', programs: ['p1'], amount_usd: '1' }] }).success).toBe(false);
+    expect(
+      configSchema.safeParse({ budgets: [{ name: 'x', organization: 'o', programs: ['p1'], amount_usd: '1' }] })
+        .success,
+    ).toBe(false);
   });
 });

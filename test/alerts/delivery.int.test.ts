@@ -21,17 +21,48 @@ import { tempDir } from '../support/store.js';
 function alert(n: number): AlertRecord {
   const identity = `budget_actual|program|p-${n}|2026-11-01|50`;
   return {
-    alert_id: alertId(identity), identity, kind: 'budget_actual', rule: 'budget-threshold', rule_version: 1, month: '2026-11-01',
-    scope_kind: 'program', scope_id: `p-${n}`, threshold_pct: 50, day: '2026-11-09', org_id: null, org_name: null, program_id: `p-${n}`,
-    program_name: null, budget_usd: '100.00', threshold_usd: '50.00', expected_usd: null, actual_usd: '51.00', impact_usd: null,
-    impact_pct: null, score: null, crossing_date: null, compute_usd: null, storage_usd: null, instant_restore_usd: null, snapshots_usd: null,
-    transfer_usd: null, extra_branches_usd: null, other_usd: null, message: `Budget ACTUAL: p-${n}`, detail: '{}', status: 'open',
-    fired_at: new Date('2026-11-10T00:00:00Z'), superseded_at: null, superseded_reason: null,
+    alert_id: alertId(identity),
+    identity,
+    kind: 'budget_actual',
+    rule: 'budget-threshold',
+    rule_version: 1,
+    month: '2026-11-01',
+    scope_kind: 'program',
+    scope_id: `p-${n}`,
+    threshold_pct: 50,
+    day: '2026-11-09',
+    org_id: null,
+    org_name: null,
+    program_id: `p-${n}`,
+    program_name: null,
+    budget_usd: '100.00',
+    threshold_usd: '50.00',
+    expected_usd: null,
+    actual_usd: '51.00',
+    impact_usd: null,
+    impact_pct: null,
+    score: null,
+    crossing_date: null,
+    compute_usd: null,
+    storage_usd: null,
+    instant_restore_usd: null,
+    snapshots_usd: null,
+    transfer_usd: null,
+    extra_branches_usd: null,
+    other_usd: null,
+    message: `Budget ACTUAL: p-${n}`,
+    detail: '{}',
+    status: 'open',
+    fired_at: new Date('2026-11-10T00:00:00Z'),
+    superseded_at: null,
+    superseded_reason: null,
   };
 }
 
 /** A webhook on 127.0.0.1 answering from `statuses` in turn (the last one repeats). */
-async function hook(statuses: number[]): Promise<{ url: string; seen: { key: string; body: Record<string, unknown> }[]; server: Server }> {
+async function hook(
+  statuses: number[],
+): Promise<{ url: string; seen: { key: string; body: Record<string, unknown> }[]; server: Server }> {
   const seen: { key: string; body: Record<string, unknown> }[] = [];
   const server = createServer((req: IncomingMessage, res) => {
     let text = '';
@@ -68,15 +99,30 @@ describe('alert delivery and the spending limit, over real HTTP', () => {
     const settings = { url: h.url, timeoutMs: 5000, maxAttempts: 3, backoffMs: 1 };
     expect(await deliverAlerts(store, settings, { log: silentLogger })).toEqual({ delivered: 1, failed: 0 });
     expect(h.seen.map((s) => s.key)).toEqual([alert(1).alert_id, alert(1).alert_id]);
-    expect(h.seen[1]!.body).toMatchObject({ alert_id: alert(1).alert_id, kind: 'budget_actual', threshold_pct: 50, actual_usd: '51.00' });
+    expect(h.seen[1]!.body).toMatchObject({
+      alert_id: alert(1).alert_id,
+      kind: 'budget_actual',
+      threshold_pct: 50,
+      actual_usd: '51.00',
+    });
     // Another run, and a new alert: only the new one is sent.
     await insertNewAlerts(store, [alert(2)]);
     expect(await deliverAlerts(store, settings, { log: silentLogger })).toEqual({ delivered: 1, failed: 0 });
     expect(await deliverAlerts(store, settings, { log: silentLogger })).toEqual({ delivered: 0, failed: 0 });
     expect(h.seen.map((s) => s.key)).toEqual([alert(1).alert_id, alert(1).alert_id, alert(2).alert_id]);
-    const rows = await rawSql(store).query<{ alert_id: string; attempt: number; http_status: number; outcome: string; target: string }>(
-      'SELECT alert_id, attempt, http_status, outcome, target FROM alert_deliveries ORDER BY alert_id, attempt');
-    expect(rows.filter((r) => r.alert_id === alert(1).alert_id).map((r) => [r.attempt, r.http_status, r.outcome])).toEqual([[1, 500, 'failed'], [2, 200, 'delivered']]);
+    const rows = await rawSql(store).query<{
+      alert_id: string;
+      attempt: number;
+      http_status: number;
+      outcome: string;
+      target: string;
+    }>('SELECT alert_id, attempt, http_status, outcome, target FROM alert_deliveries ORDER BY alert_id, attempt');
+    expect(
+      rows.filter((r) => r.alert_id === alert(1).alert_id).map((r) => [r.attempt, r.http_status, r.outcome]),
+    ).toEqual([
+      [1, 500, 'failed'],
+      [2, 200, 'delivered'],
+    ]);
     expect(rows.every((r) => !r.target.includes('/hook'))).toBe(true); // the origin only
   });
 
@@ -102,10 +148,20 @@ describe('alert delivery and the spending limit, over real HTTP', () => {
     expect(r.alerts).not.toBeNull();
     const s = await openStore({ path: fx.dbPath });
     try {
-      const rows = await rawSql(s).query<{ org_id: string; limit_cents: bigint | null; answer: string }>('SELECT org_id, limit_cents, answer FROM org_spending_limits ORDER BY org_id');
-      const truth = labelledEvents(fx.sb.world).spending_limits.filter((l) => fx.sb.world.personal_org_ids.includes(l.org_id));
+      const rows = await rawSql(s).query<{ org_id: string; limit_cents: bigint | null; answer: string }>(
+        'SELECT org_id, limit_cents, answer FROM org_spending_limits ORDER BY org_id',
+      );
+      const truth = labelledEvents(fx.sb.world).spending_limits.filter((l) =>
+        fx.sb.world.personal_org_ids.includes(l.org_id),
+      );
       expect(rows.map((x) => [x.org_id, x.limit_cents, x.answer])).toEqual(
-        truth.sort((a, b) => (a.org_id < b.org_id ? -1 : 1)).map((l) => [l.org_id, l.cents === null ? null : BigInt(l.cents), l.status === 200 ? 'limit' : `none (${l.status})`]),
+        truth
+          .sort((a, b) => (a.org_id < b.org_id ? -1 : 1))
+          .map((l) => [
+            l.org_id,
+            l.cents === null ? null : BigInt(l.cents),
+            l.status === 200 ? 'limit' : `none (${l.status})`,
+          ]),
       );
       expect(rows.some((x) => x.answer === 'limit')).toBe(true);
       expect(rows.some((x) => x.answer === 'none (403)') || rows.some((x) => x.answer === 'none (404)')).toBe(true);

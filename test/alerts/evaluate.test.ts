@@ -26,9 +26,16 @@ const CU_PER_USD = 3600 / 0.222; // compute_unit_seconds per USD on 'scale'
 function rows(o: { spike: boolean }): UsageRowIn[] {
   const out: UsageRowIn[] = [];
   const row = (program: string, t: number, metric: string, value: bigint): UsageRowIn => ({
-    org_id: 'org-1', program_id: program, period_id: `pd-${program}`, period_plan: 'scale',
-    period_start: new Date(START - 30 * DAY), period_end: null,
-    timeframe_start: new Date(t), timeframe_end: new Date(t + DAY), metric, value,
+    org_id: 'org-1',
+    program_id: program,
+    period_id: `pd-${program}`,
+    period_plan: 'scale',
+    period_start: new Date(START - 30 * DAY),
+    period_end: null,
+    timeframe_start: new Date(t),
+    timeframe_end: new Date(t + DAY),
+    metric,
+    value,
   });
   for (let t = START, i = 0; t < END; t += DAY, i++) {
     const usd = 20 * (1 + (i % 5) * 0.03) * (o.spike && t === SPIKE ? 3 : 1);
@@ -40,7 +47,9 @@ function rows(o: { spike: boolean }): UsageRowIn[] {
   return out;
 }
 
-const settings = alertSettings(configSchema.parse({ budgets: [{ name: 'team', programs: ['p-steady'], amount_usd: '500' }] }));
+const settings = alertSettings(
+  configSchema.parse({ budgets: [{ name: 'team', programs: ['p-steady'], amount_usd: '500' }] }),
+);
 const SCOPE = { days: { from: '2026-10-01', to: '2026-11-20' }, months: ['2026-11-01'] };
 
 describe('alerts on a real database', () => {
@@ -48,7 +57,16 @@ describe('alerts on a real database', () => {
   let store: Store;
   const open = async () => (store = await openStore({ path: join(dir.dir, 'usage.duckdb') }));
   const loadAll = async (spike: boolean) =>
-    load(store, spec({ granularity: 'daily', windowStart: new Date(START), windowEnd: new Date(END), runId: spike ? 'r1' : 'r2' }), rows({ spike }));
+    load(
+      store,
+      spec({
+        granularity: 'daily',
+        windowStart: new Date(START),
+        windowEnd: new Date(END),
+        runId: spike ? 'r1' : 'r2',
+      }),
+      rows({ spike }),
+    );
   beforeEach(async () => {
     dir = tempDir('alerts-');
     await open();
@@ -68,13 +86,23 @@ describe('alerts on a real database', () => {
     expect(a.rule).toBe('anomaly-mad');
     const cents = (s: string | null) => Math.round(Number(s) * 100);
     expect(cents(a.actual_usd) - cents(a.expected_usd)).toBe(cents(a.impact_usd));
-    const parts = [a.compute_usd, a.storage_usd, a.instant_restore_usd, a.snapshots_usd, a.transfer_usd, a.extra_branches_usd, a.other_usd];
+    const parts = [
+      a.compute_usd,
+      a.storage_usd,
+      a.instant_restore_usd,
+      a.snapshots_usd,
+      a.transfer_usd,
+      a.extra_branches_usd,
+      a.other_usd,
+    ];
     expect(parts.reduce((s, p) => s + cents(p), 0)).toBe(cents(a.impact_usd));
     expect(cents(a.transfer_usd)).toBe(1200);
     expect(cents(a.compute_usd)).toBeGreaterThan(3000);
     expect(a.score).toBeGreaterThanOrEqual(4);
     // The program that starts spending: one new-spend alert, on its first day.
-    expect(fired.filter((x) => x.kind === 'new_spend').map((x) => [x.program_id, x.day])).toEqual([['p-new', '2026-11-05']]);
+    expect(fired.filter((x) => x.kind === 'new_spend').map((x) => [x.program_id, x.day])).toEqual([
+      ['p-new', '2026-11-05'],
+    ]);
   });
 
   test('read in chunks of programs, the rule gets the same inputs', async () => {
@@ -87,13 +115,20 @@ describe('alerts on a real database', () => {
     expect(whole.length).toBeGreaterThan(40);
     expect(parts.sort((x, y) => (key(x) < key(y) ? -1 : 1))).toEqual(whole);
     const one = await evaluateAlerts(store, { ...settings, chunkPrograms: 1 }, { days: SCOPE.days, months: [] }, NOW);
-    expect(one.fired.map((a) => a.identity).sort()).toEqual(['anomaly|program|p-steady|2026-11-01|2026-11-10', 'new_spend|program|p-new|2026-11-01|2026-11-05']);
+    expect(one.fired.map((a) => a.identity).sort()).toEqual([
+      'anomaly|program|p-steady|2026-11-01|2026-11-10',
+      'new_spend|program|p-new|2026-11-01|2026-11-05',
+    ]);
   });
 
   test('thresholds and anomalies fire once across re-runs and restarts; a restated day is superseded', async () => {
     const first = await evaluateAlerts(store, settings, SCOPE, NOW);
     const budget = first.fired.filter((a) => a.scope_kind === 'program' && a.kind.startsWith('budget'));
-    expect(budget.map((a) => [a.kind, a.threshold_pct])).toEqual([['budget_actual', 50], ['budget_actual', 80], ['budget_forecast', 100]]);
+    expect(budget.map((a) => [a.kind, a.threshold_pct])).toEqual([
+      ['budget_actual', 50],
+      ['budget_actual', 80],
+      ['budget_forecast', 100],
+    ]);
     expect(budget[2]!.crossing_date).toMatch(/^2026-11-2\d$/);
     expect((await evaluateAlerts(store, settings, SCOPE, NOW)).fired).toEqual([]);
     await store.close();
@@ -124,7 +159,14 @@ describe('alerts on a real database', () => {
 
   test("the month's workbook has an Alerts sheet, the HTML page a section, and the manifest lists them", async () => {
     const { fired } = await evaluateAlerts(store, settings, SCOPE, NOW);
-    const r = await runReport({ store, month: '2026-11', outDir: join(dir.dir, 'reports'), formats: ['xlsx', 'html'], priceBookPath: 'config/prices.toml', now: NOW });
+    const r = await runReport({
+      store,
+      month: '2026-11',
+      outDir: join(dir.dir, 'reports'),
+      formats: ['xlsx', 'html'],
+      priceBookPath: 'config/prices.toml',
+      now: NOW,
+    });
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(join(r.dir, 'usage-2026-11.xlsx'));
     const ws = wb.getWorksheet('Alerts')!;
@@ -133,14 +175,18 @@ describe('alerts on a real database', () => {
     const ids = [];
     for (let i = 4; i <= ws.rowCount; i++) ids.push(ws.getRow(i).getCell(1).value);
     expect(ids.sort()).toEqual(fired.map((a) => a.alert_id).sort());
-    const anomalyRow = [...Array(ws.rowCount - 3).keys()].map((i) => ws.getRow(i + 4)).find((row) => row.getCell(3).value === 'anomaly')!;
+    const anomalyRow = [...Array(ws.rowCount - 3).keys()]
+      .map((i) => ws.getRow(i + 4))
+      .find((row) => row.getCell(3).value === 'anomaly')!;
     const cell = (name: string) => Number(anomalyRow.getCell(header.indexOf(name) + 1).value);
     const parts = header.filter((h) => String(h).startsWith('Impact: ')).map((h) => Math.round(cell(String(h)) * 100));
     expect(parts.reduce((a, b) => a + b, 0)).toBe(Math.round(cell('Impact') * 100));
     const html = readFileSync(join(r.dir, 'report.html'), 'utf8');
     expect(html).toContain('<section id="alerts">');
     expect(html).toContain('2026-11-10');
-    const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8')) as { alerts: { alert_id: string }[] };
+    const manifest = JSON.parse(readFileSync(join(r.dir, 'manifest.json'), 'utf8')) as {
+      alerts: { alert_id: string }[];
+    };
     expect(manifest.alerts.map((a) => a.alert_id).sort()).toEqual(fired.map((a) => a.alert_id).sort());
   });
 });

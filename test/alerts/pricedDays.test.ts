@@ -6,7 +6,13 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { refreshPrices } from '../../src/report/prices.js';
 import { decideAnomaly } from '../../src/alerts/rules.js';
-import { anomalyTotals, anomalyTotalsByMetric, daySlices, syncPricedDays, type AnomalyTotalsRow } from '../../src/store/alerts.js';
+import {
+  anomalyTotals,
+  anomalyTotalsByMetric,
+  daySlices,
+  syncPricedDays,
+  type AnomalyTotalsRow,
+} from '../../src/store/alerts.js';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
@@ -23,8 +29,16 @@ function rows(o: { bump: number; from?: number; to?: number }): UsageRowIn[] {
     const i = (t - START) / DAY;
     for (const program of ['p-a', 'p-b']) {
       const row = (metric: string, value: bigint): UsageRowIn => ({
-        org_id: 'org-1', program_id: program, period_id: `pd-${program}`, period_plan: program === 'p-a' ? 'scale' : 'launch',
-        period_start: new Date(START - 30 * DAY), period_end: null, timeframe_start: new Date(t), timeframe_end: new Date(t + DAY), metric, value,
+        org_id: 'org-1',
+        program_id: program,
+        period_id: `pd-${program}`,
+        period_plan: program === 'p-a' ? 'scale' : 'launch',
+        period_start: new Date(START - 30 * DAY),
+        period_end: null,
+        timeframe_start: new Date(t),
+        timeframe_end: new Date(t + DAY),
+        metric,
+        value,
       });
       out.push(row('compute_unit_seconds', BigInt(123_457 + i * 7_919 + o.bump)));
       out.push(row('root_branch_bytes_month', BigInt(3_000_000_001 + i * 1_000_003)));
@@ -45,7 +59,7 @@ SELECT program_id || '|' || CAST(usage_day AS VARCHAR) || '|' || metric || '=' |
   CAST(sum(cents) AS VARCHAR) AS k
 FROM alert_priced_days GROUP BY program_id, usage_day, metric ORDER BY k`;
 
-describe('the alert rules\' priced days', () => {
+describe("the alert rules' priced days", () => {
   let dir: ReturnType<typeof tempDir>;
   let store: Store;
   const keys = async (sql: string) => (await rawSql(store).query<{ k: string }>(sql)).map((r) => r.k);
@@ -53,7 +67,11 @@ describe('the alert rules\' priced days', () => {
     dir = tempDir('alerts-priced-');
     store = await openStore({ path: join(dir.dir, 'usage.duckdb') });
     await refreshPrices(store, loadPriceBook('config/prices.toml'), NOW);
-    await load(store, spec({ granularity: 'daily', windowStart: new Date(START), windowEnd: new Date(END), runId: 'r1' }), rows({ bump: 0 }));
+    await load(
+      store,
+      spec({ granularity: 'daily', windowStart: new Date(START), windowEnd: new Date(END), runId: 'r1' }),
+      rows({ bump: 0 }),
+    );
   });
   afterEach(async () => {
     await store.close();
@@ -71,7 +89,11 @@ describe('the alert rules\' priced days', () => {
   test('a re-collected window re-prices only its days, and leaves what a full re-pricing would', async () => {
     await syncPricedDays(store, NOW);
     const from = END - 3 * DAY;
-    await load(store, spec({ granularity: 'daily', windowStart: new Date(from), windowEnd: new Date(END), runId: 'r2' }), rows({ bump: 1_000_000, from }));
+    await load(
+      store,
+      spec({ granularity: 'daily', windowStart: new Date(from), windowEnd: new Date(END), runId: 'r2' }),
+      rows({ bump: 1_000_000, from }),
+    );
     const before = await keys(BY_TABLE);
     expect(await syncPricedDays(store, NOW)).toEqual({ repriced: false, slices: 1 });
     const after = await keys(BY_TABLE);
@@ -89,7 +111,9 @@ describe('the alert rules\' priced days', () => {
   test('new rates re-price every day', async () => {
     await syncPricedDays(store, NOW);
     const before = await keys(BY_TABLE);
-    await rawSql(store).run("UPDATE price_rates SET rate_micro = rate_micro * 3 + 1 WHERE metric = 'compute_unit_seconds'");
+    await rawSql(store).run(
+      "UPDATE price_rates SET rate_micro = rate_micro * 3 + 1 WHERE metric = 'compute_unit_seconds'",
+    );
     expect((await syncPricedDays(store, NOW)).repriced).toBe(true);
     const after = await keys(BY_TABLE);
     expect(after).not.toEqual(before);
@@ -109,23 +133,33 @@ describe('the alert rules\' priced days', () => {
     expect(all.length).toBe(2 * 16);
     expect(all).toEqual(await anomalyTotalsByMetric(store, p, ['p-a', 'p-b']));
     // On 2026-10-15 p-a's baseline days before the change are worth more than their own spend.
-    const own = await sql.query<{ cents: bigint }>("SELECT cents FROM alert_program_days WHERE program_id = 'p-a' AND usage_day = DATE '2026-10-05'");
+    const own = await sql.query<{ cents: bigint }>(
+      "SELECT cents FROM alert_program_days WHERE program_id = 'p-a' AND usage_day = DATE '2026-10-05'",
+    );
     const row = all.find((r) => r.program_id === 'p-a' && r.day === '2026-10-15')!;
     expect(BigInt(row.baseline.find((b) => b.day === '2026-10-05')!.cents)).toBeGreaterThan(BigInt(own[0]!.cents));
   });
 
   test('the days left out for their excess are days no rule fires on', async () => {
     const spike = Date.UTC(2026, 9, 19);
-    await load(store, spec({ granularity: 'daily', windowStart: new Date(spike), windowEnd: new Date(spike + DAY), runId: 'r3' }), rows({ bump: 900_000_000, from: spike, to: spike + DAY }));
+    await load(
+      store,
+      spec({ granularity: 'daily', windowStart: new Date(spike), windowEnd: new Date(spike + DAY), runId: 'r3' }),
+      rows({ bump: 900_000_000, from: spike, to: spike + DAY }),
+    );
     await syncPricedDays(store, NOW);
     const rule = { minExcessCents: 1000n, minRatio: 1.5, minScore: 4, baselineDays: 14, minBaselineDays: 7 };
     const p = { evalFrom: '2026-10-15', evalTo: '2026-10-21', baselineDays: 14, minActualCents: 1000n };
-    const fires = (rows: AnomalyTotalsRow[]) => rows.filter((r) => {
-      const days = new Map(r.baseline.map((b) => [b.day, BigInt(b.cents)]));
-      const base = [];
-      for (let t = Date.parse(`${r.day}T00:00:00Z`) - 14 * DAY; t < Date.parse(`${r.day}T00:00:00Z`); t += DAY) base.push(days.get(new Date(t).toISOString().slice(0, 10)) ?? 0n);
-      return decideAnomaly(BigInt(r.actual), base, rule) !== null;
-    }).map((r) => `${r.program_id}|${r.day}`);
+    const fires = (rows: AnomalyTotalsRow[]) =>
+      rows
+        .filter((r) => {
+          const days = new Map(r.baseline.map((b) => [b.day, BigInt(b.cents)]));
+          const base = [];
+          for (let t = Date.parse(`${r.day}T00:00:00Z`) - 14 * DAY; t < Date.parse(`${r.day}T00:00:00Z`); t += DAY)
+            base.push(days.get(new Date(t).toISOString().slice(0, 10)) ?? 0n);
+          return decideAnomaly(BigInt(r.actual), base, rule) !== null;
+        })
+        .map((r) => `${r.program_id}|${r.day}`);
     const whole = await anomalyTotals(store, p);
     const pruned = await anomalyTotals(store, { ...p, minBaselineDays: 7 });
     expect(pruned.length).toBeLessThan(whole.length);
@@ -134,8 +168,21 @@ describe('the alert rules\' priced days', () => {
   });
 
   test('day ranges are merged and cut into slices', () => {
-    expect(daySlices([['2026-10-05', '2026-10-08'], ['2026-10-01', '2026-10-03'], ['2026-10-03', '2026-10-04'], ['2026-10-07', '2026-10-20']], 7)).toEqual([
-      ['2026-10-01', '2026-10-04'], ['2026-10-05', '2026-10-12'], ['2026-10-12', '2026-10-19'], ['2026-10-19', '2026-10-20'],
+    expect(
+      daySlices(
+        [
+          ['2026-10-05', '2026-10-08'],
+          ['2026-10-01', '2026-10-03'],
+          ['2026-10-03', '2026-10-04'],
+          ['2026-10-07', '2026-10-20'],
+        ],
+        7,
+      ),
+    ).toEqual([
+      ['2026-10-01', '2026-10-04'],
+      ['2026-10-05', '2026-10-12'],
+      ['2026-10-12', '2026-10-19'],
+      ['2026-10-19', '2026-10-20'],
     ]);
     expect(daySlices([], 7)).toEqual([]);
   });

@@ -2,11 +2,25 @@
 // FORECASTED budget's projection crosses its threshold.
 import { describe, expect, test } from 'vitest';
 import {
-  allocate, CATEGORIES, contributions, decideAnomaly, decideBudget, forecastCrossingDay, madCents, medianCents,
-  type AnomalySettings, type Category,
+  allocate,
+  CATEGORIES,
+  contributions,
+  decideAnomaly,
+  decideBudget,
+  forecastCrossingDay,
+  madCents,
+  medianCents,
+  type AnomalySettings,
+  type Category,
 } from '../../src/alerts/rules.js';
 
-const RULE: AnomalySettings = { minExcessCents: 1000n, minRatio: 1.5, minScore: 4, baselineDays: 28, minBaselineDays: 14 };
+const RULE: AnomalySettings = {
+  minExcessCents: 1000n,
+  minRatio: 1.5,
+  minScore: 4,
+  baselineDays: 28,
+  minBaselineDays: 14,
+};
 const D = (s: string) => Date.parse(`${s}T00:00:00Z`);
 
 describe('anomaly rule', () => {
@@ -36,9 +50,22 @@ describe('anomaly rule', () => {
 
 describe('contributions add up to the impact, to the cent', () => {
   test('allocate: largest remainder, exact sum', () => {
-    const parts = allocate(100n, [['a', 1n], ['b', 1n], ['c', 1n]]);
+    const parts = allocate(100n, [
+      ['a', 1n],
+      ['b', 1n],
+      ['c', 1n],
+    ]);
     expect([...parts.values()]).toEqual([34n, 33n, 33n]);
-    expect(allocate(-7n, [['a', 2n], ['b', 1n]]).get('a')! + allocate(-7n, [['a', 2n], ['b', 1n]]).get('b')!).toBe(-7n);
+    expect(
+      allocate(-7n, [
+        ['a', 2n],
+        ['b', 1n],
+      ]).get('a')! +
+        allocate(-7n, [
+          ['a', 2n],
+          ['b', 1n],
+        ]).get('b')!,
+    ).toBe(-7n);
   });
 
   test('over many uneven splits the per-metric contributions sum to actual - expected exactly', () => {
@@ -59,9 +86,18 @@ describe('budgets', () => {
   // November 2026 (30 days); 10 complete days (to 2026-11-11); USD 600 spent over them, USD 420 in the
   // last 7, so the trend is USD 60 a day and the projection 600 + 60 x 20 = USD 1,800.
   const inputs = {
-    budgetCents: 200_000n, thresholdsPct: [50, 80, 100], monthToDate: 62_000n,
-    days: [...Array.from({ length: 10 }, (_, i) => [D('2026-11-01') + i * 86_400_000, 6_000n] as [number, bigint]), [D('2026-11-11'), 2_000n] as [number, bigint]],
-    completeDaysSpend: 60_000n, windowSpend: 42_000n, windowDays: 7, remainingDays: 20, cutoff: D('2026-11-11'),
+    budgetCents: 200_000n,
+    thresholdsPct: [50, 80, 100],
+    monthToDate: 62_000n,
+    days: [
+      ...Array.from({ length: 10 }, (_, i) => [D('2026-11-01') + i * 86_400_000, 6_000n] as [number, bigint]),
+      [D('2026-11-11'), 2_000n] as [number, bigint],
+    ],
+    completeDaysSpend: 60_000n,
+    windowSpend: 42_000n,
+    windowDays: 7,
+    remainingDays: 20,
+    cutoff: D('2026-11-11'),
   };
 
   test('FORECASTED at 80% (USD 1,600) names 2026-11-27: 1,000 short at 60 a day is 16.7, so the 17th day from the 11th', () => {
@@ -69,7 +105,9 @@ describe('budgets', () => {
     // day 1 is 2026-11-11, so day 17 is 2026-11-27.
     expect(forecastCrossingDay(160_000n, inputs)).toBe(D('2026-11-27'));
     const fired = decideBudget(inputs);
-    expect(fired.map((f) => [f.kind, f.thresholdPct, f.day === null ? null : new Date(f.day).toISOString().slice(0, 10)])).toEqual([
+    expect(
+      fired.map((f) => [f.kind, f.thresholdPct, f.day === null ? null : new Date(f.day).toISOString().slice(0, 10)]),
+    ).toEqual([
       ['budget_forecast', 50, '2026-11-17'], // 1,000 - 600 = 400 at 60 a day: 6.7, the 7th day
       ['budget_forecast', 80, '2026-11-27'],
     ]);

@@ -22,7 +22,11 @@ export function registerAlerts(program: Command, setExit: SetExit): void {
         return setExit(EXIT.ok);
       }
       const r = await underRunLock(o, 'alerts', (signal) => cli.alertsCommand({ ...o, signal }, prepared));
-      const out = o.check ? cli.checkLine(r) : o.json || !process.stdout.isTTY ? cli.alertsJsonLines(r) : cli.formatAlerts(r);
+      const out = o.check
+        ? cli.checkLine(r)
+        : o.json || !process.stdout.isTTY
+          ? cli.alertsJsonLines(r)
+          : cli.formatAlerts(r);
       if (out) process.stdout.write(out + '\n');
       setExit(o.check && r.openCurrent > 0 ? EXIT.failed : EXIT.ok);
     });
