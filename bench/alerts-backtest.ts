@@ -22,7 +22,6 @@ import { medianCents } from '../src/alerts/rules.js';
 import { configSchema } from '../src/config/schema.js';
 import { labelledEvents } from '../src/sandbox/truth.js';
 import { generateWorld, type Scenario } from '../src/sandbox/world.js';
-import { anomalyTotals } from '../src/store/alerts.js';
 import { openStore } from '../src/store/store.js';
 import { loadDailyWorld } from './alertsWorld.js';
 
@@ -72,7 +71,7 @@ async function alertsOn(
       const rows = [];
       for (const d of new Set(labels.spikes.map((x) => x.day))) {
         rows.push(
-          ...(await anomalyTotals(store, {
+          ...(await store.alerts.anomalyTotals({
             evalFrom: d,
             evalTo: day(Date.parse(`${d}T00:00:00Z`) + DAY),
             baselineDays: settings.anomaly.baselineDays,

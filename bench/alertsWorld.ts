@@ -7,7 +7,6 @@ import { packageRoot } from '../src/config/packageRoot.js';
 import { refreshPrices } from '../src/report/prices.js';
 import { expectedRows, type TruthRow } from '../src/sandbox/truth.js';
 import type { World } from '../src/sandbox/world.js';
-import { recordSpendingLimit } from '../src/store/alerts.js';
 import type { Store } from '../src/store/store.js';
 
 const DAY = 86_400_000;
@@ -99,8 +98,7 @@ export async function loadDailyWorld(
     await batch.commit();
   }
   for (const [orgId, limit] of world.spendingLimits) {
-    await recordSpendingLimit(
-      store,
+    await store.alerts.recordSpendingLimit(
       orgId,
       'cents' in limit ? BigInt(limit.cents) : null,
       'cents' in limit ? 'limit' : `none (${limit.status})`,

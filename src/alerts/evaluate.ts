@@ -5,22 +5,7 @@ import { createHash } from 'node:crypto';
 import { formatScaled, parseDecimal } from '../billing/money.js';
 import type { Config } from '../config/schema.js';
 import { forecastDays } from '../report/forecast.js';
-import {
-  anomalyDetail,
-  anomalyTotals,
-  budgetDays,
-  dailyBounds,
-  dailyProgramCount,
-  insertNewAlerts,
-  openAlertsIn,
-  orgNames,
-  programNames,
-  spendingLimits,
-  supersedeAlerts,
-  syncPricedDays,
-  type AlertRecord,
-  type AnomalyTotalsRow,
-} from '../store/alerts.js';
+import { type AlertRecord, type AnomalyTotalsRow } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import {
   ANOMALY_RULE,
@@ -169,7 +154,7 @@ async function evaluateAnomalies(
   to: string,
   now: Date,
 ): Promise<Anomalies> {
-  const bounds = await dailyBounds(store);
+  const bounds = await store.alerts.dailyBounds();
   const end = Math.min(dayMs(to), settledEnd(now, s.settleDays, bounds.coveredTo));
   if (!(end > dayMs(from))) return { fired: [], evaluated: null };
   const evalTo = day(end);
@@ -178,7 +163,7 @@ async function evaluateAnomalies(
   const loadFrom = day(dayMs(from) - a.baselineDays * DAY_MS);
   const chunks = Math.max(
     1,
-    Math.ceil((await dailyProgramCount(store, loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)),
+    Math.ceil((await store.alerts.dailyProgramCount(loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)),
   );
   const rows: AnomalyTotalsRow[] = [];
   // And a week of evaluated days at a time: each day joins its whole baseline.
@@ -186,7 +171,7 @@ async function evaluateAnomalies(
     const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
     for (let chunk = 0; chunk < chunks; chunk++) {
       rows.push(
-        ...(await anomalyTotals(store, {
+        ...(await store.alerts.anomalyTotals({
           evalFrom: day(start),
           evalTo: sliceTo,
           baselineDays: a.baselineDays,
@@ -211,7 +196,7 @@ async function evaluateAnomalies(
     );
     if (decision) found.push({ r, days, decision });
   }
-  const detail = await anomalyDetail(store, {
+  const detail = await store.alerts.anomalyDetail({
     evalFrom: from,
     evalTo,
     baselineDays: a.baselineDays,
@@ -222,8 +207,8 @@ async function evaluateAnomalies(
     const k = `${d.program_id}|${d.day}`;
     (byKey.get(k) ?? byKey.set(k, []).get(k)!).push(d);
   }
-  const names = await programNames(store, [...new Set(found.map((f) => f.r.program_id))]);
-  const orgs = await orgNames(store);
+  const names = await store.alerts.programNames([...new Set(found.map((f) => f.r.program_id))]);
+  const orgs = await store.alerts.orgNames();
   const fired = found.map(({ r, days, decision }) => {
     const lines = byKey.get(`${r.program_id}|${r.day}`) ?? [];
     const actualBy = new Map<Category, bigint>();
@@ -313,10 +298,10 @@ interface BudgetScope {
 }
 
 async function budgetScopes(store: Store, s: AlertSettings, orgIds: Iterable<string>): Promise<BudgetScope[]> {
-  const names = await orgNames(store);
+  const names = await store.alerts.orgNames();
   const out: BudgetScope[] = [];
   const named = new Set(s.budgets.filter((b) => b.scopeKind === 'organization').map((b) => b.scopeId));
-  const limits = await spendingLimits(store);
+  const limits = await store.alerts.spendingLimits();
   for (const b of s.budgets) {
     const budget = b.amountCents ?? (b.scopeKind === 'organization' ? (limits.get(b.scopeId) ?? null) : null);
     if (budget !== null && budget > 0n)
@@ -351,10 +336,11 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   const nextDay = day(next.getTime());
   const chunks = Math.max(
     1,
-    Math.ceil((await dailyProgramCount(store, month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)),
+    Math.ceil((await store.alerts.dailyProgramCount(month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)),
   );
   const rows = [];
-  for (let chunk = 0; chunk < chunks; chunk++) rows.push(...(await budgetDays(store, month, programs, chunks, chunk)));
+  for (let chunk = 0; chunk < chunks; chunk++)
+    rows.push(...(await store.alerts.budgetDays(month, programs, chunks, chunk)));
   const daysOf = new Map<string, Map<number, bigint>>();
   const add = (key: string, d: number, c: bigint) => {
     const m = daysOf.get(key) ?? daysOf.set(key, new Map()).get(key)!;
@@ -364,7 +350,7 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   const orgIds = [...daysOf.keys()]
     .filter((k) => k.startsWith('organization|'))
     .map((k) => k.slice('organization|'.length));
-  const bounds = await dailyBounds(store);
+  const bounds = await store.alerts.dailyBounds();
   const f = forecastDays({ rangeStart: new Date(start), rangeEnd: next, now, dataEnd: bounds.coveredTo });
   const out: AlertRecord[] = [];
   for (const scope of await budgetScopes(store, s, orgIds)) {
@@ -476,7 +462,7 @@ export async function evaluateAlerts(
 
 async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date): Promise<EvaluationResult> {
   // The rules read the priced days: first take in the days runs replaced since (or new prices).
-  await syncPricedDays(store, now);
+  await store.alerts.syncPricedDays(now);
   const candidates: AlertRecord[] = [];
   let stale: string[] = [];
   if (scope.days) {
@@ -484,7 +470,7 @@ async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, 
     candidates.push(...a.fired);
     if (a.evaluated) {
       const still = new Set(a.fired.map((f) => f.identity));
-      stale = (await openAlertsIn(store, ['anomaly', 'new_spend'], a.evaluated.from, a.evaluated.to))
+      stale = (await store.alerts.openAlertsIn(['anomaly', 'new_spend'], a.evaluated.from, a.evaluated.to))
         .map((o) => o.identity)
         .filter((i) => !still.has(i));
     }
@@ -496,12 +482,12 @@ async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, 
     const next = new Date(dayMs(month));
     next.setUTCMonth(next.getUTCMonth() + 1);
     stale.push(
-      ...(await openAlertsIn(store, ['budget_actual'], month, day(next.getTime())))
+      ...(await store.alerts.openAlertsIn(['budget_actual'], month, day(next.getTime())))
         .map((o) => o.identity)
         .filter((i) => !still.has(i)),
     );
   }
-  const fired = await insertNewAlerts(store, candidates);
-  await supersedeAlerts(store, stale, now, 'restated: the stored data no longer meets the rule');
+  const fired = await store.alerts.insertNewAlerts(candidates);
+  await store.alerts.supersedeAlerts(stale, now, 'restated: the stored data no longer meets the rule');
   return { fired, superseded: stale.length };
 }

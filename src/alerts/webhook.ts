@@ -5,7 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import type { Logger } from '../log.js';
-import { listAlerts, recordDelivery, undeliveredAlerts, wasDelivered, type AlertRecord } from '../store/alerts.js';
+import { type AlertRecord } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import { CATEGORIES } from './rules.js';
 
@@ -72,9 +72,9 @@ export async function deliverAlerts(
   o: { log: Logger; signal?: AbortSignal; now?: () => Date },
 ): Promise<DeliveryOutcome> {
   const target = new URL(s.url).origin;
-  const pending = await undeliveredAlerts(store);
+  const pending = await store.alerts.undeliveredAlerts();
   if (pending.length === 0) return { delivered: 0, failed: 0 };
-  const byId = new Map((await listAlerts(store)).map((a) => [a.alert_id, a]));
+  const byId = new Map((await store.alerts.listAlerts()).map((a) => [a.alert_id, a]));
   const out: DeliveryOutcome = { delivered: 0, failed: 0 };
   for (const p of pending) {
     const alert = byId.get(p.alert_id);
@@ -88,11 +88,11 @@ export async function deliverAlerts(
             // a stop ends the wait early; the signal is checked just below
           },
         );
-      if (o.signal?.aborted || (await wasDelivered(store, alert.alert_id))) break;
+      if (o.signal?.aborted || (await store.alerts.wasDelivered(alert.alert_id))) break;
       const r = await post(s, alert, o.signal);
       attempt++;
       const ok = r.error === null;
-      await recordDelivery(store, {
+      await store.alerts.recordDelivery({
         alertId: alert.alert_id,
         attempt,
         attemptedAt: (o.now ?? (() => new Date()))(),

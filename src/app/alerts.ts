@@ -6,7 +6,7 @@ import { readSpendingLimit } from '../api/spendingLimit.js';
 import { alertSettings, evaluateAlerts, type EvaluationScope } from '../alerts/evaluate.js';
 import { deliverAlerts, type DeliveryOutcome } from '../alerts/webhook.js';
 import type { CollectResult } from '../collect/types.js';
-import { acknowledgeAlert, knownOrgs, listAlerts, recordSpendingLimit, type AlertRecord } from '../store/alerts.js';
+import { type AlertRecord } from '../store/alerts.js';
 import type { Store } from '../store/store.js';
 import type { CommandContext } from './context.js';
 
@@ -30,12 +30,11 @@ async function refreshSpendingLimits(
   signal?: AbortSignal,
 ): Promise<void> {
   if (ctx.config.alerts.organization_budget === 'none') return;
-  for (const org of await knownOrgs(store)) {
+  for (const org of await store.alerts.knownOrgs()) {
     if (signal?.aborted) return;
     try {
       const limit = await readSpendingLimit(client, org, signal);
-      await recordSpendingLimit(
-        store,
+      await store.alerts.recordSpendingLimit(
         org,
         limit.answer === 'limit' ? limit.cents : null,
         limit.answer === 'limit' ? 'limit' : `none (${limit.status})`,
@@ -141,7 +140,7 @@ export async function acknowledge(
   store: Store,
   o: { alertId: string; by: string; note: string | null; now: Date },
 ): Promise<AlertRecord | null> {
-  return acknowledgeAlert(store, { alertId: o.alertId, at: o.now, by: o.by, note: o.note });
+  return store.alerts.acknowledgeAlert({ alertId: o.alertId, at: o.now, by: o.by, note: o.note });
 }
 
 /** `alerts`: evaluates the month (every settled day, its budgets), delivers what is pending, lists the month's alerts. */
@@ -159,9 +158,11 @@ export async function evaluateMonth(
     o.now,
   );
   const d = await deliver(ctx, store, o.signal);
-  const alerts = await listAlerts(store, o.month);
+  const alerts = await store.alerts.listAlerts(o.month);
   const current = monthOf(o.now.getTime());
-  const openCurrent = (o.month === current ? alerts : await listAlerts(store, current)).filter(needsAttention).length;
+  const openCurrent = (o.month === current ? alerts : await store.alerts.listAlerts(current)).filter(
+    needsAttention,
+  ).length;
   return {
     month: o.month,
     alerts,

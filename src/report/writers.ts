@@ -23,7 +23,7 @@ import { TOP_PROGRAMS, renderReportHtml } from './html.js';
 import type { ReportPeriod } from './period.js';
 import type { OutputFormat } from '../domain/formats.js';
 import { alertsSection } from './alertsHtml.js';
-import { listAlerts, type AlertRecord } from '../store/alerts.js';
+import { type AlertRecord } from '../store/alerts.js';
 import {
   writeWorkbook,
   ROW_BUDGET,
@@ -152,7 +152,7 @@ export async function writeFocusFile(w: WriteTarget, focus: FocusBuild, label: s
 
 /** The alerts of a month's report (none for a range): the Alerts sheet, the HTML section, the manifest. */
 async function monthAlerts(store: Store, period: ReportPeriod): Promise<AlertRecord[]> {
-  return period.month === null ? [] : listAlerts(store, `${period.month}-01`);
+  return period.month === null ? [] : store.alerts.listAlerts(`${period.month}-01`);
 }
 
 /** html: the charts file. */

@@ -1,8 +1,7 @@
 // The alerts' side of the store (migrations 012 and 015): the rules' inputs, priced by day from the
 // stored usage and prices (alert_priced_days), the alerts fired (each once), their acknowledgements,
 // their webhook deliveries and the organizations' spending limits.
-import type { Store } from './facade.js';
-import { rawSql } from './rawSql.js';
+import type { StoreContext } from './facade/context.js';
 import { readSql } from './sql.js';
 
 /** One alert as stored; money as decimal strings with 2 decimals, days as YYYY-MM-DD. */
@@ -225,50 +224,6 @@ export interface PricedSync {
   slices: number;
 }
 
-/**
- * Brings alert_priced_days and alert_program_days up to date: when the prices changed since they were
- * priced (or they never were),
- * every stored day is priced again; otherwise only the days of the daily windows that runs replaced
- * since the last call. Each slice of days is replaced in one transaction and the runs are marked taken
- * in only after, so an interrupted call is finished by the next.
- */
-export async function syncPricedDays(store: Store, now: Date): Promise<PricedSync> {
-  const sql = rawSql(store);
-  const [{ digest } = { digest: '' }] = await sql.query<{ digest: string }>(PRICED_DIGEST_SQL);
-  const [state] = await sql.query<{ digest: string }>(PRICED_STATE_SQL);
-  const repriced = state?.digest !== digest;
-  if (repriced) {
-    await store.transaction(async () => {
-      for (const q of [
-        PRICED_CLEAR_SQL,
-        PROGRAM_DAYS_CLEAR_SQL,
-        PRICED_RUNS_CLEAR_SQL,
-        'DELETE FROM alert_priced_state',
-      ])
-        await sql.run(q);
-    });
-  }
-  const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
-  let ranges: [string, string][] = fresh.map((f) => [f.from, f.to]);
-  if (repriced) {
-    const [r] = await sql.query<{ from: string | null; to: string | null }>(DAILY_RANGE_SQL);
-    ranges = r?.from && r.to ? [[r.from, r.to]] : [];
-  }
-  const slices = daySlices(ranges, FILL_SLICE_DAYS);
-  for (const [from, to] of slices) {
-    await store.transaction(async () => {
-      await sql.run(PRICED_DELETE_DAYS_SQL, { from, to });
-      await sql.run(PROGRAM_DAYS_DELETE_SQL, { from, to });
-      await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { from, to });
-      await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), { from, to });
-    });
-  }
-  const runs = [...new Set(fresh.map((f) => f.run_id))];
-  if (runs.length > 0) await sql.run(PRICED_RUNS_ADD_SQL, { ids: runs });
-  if (repriced) await sql.run(PRICED_STATE_SET_SQL, { digest, at: now });
-  return { repriced, slices: slices.length };
-}
-
 export interface AnomalyTotalsRow {
   program_id: string;
   org_id: string | null;
@@ -276,12 +231,6 @@ export interface AnomalyTotalsRow {
   actual: bigint;
   first_day: string;
   baseline: { day: string; cents: bigint }[];
-}
-
-/** Programs with daily usage in [from, to): what decides how many chunks the rules read them in. */
-export async function dailyProgramCount(store: Store, from: string, to: string): Promise<number> {
-  const [r] = await rawSql(store).query<{ n: number }>(DAILY_PROGRAMS_SQL, { from, to });
-  return r?.n ?? 0;
 }
 
 /** Programs priced metric by metric at a time (alert_anomaly_totals_by_metric.sql). */
@@ -299,57 +248,9 @@ export interface AnomalyTotalsParams {
   chunk?: number;
 }
 
-/**
- * One chunk (of `chunks`) of the programs' evaluated days: from the program days (alert_anomaly_totals.sql);
- * a program with a baseline day priced at other rates than its evaluated day is priced again metric by
- * metric (alert_anomaly_totals_by_metric.sql), so each baseline day is at the evaluated day's rates.
- */
-export async function anomalyTotals(store: Store, p: AnomalyTotalsParams): Promise<AnomalyTotalsRow[]> {
-  const rows = await rawSql(store).query<AnomalyTotalsRow & { exact: boolean }>(
-    readSql('src/store/sql/alert_anomaly_totals.sql'),
-    {
-      eval_from: p.evalFrom,
-      eval_to: p.evalTo,
-      baseline_days: p.baselineDays,
-      min_baseline_days: p.minBaselineDays ?? p.baselineDays + 1,
-      min_actual_cents: p.minActualCents,
-      chunks: p.chunks ?? 1,
-      chunk: p.chunk ?? 0,
-    },
-  );
-  const inexact = [...new Set(rows.filter((r) => !r.exact).map((r) => r.program_id))];
-  const strip = ({ exact: _exact, ...r }: AnomalyTotalsRow & { exact: boolean }): AnomalyTotalsRow => sortBaseline(r);
-  if (inexact.length === 0) return rows.map(strip);
-  const again = new Set(inexact);
-  const out = rows.filter((r) => !again.has(r.program_id)).map(strip);
-  for (let i = 0; i < inexact.length; i += BY_METRIC_PROGRAMS)
-    out.push(...(await anomalyTotalsByMetric(store, p, inexact.slice(i, i + BY_METRIC_PROGRAMS))));
-  return out.sort((x, y) =>
-    x.program_id === y.program_id ? (x.day < y.day ? -1 : 1) : x.program_id < y.program_id ? -1 : 1,
-  );
-}
-
 function sortBaseline(r: AnomalyTotalsRow): AnomalyTotalsRow {
   r.baseline.sort((x, y) => (x.day < y.day ? -1 : x.day > y.day ? 1 : 0));
   return r;
-}
-
-/** Some programs' evaluated days, each baseline day priced metric by metric at the evaluated day's rates. */
-export async function anomalyTotalsByMetric(
-  store: Store,
-  p: AnomalyTotalsParams,
-  programs: string[],
-): Promise<AnomalyTotalsRow[]> {
-  if (programs.length === 0) return [];
-  return (
-    await rawSql(store).query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals_by_metric.sql'), {
-      eval_from: p.evalFrom,
-      eval_to: p.evalTo,
-      baseline_days: p.baselineDays,
-      min_actual_cents: p.minActualCents,
-      programs,
-    })
-  ).map(sortBaseline);
 }
 
 export interface AnomalyDetailRow {
@@ -360,131 +261,11 @@ export interface AnomalyDetailRow {
   cents: bigint;
 }
 
-export async function anomalyDetail(
-  store: Store,
-  p: { evalFrom: string; evalTo: string; baselineDays: number; keys: string[] },
-): Promise<AnomalyDetailRow[]> {
-  if (p.keys.length === 0) return [];
-  return rawSql(store).query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
-    eval_from: p.evalFrom,
-    eval_to: p.evalTo,
-    baseline_days: p.baselineDays,
-    keys: p.keys,
-  });
-}
-
 export interface BudgetDayRow {
   scope_kind: 'organization' | 'program';
   scope_id: string;
   day: string;
   cents: bigint;
-}
-
-/** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
-export async function budgetDays(
-  store: Store,
-  month: string,
-  programs: string[],
-  chunks = 1,
-  chunk = 0,
-): Promise<BudgetDayRow[]> {
-  return rawSql(store).query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), {
-    month,
-    programs,
-    chunks,
-    chunk,
-  });
-}
-
-export async function dailyBounds(store: Store): Promise<{ firstDay: string | null; coveredTo: Date | null }> {
-  const [r] = await rawSql(store).query<{ first_day: string | null; covered_to: Date | null }>(DAILY_BOUNDS_SQL);
-  return { firstDay: r?.first_day ?? null, coveredTo: r?.covered_to ?? null };
-}
-
-export async function programNames(
-  store: Store,
-  ids: string[],
-): Promise<Map<string, { name: string | null; orgId: string | null }>> {
-  if (ids.length === 0) return new Map();
-  const rows = await rawSql(store).query<{ id: string; name: string | null; org_id: string | null }>(
-    PROGRAM_NAMES_SQL,
-    { ids },
-  );
-  return new Map(rows.map((r) => [r.id, { name: r.name, orgId: r.org_id }]));
-}
-
-export async function orgNames(store: Store): Promise<Map<string, string | null>> {
-  const rows = await rawSql(store).query<{ id: string; name: string | null }>(ORG_NAMES_SQL);
-  return new Map(rows.map((r) => [r.id, r.name]));
-}
-
-export async function knownOrgs(store: Store): Promise<string[]> {
-  return (await rawSql(store).query<{ org_id: string }>(ORGS_KNOWN_SQL)).map((r) => r.org_id);
-}
-
-/** Inserts the alerts whose identity is new, in one transaction; returns those inserted. */
-export async function insertNewAlerts(store: Store, alerts: AlertRecord[]): Promise<AlertRecord[]> {
-  if (alerts.length === 0) return [];
-  const sql = rawSql(store);
-  return store.transaction(async () => {
-    const existing = new Set(
-      (await sql.query<{ identity: string }>(ALERTS_EXISTING_SQL, { ids: alerts.map((a) => a.identity) })).map(
-        (r) => r.identity,
-      ),
-    );
-    const fresh = alerts.filter((a) => !existing.has(a.identity));
-    if (fresh.length === 0) return [];
-    const json = JSON.stringify(
-      fresh.map((a) => ({
-        ...a,
-        fired_at: a.fired_at.toISOString(),
-        superseded_at: a.superseded_at?.toISOString() ?? null,
-      })),
-    );
-    await sql.run(ALERTS_INSERT_SQL, { json });
-    return fresh;
-  });
-}
-
-export async function openAlertsIn(
-  store: Store,
-  kinds: string[],
-  from: string,
-  to: string,
-): Promise<{ identity: string; kind: string; month: string; day: string | null }[]> {
-  return rawSql(store).query(ALERTS_OPEN_IN_SQL, { kinds, from, to });
-}
-
-export async function supersedeAlerts(store: Store, ids: string[], at: Date, reason: string): Promise<void> {
-  if (ids.length === 0) return;
-  await rawSql(store).run(ALERTS_SUPERSEDE_SQL, { ids, at, reason });
-}
-
-export async function listAlerts(store: Store, month?: string): Promise<AlertRecord[]> {
-  return rawSql(store).query<AlertRecord>(ALERTS_LIST_SQL, { month: month ?? '' });
-}
-
-/**
- * Acknowledges an alert (`alerts --ack`): recorded once, with who, when and the note. Returns the alert
- * as listed after (with the acknowledgement that stands: an earlier one is kept), or null when no alert
- * has that id.
- */
-export async function acknowledgeAlert(
-  store: Store,
-  a: { alertId: string; at: Date; by: string; note: string | null },
-): Promise<AlertRecord | null> {
-  const sql = rawSql(store);
-  await sql.run(ALERT_ACK_SQL, { alert_id: a.alertId, at: a.at, by: a.by, note: a.note });
-  return (await listAlerts(store)).find((r) => r.alert_id === a.alertId) ?? null;
-}
-
-export async function undeliveredAlerts(store: Store): Promise<{ alert_id: string; attempts: number }[]> {
-  return rawSql(store).query(ALERTS_UNDELIVERED_SQL);
-}
-
-export async function wasDelivered(store: Store, alertId: string): Promise<boolean> {
-  const [r] = await rawSql(store).query<{ n: number }>(DELIVERED_SQL, { alert_id: alertId });
-  return (r?.n ?? 0) > 0;
 }
 
 export interface DeliveryRecord {
@@ -497,34 +278,242 @@ export interface DeliveryRecord {
   error: string | null;
 }
 
-export async function recordDelivery(store: Store, d: DeliveryRecord): Promise<void> {
-  await rawSql(store).run(DELIVERY_RECORD_SQL, {
-    alert_id: d.alertId,
-    attempt: d.attempt,
-    attempted_at: d.attemptedAt,
-    target: d.target,
-    http_status: d.httpStatus,
-    outcome: d.outcome,
-    error: d.error,
-  });
-}
+/** The alerts' tables: the rules' priced inputs, the alerts fired, their acknowledgements and deliveries, the
+ *  organizations' spending limits (store.alerts). */
+export class Alerts {
+  constructor(private readonly ctx: StoreContext) {}
 
-export async function recordSpendingLimit(
-  store: Store,
-  orgId: string,
-  limitCents: bigint | null,
-  answer: string,
-  readAt: Date,
-): Promise<void> {
-  await rawSql(store).run(SPENDING_LIMIT_RECORD_SQL, {
-    org_id: orgId,
-    limit_cents: limitCents,
-    answer,
-    read_at: readAt,
-  });
-}
+  /**
+   * Brings alert_priced_days and alert_program_days up to date: when the prices changed since they were
+   * priced (or they never were),
+   * every stored day is priced again; otherwise only the days of the daily windows that runs replaced
+   * since the last call. Each slice of days is replaced in one transaction and the runs are marked taken
+   * in only after, so an interrupted call is finished by the next.
+   */
+  async syncPricedDays(now: Date): Promise<PricedSync> {
+    const sql = this.ctx.sql;
+    const [{ digest } = { digest: '' }] = await sql.query<{ digest: string }>(PRICED_DIGEST_SQL);
+    const [state] = await sql.query<{ digest: string }>(PRICED_STATE_SQL);
+    const repriced = state?.digest !== digest;
+    if (repriced) {
+      await this.ctx.transaction(async () => {
+        for (const q of [
+          PRICED_CLEAR_SQL,
+          PROGRAM_DAYS_CLEAR_SQL,
+          PRICED_RUNS_CLEAR_SQL,
+          'DELETE FROM alert_priced_state',
+        ])
+          await sql.run(q);
+      });
+    }
+    const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
+    let ranges: [string, string][] = fresh.map((f) => [f.from, f.to]);
+    if (repriced) {
+      const [r] = await sql.query<{ from: string | null; to: string | null }>(DAILY_RANGE_SQL);
+      ranges = r?.from && r.to ? [[r.from, r.to]] : [];
+    }
+    const slices = daySlices(ranges, FILL_SLICE_DAYS);
+    for (const [from, to] of slices) {
+      await this.ctx.transaction(async () => {
+        await sql.run(PRICED_DELETE_DAYS_SQL, { from, to });
+        await sql.run(PROGRAM_DAYS_DELETE_SQL, { from, to });
+        await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { from, to });
+        await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), { from, to });
+      });
+    }
+    const runs = [...new Set(fresh.map((f) => f.run_id))];
+    if (runs.length > 0) await sql.run(PRICED_RUNS_ADD_SQL, { ids: runs });
+    if (repriced) await sql.run(PRICED_STATE_SET_SQL, { digest, at: now });
+    return { repriced, slices: slices.length };
+  }
 
-export async function spendingLimits(store: Store): Promise<Map<string, bigint | null>> {
-  const rows = await rawSql(store).query<{ org_id: string; limit_cents: bigint | null }>(SPENDING_LIMITS_SQL);
-  return new Map(rows.map((r) => [r.org_id, r.limit_cents]));
+  /** Programs with daily usage in [from, to): what decides how many chunks the rules read them in. */
+  async dailyProgramCount(from: string, to: string): Promise<number> {
+    const [r] = await this.ctx.sql.query<{ n: number }>(DAILY_PROGRAMS_SQL, { from, to });
+    return r?.n ?? 0;
+  }
+
+  /**
+   * One chunk (of `chunks`) of the programs' evaluated days: from the program days (alert_anomaly_totals.sql);
+   * a program with a baseline day priced at other rates than its evaluated day is priced again metric by
+   * metric (alert_anomaly_totals_by_metric.sql), so each baseline day is at the evaluated day's rates.
+   */
+  async anomalyTotals(p: AnomalyTotalsParams): Promise<AnomalyTotalsRow[]> {
+    const rows = await this.ctx.sql.query<AnomalyTotalsRow & { exact: boolean }>(
+      readSql('src/store/sql/alert_anomaly_totals.sql'),
+      {
+        eval_from: p.evalFrom,
+        eval_to: p.evalTo,
+        baseline_days: p.baselineDays,
+        min_baseline_days: p.minBaselineDays ?? p.baselineDays + 1,
+        min_actual_cents: p.minActualCents,
+        chunks: p.chunks ?? 1,
+        chunk: p.chunk ?? 0,
+      },
+    );
+    const inexact = [...new Set(rows.filter((r) => !r.exact).map((r) => r.program_id))];
+    const strip = ({ exact: _exact, ...r }: AnomalyTotalsRow & { exact: boolean }): AnomalyTotalsRow => sortBaseline(r);
+    if (inexact.length === 0) return rows.map(strip);
+    const again = new Set(inexact);
+    const out = rows.filter((r) => !again.has(r.program_id)).map(strip);
+    for (let i = 0; i < inexact.length; i += BY_METRIC_PROGRAMS)
+      out.push(...(await this.anomalyTotalsByMetric(p, inexact.slice(i, i + BY_METRIC_PROGRAMS))));
+    return out.sort((x, y) =>
+      x.program_id === y.program_id ? (x.day < y.day ? -1 : 1) : x.program_id < y.program_id ? -1 : 1,
+    );
+  }
+
+  /** Some programs' evaluated days, each baseline day priced metric by metric at the evaluated day's rates. */
+  async anomalyTotalsByMetric(p: AnomalyTotalsParams, programs: string[]): Promise<AnomalyTotalsRow[]> {
+    if (programs.length === 0) return [];
+    return (
+      await this.ctx.sql.query<AnomalyTotalsRow>(readSql('src/store/sql/alert_anomaly_totals_by_metric.sql'), {
+        eval_from: p.evalFrom,
+        eval_to: p.evalTo,
+        baseline_days: p.baselineDays,
+        min_actual_cents: p.minActualCents,
+        programs,
+      })
+    ).map(sortBaseline);
+  }
+
+  async anomalyDetail(p: {
+    evalFrom: string;
+    evalTo: string;
+    baselineDays: number;
+    keys: string[];
+  }): Promise<AnomalyDetailRow[]> {
+    if (p.keys.length === 0) return [];
+    return this.ctx.sql.query<AnomalyDetailRow>(readSql('src/store/sql/alert_anomaly_detail.sql'), {
+      eval_from: p.evalFrom,
+      eval_to: p.evalTo,
+      baseline_days: p.baselineDays,
+      keys: p.keys,
+    });
+  }
+
+  /** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
+  async budgetDays(month: string, programs: string[], chunks = 1, chunk = 0): Promise<BudgetDayRow[]> {
+    return this.ctx.sql.query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), {
+      month,
+      programs,
+      chunks,
+      chunk,
+    });
+  }
+
+  async dailyBounds(): Promise<{ firstDay: string | null; coveredTo: Date | null }> {
+    const [r] = await this.ctx.sql.query<{ first_day: string | null; covered_to: Date | null }>(DAILY_BOUNDS_SQL);
+    return { firstDay: r?.first_day ?? null, coveredTo: r?.covered_to ?? null };
+  }
+
+  async programNames(ids: string[]): Promise<Map<string, { name: string | null; orgId: string | null }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.ctx.sql.query<{ id: string; name: string | null; org_id: string | null }>(
+      PROGRAM_NAMES_SQL,
+      { ids },
+    );
+    return new Map(rows.map((r) => [r.id, { name: r.name, orgId: r.org_id }]));
+  }
+
+  async orgNames(): Promise<Map<string, string | null>> {
+    const rows = await this.ctx.sql.query<{ id: string; name: string | null }>(ORG_NAMES_SQL);
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  async knownOrgs(): Promise<string[]> {
+    return (await this.ctx.sql.query<{ org_id: string }>(ORGS_KNOWN_SQL)).map((r) => r.org_id);
+  }
+
+  /** Inserts the alerts whose identity is new, in one transaction; returns those inserted. */
+  async insertNewAlerts(alerts: AlertRecord[]): Promise<AlertRecord[]> {
+    if (alerts.length === 0) return [];
+    const sql = this.ctx.sql;
+    return this.ctx.transaction(async () => {
+      const existing = new Set(
+        (await sql.query<{ identity: string }>(ALERTS_EXISTING_SQL, { ids: alerts.map((a) => a.identity) })).map(
+          (r) => r.identity,
+        ),
+      );
+      const fresh = alerts.filter((a) => !existing.has(a.identity));
+      if (fresh.length === 0) return [];
+      const json = JSON.stringify(
+        fresh.map((a) => ({
+          ...a,
+          fired_at: a.fired_at.toISOString(),
+          superseded_at: a.superseded_at?.toISOString() ?? null,
+        })),
+      );
+      await sql.run(ALERTS_INSERT_SQL, { json });
+      return fresh;
+    });
+  }
+
+  async openAlertsIn(
+    kinds: string[],
+    from: string,
+    to: string,
+  ): Promise<{ identity: string; kind: string; month: string; day: string | null }[]> {
+    return this.ctx.sql.query(ALERTS_OPEN_IN_SQL, { kinds, from, to });
+  }
+
+  async supersedeAlerts(ids: string[], at: Date, reason: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.ctx.sql.run(ALERTS_SUPERSEDE_SQL, { ids, at, reason });
+  }
+
+  async listAlerts(month?: string): Promise<AlertRecord[]> {
+    return this.ctx.sql.query<AlertRecord>(ALERTS_LIST_SQL, { month: month ?? '' });
+  }
+
+  /**
+   * Acknowledges an alert (`alerts --ack`): recorded once, with who, when and the note. Returns the alert
+   * as listed after (with the acknowledgement that stands: an earlier one is kept), or null when no alert
+   * has that id.
+   */
+  async acknowledgeAlert(a: {
+    alertId: string;
+    at: Date;
+    by: string;
+    note: string | null;
+  }): Promise<AlertRecord | null> {
+    const sql = this.ctx.sql;
+    await sql.run(ALERT_ACK_SQL, { alert_id: a.alertId, at: a.at, by: a.by, note: a.note });
+    return (await this.listAlerts()).find((r) => r.alert_id === a.alertId) ?? null;
+  }
+
+  async undeliveredAlerts(): Promise<{ alert_id: string; attempts: number }[]> {
+    return this.ctx.sql.query(ALERTS_UNDELIVERED_SQL);
+  }
+
+  async wasDelivered(alertId: string): Promise<boolean> {
+    const [r] = await this.ctx.sql.query<{ n: number }>(DELIVERED_SQL, { alert_id: alertId });
+    return (r?.n ?? 0) > 0;
+  }
+
+  async recordDelivery(d: DeliveryRecord): Promise<void> {
+    await this.ctx.sql.run(DELIVERY_RECORD_SQL, {
+      alert_id: d.alertId,
+      attempt: d.attempt,
+      attempted_at: d.attemptedAt,
+      target: d.target,
+      http_status: d.httpStatus,
+      outcome: d.outcome,
+      error: d.error,
+    });
+  }
+
+  async recordSpendingLimit(orgId: string, limitCents: bigint | null, answer: string, readAt: Date): Promise<void> {
+    await this.ctx.sql.run(SPENDING_LIMIT_RECORD_SQL, {
+      org_id: orgId,
+      limit_cents: limitCents,
+      answer,
+      read_at: readAt,
+    });
+  }
+
+  async spendingLimits(): Promise<Map<string, bigint | null>> {
+    const rows = await this.ctx.sql.query<{ org_id: string; limit_cents: bigint | null }>(SPENDING_LIMITS_SQL);
+    return new Map(rows.map((r) => [r.org_id, r.limit_cents]));
+  }
 }

@@ -19,6 +19,7 @@ import { Slots } from './slots.js';
 import { quoteLiteral } from './sql.js';
 import { RAW_SQL, type RawSql } from './rawSql.js';
 import type { UsageBatch } from './types.js';
+import { Alerts } from './alerts.js';
 
 interface SectionContext {
   inTransaction: boolean;
@@ -97,6 +98,7 @@ export class Store {
       releaseMemory: () => this.releaseMemory(),
     };
     this.runs = new Runs(cx);
+    this.alerts = new Alerts(cx);
     this.inventory = new Inventory(cx);
     this.coverage = new Coverage(cx);
     this.dataset = new DatasetExports(cx);
@@ -126,6 +128,8 @@ export class Store {
   readonly dataset: DatasetExports;
   /** The report's stages, tables, settings, FOCUS, finalisation and price tables. */
   readonly report: ReportData;
+  /** Alerts: the rules' priced days, the alerts fired, acknowledgements, deliveries, spending limits. */
+  readonly alerts: Alerts;
 
   /** DuckDB's memory_limit as the store set it (a size such as '256MB'). */
   get memoryLimit(): string {

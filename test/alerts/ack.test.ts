@@ -4,7 +4,7 @@
 import { userInfo } from 'node:os';
 import { describe, expect, test } from 'vitest';
 import { alertId } from '../../src/alerts/evaluate.js';
-import { insertNewAlerts, type AlertRecord } from '../../src/store/alerts.js';
+import { type AlertRecord } from '../../src/store/alerts.js';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore } from '../../src/store/store.js';
 import { cli } from '../support/cli.js';
@@ -63,7 +63,7 @@ describe('alerts --ack', () => {
     const fx = own(await fixture({ fast: true }));
     const [a, b, gone] = [anomaly('p-a', 'open'), anomaly('p-b', 'open'), anomaly('p-c', 'superseded')];
     const store = await openStore({ path: fx.dbPath });
-    await insertNewAlerts(store, [a, b, gone]);
+    await store.alerts.insertNewAlerts([a, b, gone]);
     await store.close();
     const run = (...args: string[]) =>
       cli(['alerts', ...args, '--config', fx.configPath], { env: fx.env, cwd: fx.dir });
@@ -122,7 +122,7 @@ describe('alerts --ack', () => {
 
     // A new alert of the month makes --check fail again.
     const again = await openStore({ path: fx.dbPath });
-    await insertNewAlerts(again, [anomaly('p-d', 'open')]);
+    await again.alerts.insertNewAlerts([anomaly('p-d', 'open')]);
     await again.close();
     expect((await run('--check')).code).toBe(1);
   }, 180_000);

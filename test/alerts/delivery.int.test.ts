@@ -11,7 +11,7 @@ import { alertId } from '../../src/alerts/evaluate.js';
 import { deliverAlerts } from '../../src/alerts/webhook.js';
 import { silentLogger } from '../../src/log.js';
 import { labelledEvents } from '../../src/sandbox/truth.js';
-import { insertNewAlerts, type AlertRecord } from '../../src/store/alerts.js';
+import { type AlertRecord } from '../../src/store/alerts.js';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { cli, errorMessage } from '../support/cli.js';
@@ -93,7 +93,7 @@ describe('alert delivery and the spending limit, over real HTTP', () => {
   test('the webhook is retried on 500, then never called again for an alert it took', async () => {
     dir = tempDir('alerts-hook-');
     store = await openStore({ path: join(dir.dir, 'usage.duckdb') });
-    await insertNewAlerts(store, [alert(1)]);
+    await store.alerts.insertNewAlerts([alert(1)]);
     const h = await hook([500, 200]);
     server = h.server;
     const settings = { url: h.url, timeoutMs: 5000, maxAttempts: 3, backoffMs: 1 };
@@ -106,7 +106,7 @@ describe('alert delivery and the spending limit, over real HTTP', () => {
       actual_usd: '51.00',
     });
     // Another run, and a new alert: only the new one is sent.
-    await insertNewAlerts(store, [alert(2)]);
+    await store.alerts.insertNewAlerts([alert(2)]);
     expect(await deliverAlerts(store, settings, { log: silentLogger })).toEqual({ delivered: 1, failed: 0 });
     expect(await deliverAlerts(store, settings, { log: silentLogger })).toEqual({ delivered: 0, failed: 0 });
     expect(h.seen.map((s) => s.key)).toEqual([alert(1).alert_id, alert(1).alert_id, alert(2).alert_id]);
@@ -129,7 +129,7 @@ describe('alert delivery and the spending limit, over real HTTP', () => {
   test('a webhook that keeps failing is tried a bounded number of times, and again on the next run', async () => {
     dir = tempDir('alerts-hook-');
     store = await openStore({ path: join(dir.dir, 'usage.duckdb') });
-    await insertNewAlerts(store, [alert(3)]);
+    await store.alerts.insertNewAlerts([alert(3)]);
     const h = await hook([503, 503, 503, 200]);
     server = h.server;
     const settings = { url: h.url, timeoutMs: 5000, maxAttempts: 3, backoffMs: 1 };

@@ -10,7 +10,6 @@ import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { configSchema } from '../../src/config/schema.js';
 import { refreshPrices } from '../../src/report/prices.js';
 import { runReport } from '../../src/report/run.js';
-import { anomalyTotals, listAlerts, recordSpendingLimit, syncPricedDays } from '../../src/store/alerts.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
 import { load, spec, tempDir } from '../support/store.js';
@@ -107,10 +106,11 @@ describe('alerts on a real database', () => {
 
   test('read in chunks of programs, the rule gets the same inputs', async () => {
     const p = { evalFrom: '2026-10-01', evalTo: '2026-11-18', baselineDays: 28, minActualCents: 1000n };
-    await syncPricedDays(store, NOW);
-    const whole = await anomalyTotals(store, p);
+    await store.alerts.syncPricedDays(NOW);
+    const whole = await store.alerts.anomalyTotals(p);
     const parts = [];
-    for (let chunk = 0; chunk < 3; chunk++) parts.push(...(await anomalyTotals(store, { ...p, chunks: 3, chunk })));
+    for (let chunk = 0; chunk < 3; chunk++)
+      parts.push(...(await store.alerts.anomalyTotals({ ...p, chunks: 3, chunk })));
     const key = (r: { program_id: string; day: string }) => `${r.program_id}|${r.day}`;
     expect(whole.length).toBeGreaterThan(40);
     expect(parts.sort((x, y) => (key(x) < key(y) ? -1 : 1))).toEqual(whole);
@@ -134,13 +134,13 @@ describe('alerts on a real database', () => {
     await store.close();
     await open();
     expect((await evaluateAlerts(store, settings, SCOPE, new Date(NOW.getTime() + 3_600_000))).fired).toEqual([]);
-    const stored = await listAlerts(store, '2026-11-01');
+    const stored = await store.alerts.listAlerts('2026-11-01');
     expect(stored.length).toBe(first.fired.length);
 
     await loadAll(false);
     const restated = await evaluateAlerts(store, settings, SCOPE, NOW);
     expect(restated.fired).toEqual([]);
-    const after = await listAlerts(store, '2026-11-01');
+    const after = await store.alerts.listAlerts('2026-11-01');
     expect(after.find((a) => a.kind === 'anomaly')?.status).toBe('superseded');
     expect(after.filter((a) => a.status === 'open').length).toBe(first.fired.length - 1);
   });
@@ -148,7 +148,7 @@ describe('alerts on a real database', () => {
   test("an organization's spending limit is its budget; none recorded means no organization budget", async () => {
     const s = alertSettings(configSchema.parse({}));
     expect((await evaluateAlerts(store, s, { months: ['2026-11-01'] }, NOW)).fired).toEqual([]);
-    await recordSpendingLimit(store, 'org-1', 100_000n, 'limit', NOW); // USD 1,000
+    await store.alerts.recordSpendingLimit('org-1', 100_000n, 'limit', NOW); // USD 1,000
     const fired = (await evaluateAlerts(store, s, { months: ['2026-11-01'] }, NOW)).fired;
     expect(fired.map((a) => [a.kind, a.scope_kind, a.scope_id, a.threshold_pct, a.budget_usd])).toEqual([
       ['budget_actual', 'organization', 'org-1', 50, '1000.00'],

@@ -6,13 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { loadPriceBook } from '../../src/billing/pricebook.js';
 import { refreshPrices } from '../../src/report/prices.js';
 import { decideAnomaly } from '../../src/alerts/rules.js';
-import {
-  anomalyTotals,
-  anomalyTotalsByMetric,
-  daySlices,
-  syncPricedDays,
-  type AnomalyTotalsRow,
-} from '../../src/store/alerts.js';
+import { daySlices, type AnomalyTotalsRow } from '../../src/store/alerts.js';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
@@ -79,15 +73,15 @@ describe("the alert rules' priced days", () => {
   });
 
   test('the first sync prices every stored day, to the cent as the spend view does; a second has nothing to do', async () => {
-    expect(await syncPricedDays(store, NOW)).toEqual({ repriced: true, slices: 3 });
+    expect(await store.alerts.syncPricedDays(NOW)).toEqual({ repriced: true, slices: 3 });
     const view = await keys(BY_VIEW);
     expect(view.length).toBeGreaterThan(100);
     expect(await keys(BY_TABLE)).toEqual(view);
-    expect(await syncPricedDays(store, NOW)).toEqual({ repriced: false, slices: 0 });
+    expect(await store.alerts.syncPricedDays(NOW)).toEqual({ repriced: false, slices: 0 });
   });
 
   test('a re-collected window re-prices only its days, and leaves what a full re-pricing would', async () => {
-    await syncPricedDays(store, NOW);
+    await store.alerts.syncPricedDays(NOW);
     const from = END - 3 * DAY;
     await load(
       store,
@@ -95,7 +89,7 @@ describe("the alert rules' priced days", () => {
       rows({ bump: 1_000_000, from }),
     );
     const before = await keys(BY_TABLE);
-    expect(await syncPricedDays(store, NOW)).toEqual({ repriced: false, slices: 1 });
+    expect(await store.alerts.syncPricedDays(NOW)).toEqual({ repriced: false, slices: 1 });
     const after = await keys(BY_TABLE);
     expect(after).toEqual(await keys(BY_VIEW));
     // Only the window's days changed: 2 programs x 3 days of compute.
@@ -104,17 +98,17 @@ describe("the alert rules' priced days", () => {
       ['p-a', 'p-b'].flatMap((p) => days.map((d) => `${p}|${d}|compute_unit_seconds`)),
     );
     await rawSql(store).run('DELETE FROM alert_priced_state');
-    expect((await syncPricedDays(store, NOW)).repriced).toBe(true);
+    expect((await store.alerts.syncPricedDays(NOW)).repriced).toBe(true);
     expect(await keys(BY_TABLE)).toEqual(after);
   });
 
   test('new rates re-price every day', async () => {
-    await syncPricedDays(store, NOW);
+    await store.alerts.syncPricedDays(NOW);
     const before = await keys(BY_TABLE);
     await rawSql(store).run(
       "UPDATE price_rates SET rate_micro = rate_micro * 3 + 1 WHERE metric = 'compute_unit_seconds'",
     );
-    expect((await syncPricedDays(store, NOW)).repriced).toBe(true);
+    expect((await store.alerts.syncPricedDays(NOW)).repriced).toBe(true);
     const after = await keys(BY_TABLE);
     expect(after).not.toEqual(before);
     expect(after).toEqual(await keys(BY_VIEW));
@@ -127,11 +121,11 @@ describe("the alert rules' priced days", () => {
       FROM price_rates WHERE plan = 'scale' AND metric = 'compute_unit_seconds' AND effective_to IS NULL`);
     await sql.run(`UPDATE price_rates SET effective_to = TIMESTAMPTZ '2026-10-12 00:00:00+00'
       WHERE plan = 'scale' AND metric = 'compute_unit_seconds' AND effective_to IS NULL AND rate_id NOT LIKE '%-2026-10-12'`);
-    await syncPricedDays(store, NOW);
+    await store.alerts.syncPricedDays(NOW);
     const p = { evalFrom: '2026-10-05', evalTo: '2026-10-21', baselineDays: 28, minActualCents: 0n };
-    const all = await anomalyTotals(store, p);
+    const all = await store.alerts.anomalyTotals(p);
     expect(all.length).toBe(2 * 16);
-    expect(all).toEqual(await anomalyTotalsByMetric(store, p, ['p-a', 'p-b']));
+    expect(all).toEqual(await store.alerts.anomalyTotalsByMetric(p, ['p-a', 'p-b']));
     // On 2026-10-15 p-a's baseline days before the change are worth more than their own spend.
     const own = await sql.query<{ cents: bigint }>(
       "SELECT cents FROM alert_program_days WHERE program_id = 'p-a' AND usage_day = DATE '2026-10-05'",
@@ -147,7 +141,7 @@ describe("the alert rules' priced days", () => {
       spec({ granularity: 'daily', windowStart: new Date(spike), windowEnd: new Date(spike + DAY), runId: 'r3' }),
       rows({ bump: 900_000_000, from: spike, to: spike + DAY }),
     );
-    await syncPricedDays(store, NOW);
+    await store.alerts.syncPricedDays(NOW);
     const rule = { minExcessCents: 1000n, minRatio: 1.5, minScore: 4, baselineDays: 14, minBaselineDays: 7 };
     const p = { evalFrom: '2026-10-15', evalTo: '2026-10-21', baselineDays: 14, minActualCents: 1000n };
     const fires = (rows: AnomalyTotalsRow[]) =>
@@ -160,8 +154,8 @@ describe("the alert rules' priced days", () => {
           return decideAnomaly(BigInt(r.actual), base, rule) !== null;
         })
         .map((r) => `${r.program_id}|${r.day}`);
-    const whole = await anomalyTotals(store, p);
-    const pruned = await anomalyTotals(store, { ...p, minBaselineDays: 7 });
+    const whole = await store.alerts.anomalyTotals(p);
+    const pruned = await store.alerts.anomalyTotals({ ...p, minBaselineDays: 7 });
     expect(pruned.length).toBeLessThan(whole.length);
     expect(fires(pruned)).toEqual(fires(whole));
     expect(fires(whole)).toContain('p-a|2026-10-19');
