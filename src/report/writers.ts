@@ -366,12 +366,7 @@ export async function writeManifest(
     ...manifestFinalization(st, finalizedNow),
     total: total,
     unpriced_lines: unpricedLines,
-    assumed_rates: {
-      marked: assumed.marked,
-      amount: assumed.amount,
-      share_percent: assumed.share,
-      used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
-    },
+    assumed_rates: manifestAssumedRates(assumed),
     ...(formats.includes('xlsx')
       ? {
           workbook: {
@@ -429,6 +424,16 @@ function manifestFinalization(st: StagedReport, finalizedNow: string | null) {
     : finalizedNow
       ? { finalization: { id: finalizedNow } }
       : {};
+}
+
+/** The manifest's assumed rates: how many the price book marks, and how much of the total rests on those used. */
+function manifestAssumedRates(assumed: ReportTotals['assumed']) {
+  return {
+    marked: assumed.marked,
+    amount: assumed.amount,
+    share_percent: assumed.share,
+    used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
+  };
 }
 
 /** The manifest's alerts of the month, when there are any. */
