@@ -115,26 +115,7 @@ export async function runBaseline(opts: BaselineOptions): Promise<BaselineResult
             flatten(['v2', w.granularity, org, String(it.program_id)], it.periods as Period[], false, null),
           );
           await insertPage(insertProgram, rows);
-          const ids = items.map((it) => String(it.program_id));
-          for (let i = 0; i < ids.length; i += NAIVE_FRAMEWORK_BATCH) {
-            const batch = ids.slice(i, i + NAIVE_FRAMEWORK_BATCH).join(',');
-            for await (const fws of pages(
-              CONSUMPTION_PATHS.v2_frameworks,
-              { ...window, program_ids: batch, metrics: V2_FRAMEWORK_METRICS.join(',') },
-              'frameworks',
-            )) {
-              if (fws === null) break;
-              const frows = fws.flatMap((it) =>
-                flatten(
-                  [org, String(it.program_id), String(it.framework_id)],
-                  it.periods as Period[],
-                  false,
-                  w.granularity,
-                ),
-              );
-              await insertPage(insertFramework, frows);
-            }
-          }
+          await naiveFrameworks({ pages, insertPage }, insertFramework, flatten, { window, org, w }, items);
           seen += items.length;
           if (opts.programsPerOrg !== undefined && seen >= opts.programsPerOrg) break;
         }
@@ -148,6 +129,36 @@ export async function runBaseline(opts: BaselineOptions): Promise<BaselineResult
     instance.closeSync();
   }
   return out;
+}
+
+/** The frameworks of one page of v2 programs, NAIVE_FRAMEWORK_BATCH programs a request, inserted page by page. */
+async function naiveFrameworks(
+  { pages, insertPage }: Pick<ReturnType<typeof naive>, 'pages' | 'insertPage'>,
+  insertFramework: DuckDBPreparedStatement,
+  flatten: (
+    prefix: (string | null)[],
+    periods: Period[],
+    v1: boolean,
+    granularityFirst: string | null,
+  ) => ReturnType<typeof rowsOf>,
+  { window, org, w }: { window: Record<string, string>; org: string; w: BenchWindow },
+  items: Json[],
+): Promise<void> {
+  const ids = items.map((it) => String(it.program_id));
+  for (let i = 0; i < ids.length; i += NAIVE_FRAMEWORK_BATCH) {
+    const batch = ids.slice(i, i + NAIVE_FRAMEWORK_BATCH).join(',');
+    for await (const fws of pages(
+      CONSUMPTION_PATHS.v2_frameworks,
+      { ...window, program_ids: batch, metrics: V2_FRAMEWORK_METRICS.join(',') },
+      'frameworks',
+    )) {
+      if (fws === null) break;
+      const frows = fws.flatMap((it) =>
+        flatten([org, String(it.program_id), String(it.framework_id)], it.periods as Period[], false, w.granularity),
+      );
+      await insertPage(insertFramework, frows);
+    }
+  }
 }
 
 /** The naive client's three moves: one GET (waiting out a 429), one page inserted row by row, every page of a query. */

@@ -127,26 +127,7 @@ async function main(): Promise<void> {
   try {
     const firstRun = await firstAndSteady(b, plan);
     const setUp = await setUpCollections(b, setUpNow, setUpWindows, setUpMinimum);
-    // No pause between phases: each paces evenly below the per-minute limit from its first request, so
-    // the requests of two phases back to back never exceed the limit in any rolling minute.
-    const daily = await collectPhase(b, `daily ${mode.days} d`, plan.daily, minimum.perWindow[0]?.total ?? null);
-    const hourly = await collectPhase(
-      b,
-      `hourly ${mode.hours} h`,
-      plan.hourly,
-      minimum.perWindow[1]?.total ?? null,
-      flags.profile,
-    );
-    let month: CollectPhase | null = null;
-    if (plan.monthWindow && !mode.quickReport) {
-      month = await collectPhase(
-        b,
-        `month ${plan.month} (monthly)`,
-        plan.monthWindow,
-        monthMinimum?.ours.total ?? null,
-      );
-    }
-
+    const { daily, hourly, month } = await collectPhases(b, plan, minimum, monthMinimum);
     const report = await reportPhase(b, plan);
     // The DuckDB load path alone (bench/store-load.ts), in its own process.
     const storeLoad = await storeLoadChild(mode.storeLoadRows);
@@ -186,6 +167,30 @@ async function main(): Promise<void> {
     sandboxRss.stop();
     await sandbox.stop();
   }
+}
+
+/** The measured collections: the daily window, the hourly window, and (in full mode) a whole month. */
+async function collectPhases(
+  b: Bench,
+  plan: BenchPlan,
+  minimum: Awaited<ReturnType<typeof minimums>>['minimum'],
+  monthMinimum: Awaited<ReturnType<typeof minimums>>['monthMinimum'],
+) {
+  // No pause between phases: each paces evenly below the per-minute limit from its first request, so
+  // the requests of two phases back to back never exceed the limit in any rolling minute.
+  const daily = await collectPhase(b, `daily ${mode.days} d`, plan.daily, minimum.perWindow[0]?.total ?? null);
+  const hourly = await collectPhase(
+    b,
+    `hourly ${mode.hours} h`,
+    plan.hourly,
+    minimum.perWindow[1]?.total ?? null,
+    flags.profile,
+  );
+  let month: CollectPhase | null = null;
+  if (plan.monthWindow && !mode.quickReport) {
+    month = await collectPhase(b, `month ${plan.month} (monthly)`, plan.monthWindow, monthMinimum?.ours.total ?? null);
+  }
+  return { daily, hourly, month };
 }
 
 /** What the phases share: the sandbox process, the bench folder and the measured database. */
@@ -325,6 +330,29 @@ async function firstAndSteady({ sandbox, dir }: Bench, plan: BenchPlan): Promise
   });
   const firstPrograms = first.scopes.length; // keeps the result referenced for the log line below
   const inventoryPlanned = planned - consumptionRequests;
+  const { fill, steady } = await steadyState({ sandbox, dir }, plan, firstDb);
+  const firstRun = {
+    consumptionRequests,
+    consumptionCommittedS: (consumptionAt - t0) / 1000,
+    consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
+    inventoryRequestsPlanned: inventoryPlanned,
+    inventoryRequestsSent: first.inventoryRequests,
+    steadyInventoryRequests: steady.inventoryRequests,
+    steadyRequests: steady.requests,
+    steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
+    projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
+  };
+  say(
+    `first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`,
+  );
+  return firstRun;
+}
+
+/**
+ * The steady state after the first run on `firstDb`: its inventory finished unthrottled (set-up), then
+ * a daily run a day later, paced like a real account.
+ */
+async function steadyState({ sandbox, dir }: Pick<Bench, 'sandbox' | 'dir'>, plan: BenchPlan, firstDb: string) {
   // The steady state, measured rather than projected: the first run's inventory is finished with the sandbox
   // unthrottled (set-up, not measured: ~20,000 listings would take half an hour at 700/min), then a real
   // incremental daily run a day later on that database, paced like a real account, inventory 'auto'.
@@ -368,21 +396,7 @@ async function firstAndSteady({ sandbox, dir }: Bench, plan: BenchPlan): Promise
   say(
     `steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`,
   );
-  const firstRun = {
-    consumptionRequests,
-    consumptionCommittedS: (consumptionAt - t0) / 1000,
-    consumptionBoundS: (consumptionRequests * 60) / RATE_LIMIT_PER_MINUTE,
-    inventoryRequestsPlanned: inventoryPlanned,
-    inventoryRequestsSent: first.inventoryRequests,
-    steadyInventoryRequests: steady.inventoryRequests,
-    steadyRequests: steady.requests,
-    steadyInventoryComplete: fill.inventoryRemaining === 0 && fill.status === 'complete',
-    projectedMinutesAt50: (consumptionRequests + inventoryPlanned) / 50,
-  };
-  say(
-    `first run (${firstPrograms} scopes): consumption ${consumptionRequests} requests committed in ${firstRun.consumptionCommittedS.toFixed(1)} s (bound ${firstRun.consumptionBoundS.toFixed(1)} s); inventory planned ${inventoryPlanned} requests; ${firstRun.projectedMinutesAt50.toFixed(0)} min at 50/min`,
-  );
-  return firstRun;
+  return { fill, steady };
 }
 
 /** The same collections a day earlier into the measured file (set-up, not measured); their requests. */
@@ -554,16 +568,8 @@ const REPORT_RSS_GOAL_MB = 512;
 /** Goal for the workbook's size: a file a person can open. */
 const WORKBOOK_GOAL_MB = 50;
 
-/**
- * `npm run bench -- --report-only`: the `large` month in every format. Collects the month's daily data
- * into .bench/report/usage.duckdb (incremental: a second run reuses what is there), then runs the
- * product's own `report` command in a child process, as an operator would, and samples its RSS.
- */
-async function reportLarge(): Promise<void> {
-  const dir = join(BENCH_DIR, 'report');
-  mkdirSync(dir, { recursive: true });
-  const dbPath = join(dir, 'usage.duckdb');
-  const plan = benchPlan(fixedNow, 1, 1);
+/** Collects the `large` month's daily consumption into `dbPath` (incremental), from its own sandbox. */
+async function collectLargeMonth(dbPath: string, plan: BenchPlan): Promise<void> {
   const monthStart = `${plan.month}-01T00:00:00Z`;
   const monthEnd = new Date(monthRange(plan.month).end).toISOString().replace('.000Z', 'Z');
   say(`bench report-only: scenario large, month ${plan.month} (daily data), latency ${latencyMs} ms, now ${flags.now}`);
@@ -591,6 +597,19 @@ async function reportLarge(): Promise<void> {
   } finally {
     await sandbox.stop();
   }
+}
+
+/**
+ * `npm run bench -- --report-only`: the `large` month in every format. Collects the month's daily data
+ * into .bench/report/usage.duckdb (incremental: a second run reuses what is there), then runs the
+ * product's own `report` command in a child process, as an operator would, and samples its RSS.
+ */
+async function reportLarge(): Promise<void> {
+  const dir = join(BENCH_DIR, 'report');
+  mkdirSync(dir, { recursive: true });
+  const dbPath = join(dir, 'usage.duckdb');
+  const plan = benchPlan(fixedNow, 1, 1);
+  await collectLargeMonth(dbPath, plan);
   const outDir = join(dir, 'reports');
   rmSync(outDir, { recursive: true, force: true });
   const formats = 'parquet,xlsx,html,focus';

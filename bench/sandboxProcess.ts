@@ -22,6 +22,29 @@ export const CLI_PATH = fileURLToPath(new URL('../src/cli/main.js', import.meta.
 
 const READY_TIMEOUT_MS = 120_000;
 
+/** The sandbox's first line on stdout: where it listens and its API key; fails when it exits or is silent. */
+function readyLine(child: ChildProcess): Promise<{ base_url: string; api_key: string }> {
+  return new Promise<{ base_url: string; api_key: string }>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`the sandbox did not print its ready line within ${READY_TIMEOUT_MS / 1000} s`)),
+      READY_TIMEOUT_MS,
+    );
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(line) as { base_url: string; api_key: string });
+      } catch {
+        reject(new Error(`unexpected first line from the sandbox: ${line}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the sandbox exited (code ${code}) before it was ready`));
+    });
+  });
+}
+
 export async function startSandboxProcess(opts: {
   scenario: string;
   latencyMs: number;
@@ -45,25 +68,7 @@ export async function startSandboxProcess(opts: {
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const ready = await new Promise<{ base_url: string; api_key: string }>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the sandbox did not print its ready line within ${READY_TIMEOUT_MS / 1000} s`)),
-      READY_TIMEOUT_MS,
-    );
-    const lines = createInterface({ input: child.stdout! });
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(line) as { base_url: string; api_key: string });
-      } catch {
-        reject(new Error(`unexpected first line from the sandbox: ${line}`));
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the sandbox exited (code ${code}) before it was ready`));
-    });
-  });
+  const ready = await readyLine(child);
   const control = ready.base_url.replace(/\/v1\/?$/, '') + '/__sandbox/';
   // A pooled keep-alive connection the server has just closed fails once: ask again on a new one.
   const call = async (path: string, method: 'GET' | 'POST', body?: unknown): Promise<unknown> => {

@@ -175,6 +175,51 @@ function writeNote(path: string, holder: object): void {
   renameSync(tmp, path);
 }
 
+/** The holder of a lock just taken, written to the lock's note for `status` and for a waiting run to show. */
+function noteHolder(notePath: string, command: string, log: Logger): LockHolder {
+  const holder: LockHolder = {
+    pid: process.pid,
+    command,
+    started_at: new Date().toISOString(),
+    hostname: hostname(),
+  };
+  try {
+    writeNote(notePath, holder);
+  } catch (err) {
+    log.warn('cannot write the run lock note', { path: notePath, error: (err as Error).message });
+  }
+  return holder;
+}
+
+/** The release of a lock taken: removes its progress and note, then the lock, once; not a lock compromised. */
+function releaser(
+  abs: string,
+  paths: ReturnType<typeof lockPaths>,
+  holder: LockHolder,
+  controller: AbortController,
+  release: () => Promise<void>,
+  log: Logger,
+  state: { released: boolean },
+): () => Promise<void> {
+  return async () => {
+    if (state.released) return;
+    state.released = true;
+    held.delete(abs);
+    rmSync(paths.progress, { force: true });
+    // The note goes first: once the lock directory is gone, the next holder may write its own.
+    const current = readLockHolder(abs);
+    if (current && current.pid === holder.pid && current.started_at === holder.started_at) {
+      rmSync(paths.note, { force: true });
+    }
+    if (controller.signal.aborted) return; // compromised: the lock is no longer ours to remove
+    try {
+      await release();
+    } catch (err) {
+      log.warn('run lock release failed', { db: abs, error: (err as Error).message });
+    }
+  };
+}
+
 /**
  * Takes the run lock on `dbPath`, waiting up to `waitMs` for another holder. Works before the database
  * file exists. Throws RunLockBusyError when the wait runs out.
@@ -186,7 +231,7 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
   const staleMs = Math.max(opts.staleMs ?? RUN_LOCK_STALE_MS, MIN_STALE_MS);
   const controller = new AbortController();
   const started = Date.now();
-  let released = false;
+  const state = { released: false };
   let loggedWait = false;
   // The lock sits beside the database, which may not exist yet (first run).
   mkdirSync(dirname(abs), { recursive: true });
@@ -203,45 +248,19 @@ export async function acquireRunLock(dbPath: string, opts: RunLockOptions): Prom
         onCompromised: (err) => {
           // Another process took the lock over (we were frozen past the stale time, or the lock directory
           // was removed). Never throw from here: that would crash the process from a timer. Abort the run.
-          if (released) return;
+          if (state.released) return;
           log.error('run lock compromised: stopping the current run', { db: abs, error: err.message });
           controller.abort(new Error(`run lock on ${abs} was compromised: ${err.message}`));
         },
       });
-      const holder: LockHolder = {
-        pid: process.pid,
-        command: opts.command,
-        started_at: new Date().toISOString(),
-        hostname: hostname(),
-      };
-      try {
-        writeNote(paths.note, holder);
-      } catch (err) {
-        log.warn('cannot write the run lock note', { path: paths.note, error: (err as Error).message });
-      }
+      const holder = noteHolder(paths.note, opts.command, log);
       log.debug('run lock acquired', { db: abs, waited_ms: Date.now() - started });
       held.add(abs);
       return {
         dbPath: abs,
         holder,
         signal: controller.signal,
-        release: async () => {
-          if (released) return;
-          released = true;
-          held.delete(abs);
-          rmSync(paths.progress, { force: true });
-          // The note goes first: once the lock directory is gone, the next holder may write its own.
-          const current = readLockHolder(abs);
-          if (current && current.pid === holder.pid && current.started_at === holder.started_at) {
-            rmSync(paths.note, { force: true });
-          }
-          if (controller.signal.aborted) return; // compromised: the lock is no longer ours to remove
-          try {
-            await release();
-          } catch (err) {
-            log.warn('run lock release failed', { db: abs, error: (err as Error).message });
-          }
-        },
+        release: releaser(abs, paths, holder, controller, release, log, state),
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;

@@ -63,24 +63,7 @@ export function collectProgress(opts: { json: boolean; stream?: NodeJS.WriteStre
     },
     onPhase(next: CollectPhase, detail?: Record<string, unknown>) {
       phase = next;
-      if (!tty && !opts.json) {
-        stream.write(
-          JSON.stringify({
-            time: new Date().toISOString(),
-            level: 'info',
-            msg: 'phase',
-            phase: next,
-            requests_done: requestsDone(),
-            requests_planned: planned,
-            values_loaded: values,
-            ...detail,
-          }) + '\n',
-        );
-      } else if (!tty && opts.json) {
-        stream.write(
-          JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'phase', phase: next }) + '\n',
-        );
-      }
+      if (!tty) writePhaseLine(stream, opts.json, next, detail, { done: requestsDone(), planned, values });
       refresh(true);
     },
     startFile(path: string) {
@@ -95,6 +78,32 @@ export function collectProgress(opts: { json: boolean; stream?: NodeJS.WriteStre
       }
     },
   };
+}
+
+/** Off a terminal, a phase is a log line: with its counts, or only its name under --json. */
+function writePhaseLine(
+  stream: NodeJS.WriteStream,
+  json: boolean,
+  next: CollectPhase,
+  detail: Record<string, unknown> | undefined,
+  counts: { done: number; planned: number; values: number },
+): void {
+  if (!json) {
+    stream.write(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: 'info',
+        msg: 'phase',
+        phase: next,
+        requests_done: counts.done,
+        requests_planned: counts.planned,
+        values_loaded: counts.values,
+        ...detail,
+      }) + '\n',
+    );
+  } else {
+    stream.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'phase', phase: next }) + '\n');
+  }
 }
 
 /** The bar on a terminal; log lines print above it while it is shown. */

@@ -48,6 +48,30 @@ function runningCollection(dbPath: string): RunningCollection | undefined {
   };
 }
 
+/** The status while the first collection runs: it holds the database and has published nothing yet. */
+function firstCollectionStatus(dbPath: string, running: RunningCollection): StatusResult {
+  // The first collection holds the database and has published nothing yet: say so, exit 0.
+  const what =
+    running.requestsDone !== null
+      ? `, ${running.requestsDone} of ${running.requestsPlanned} requests planned done, phase ${running.phase}`
+      : '';
+  return {
+    db: dbPath,
+    readFrom: '',
+    note: `the first collection is in progress (pid ${running.pid}, since ${running.since}${what}); nothing is published yet`,
+    schemaVersion: 0,
+    coverage: [],
+    runs: [],
+    rows: { usage_program: 0, usage_framework: 0, programs: 0, frameworks: 0, snapshots: 0 },
+    check: {
+      ok: false,
+      reason: `first collection in progress (pid ${running.pid}, since ${running.since})`,
+      problems: [],
+    },
+    running,
+  };
+}
+
 export async function statusCommand(
   opts: CommonOptions & { runs?: number; now?: () => number },
 ): Promise<StatusResult> {
@@ -55,26 +79,7 @@ export async function statusCommand(
   const running = runningCollection(ctx.dbPath);
   const copy = analystCopyPath(ctx.dbPath);
   if (running && !existsSync(copy)) {
-    // The first collection holds the database and has published nothing yet: say so, exit 0.
-    const what =
-      running.requestsDone !== null
-        ? `, ${running.requestsDone} of ${running.requestsPlanned} requests planned done, phase ${running.phase}`
-        : '';
-    return {
-      db: ctx.dbPath,
-      readFrom: '',
-      note: `the first collection is in progress (pid ${running.pid}, since ${running.since}${what}); nothing is published yet`,
-      schemaVersion: 0,
-      coverage: [],
-      runs: [],
-      rows: { usage_program: 0, usage_framework: 0, programs: 0, frameworks: 0, snapshots: 0 },
-      check: {
-        ok: false,
-        reason: `first collection in progress (pid ${running.pid}, since ${running.since})`,
-        problems: [],
-      },
-      running,
-    };
+    return firstCollectionStatus(ctx.dbPath, running);
   }
   if (!existsSync(ctx.dbPath)) {
     throw new StatusNoDatabase(

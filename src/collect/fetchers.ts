@@ -49,6 +49,50 @@ export const fetchV1: Fetcher = async (ctx, w, batch) => {
 };
 
 /**
+ * Commits the programs batch, then the frameworks batch (only when the programs committed and every
+ * frameworks request succeeded); a batch that cannot commit is rolled back and reported failed.
+ */
+async function settleV2Batches(
+  ctx: ScopeContext,
+  w: Window,
+  b: { programs: UsageBatch; frameworks: UsageBatch | null },
+  e: { programsError: unknown; fwError: unknown },
+  out: ScopeResult[],
+): Promise<void> {
+  const { programs, frameworks } = b;
+  let { programsError } = e;
+  const { fwError } = e;
+  if (!programsError) {
+    try {
+      const { rows } = await programs.commit();
+      out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
+    } catch (err) {
+      programsError = err; // refused at commit (duplicates, rows outside, deletions held): nothing written
+    }
+  }
+  if (programsError) {
+    await programs.abort().catch(abortFailed);
+    out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
+  }
+  if (frameworks) {
+    // Without the full list of programs the frameworks batch cannot be complete either.
+    let err = programsError ?? fwError;
+    if (!err) {
+      try {
+        const { rows } = await frameworks.commit();
+        out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
+      } catch (e) {
+        err = e;
+      }
+    }
+    if (err) {
+      await frameworks.abort().catch(abortFailed);
+      out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
+    }
+  }
+}
+
+/**
  * v2 programs for one organization, and, pipelined behind the programs pages, the frameworks of their
  * programs, in requests of at most 100 programs sized by FrameworkQueue (frameworkBatches.ts). Deleted
  * programs are on the programs pages too, so their frameworks are asked about as well.
@@ -117,34 +161,7 @@ export async function runV2(
     throw new CollectInterrupted();
   }
 
-  if (!programsError) {
-    try {
-      const { rows } = await programs.commit();
-      out.push(scopeResult('v2_programs', ctx, w, w.partial ? 'partial' : 'complete', rows));
-    } catch (err) {
-      programsError = err; // refused at commit (duplicates, rows outside, deletions held): nothing written
-    }
-  }
-  if (programsError) {
-    await programs.abort().catch(abortFailed);
-    out.push(await scopeFailure(ctx, 'v2_programs', w, programsError));
-  }
-  if (frameworks) {
-    // Without the full list of programs the frameworks batch cannot be complete either.
-    let err = programsError ?? fwError;
-    if (!err) {
-      try {
-        const { rows } = await frameworks.commit();
-        out.push(scopeResult('v2_frameworks', ctx, w, w.partial ? 'partial' : 'complete', rows));
-      } catch (e) {
-        err = e;
-      }
-    }
-    if (err) {
-      await frameworks.abort().catch(abortFailed);
-      out.push(await scopeFailure(ctx, 'v2_frameworks', w, err));
-    }
-  }
+  await settleV2Batches(ctx, w, { programs, frameworks }, { programsError, fwError }, out);
 }
 
 /**

@@ -25,20 +25,7 @@ export async function maybeRefreshInventory(
   opts.progress?.onPhase?.('inventory', { budget_requests: budget });
   const onPlanned = (n: number) => opts.progress?.onPlanned(consumptionRequests + n);
   // A stop ends waits at once, but the inventory's requests already sent may answer for a moment longer.
-  let grace: AbortController | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  if (opts.signal) {
-    grace = new AbortController();
-    // Every queued inventory request listens on it (as on the stop signal, see ApiClient): not a leak.
-    setMaxListeners(0, grace.signal);
-    const g = grace;
-    const onStop = () => {
-      timer = setTimeout(() => g.abort(opts.signal?.reason), INVENTORY_GRACE_MS);
-      timer.unref();
-    };
-    if (opts.signal.aborted) onStop();
-    else opts.signal.addEventListener('abort', onStop, { once: true });
-  }
+  const { grace, clear } = graceAfterStop(opts.signal);
   try {
     const r = await refreshInventory({
       client: opts.client,
@@ -91,6 +78,30 @@ export async function maybeRefreshInventory(
       detail,
     });
   } finally {
-    if (timer) clearTimeout(timer);
+    clear();
   }
+}
+
+/** A signal aborted INVENTORY_GRACE_MS after `stop` is, and the clearing of its timer once the inventory ends. */
+function graceAfterStop(stop: AbortSignal | undefined) {
+  let grace: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (stop) {
+    grace = new AbortController();
+    // Every queued inventory request listens on it (as on the stop signal, see ApiClient): not a leak.
+    setMaxListeners(0, grace.signal);
+    const g = grace;
+    const onStop = () => {
+      timer = setTimeout(() => g.abort(stop.reason), INVENTORY_GRACE_MS);
+      timer.unref();
+    };
+    if (stop.aborted) onStop();
+    else stop.addEventListener('abort', onStop, { once: true });
+  }
+  return {
+    grace,
+    clear: () => {
+      if (timer) clearTimeout(timer);
+    },
+  };
 }

@@ -201,6 +201,46 @@ export async function pendingDigest(store: Store, build: FocusBuild): Promise<{ 
   return digestRows(store, build.pending.after, build.pending.last);
 }
 
+/** The FOCUS query's parameters: the price book's currency and units, the provider's identity, the coverage. */
+function focusParams(o: {
+  granularity: Granularity;
+  book: PriceBook;
+  coverageStatus: 'COMPLETE' | 'PARTIAL';
+  identity?: Partial<FocusIdentity>;
+}) {
+  const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
+  const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
+  return {
+    granularity: o.granularity,
+    currency: o.book.currency,
+    revision: o.book.revision,
+    provider: id.providerName,
+    publisher: id.publisherName,
+    invoice_issuer: id.invoiceIssuerName,
+    service_name: id.serviceName,
+    service_category: id.serviceCategory,
+    service_subcategory: id.serviceSubcategory,
+    unknown_account: id.unknownBillingAccount,
+    unit_from: units,
+    unit_to: units.map(focusUnit),
+    region_ids: Object.keys(REGION_NAMES),
+    region_names: Object.values(REGION_NAMES),
+    coverage_status: o.coverageStatus,
+  };
+}
+
+/** The month's recorded FOCUS finalisations, in order. */
+async function focusFinalizations(store: Store, month: string): Promise<FocusFinalization[]> {
+  return (await store.report.focus.focusFinalizations(month)).map((f): FocusFinalization => ({
+    finalizationId: f.finalization_id,
+    seq: Number(f.seq),
+    finalizedAt: f.finalized_at.toISOString(),
+    rows: Number(f.n_rows),
+    billedTotal: f.billed_total,
+    rowsSha256: f.rows_sha256,
+  }));
+}
+
 /**
  * Computes the period's FOCUS rows into FOCUS_TABLE (requires rpt_daily of the same run): the
  * current rows, or for a finalised month the finalised rows plus corrections.
@@ -220,25 +260,8 @@ export async function buildFocus(
     scratchDir: string;
   },
 ): Promise<FocusBuild> {
-  const id = { ...DEFAULT_FOCUS_IDENTITY, ...o.identity };
-  const units = [...new Set([...o.book.metrics.values()].map((m) => m.billingUnit))].sort();
-  const params = {
-    granularity: o.granularity,
-    currency: o.book.currency,
-    revision: o.book.revision,
-    provider: id.providerName,
-    publisher: id.publisherName,
-    invoice_issuer: id.invoiceIssuerName,
-    service_name: id.serviceName,
-    service_category: id.serviceCategory,
-    service_subcategory: id.serviceSubcategory,
-    unknown_account: id.unknownBillingAccount,
-    unit_from: units,
-    unit_to: units.map(focusUnit),
-    region_ids: Object.keys(REGION_NAMES),
-    region_names: Object.values(REGION_NAMES),
-    coverage_status: o.coverageStatus,
-  };
+  const params = focusParams(o);
+
   // One group of FOCUS_PROGRAMS_PER_PART programs of a chunk of the detail at a time into Parquet parts
   // (store/report/stages.ts), numbered on from the groups before: no copy of all the rows is ever
   // held, and no window or sort runs over more than one group's wide rows.
@@ -254,17 +277,7 @@ export async function buildFocus(
   );
 
   const month = o.period.month;
-  const finalizations =
-    month === null
-      ? []
-      : (await store.report.focus.focusFinalizations(month)).map((f): FocusFinalization => ({
-          finalizationId: f.finalization_id,
-          seq: Number(f.seq),
-          finalizedAt: f.finalized_at.toISOString(),
-          rows: Number(f.n_rows),
-          billedTotal: f.billed_total,
-          rowsSha256: f.rows_sha256,
-        }));
+  const finalizations = month === null ? [] : await focusFinalizations(store, month);
 
   if (finalizations.length === 0) {
     // The rows written are the current rows: the FOCUS table is a view over the same parts.

@@ -320,6 +320,22 @@ export function renderReportHtml(r: HtmlReportInput): string {
       ),
       r.topFrameworks.length,
     ),
+    ...trendFigures(days, { storageSeries, snapSeries, snapCaption, transferSeries, transferPoints }),
+  ];
+
+  return page(r, f, kpis, forecastHtml, body);
+}
+
+/** The storage, snapshot and transfer figures, over the period's days. */
+function trendFigures(
+  days: Date[],
+  t: Pick<
+    ReturnType<typeof trendSeries>,
+    'storageSeries' | 'snapSeries' | 'snapCaption' | 'transferSeries' | 'transferPoints'
+  >,
+): string[] {
+  const { storageSeries, snapSeries, snapCaption, transferSeries, transferPoints } = t;
+  return [
     figure(
       'storage',
       'Storage trend',
@@ -345,8 +361,6 @@ export function renderReportHtml(r: HtmlReportInput): string {
       legend(transferSeries.map((s) => s.name)),
     ),
   ];
-
-  return page(r, f, kpis, forecastHtml, body);
 }
 
 /**

@@ -371,6 +371,25 @@ async function writeReport(
   return 0;
 }
 
+/** Options of one Summary row: bold, header fill, money or decimal columns, a font colour. */
+interface SummaryRowStyle {
+  bold?: boolean;
+  fill?: boolean;
+  moneyCols?: number[];
+  decimalCols?: number[];
+  color?: string;
+}
+
+/** The Summary sheet being written: its money format, and the rows written so far (for pacing and the print area). */
+interface SummarySheet {
+  ws: ExcelJS.Worksheet;
+  money: string;
+  rows: number;
+  add(values: ExcelJS.CellValue[], o?: SummaryRowStyle): void;
+}
+
+const RED = 'FFC00000';
+
 async function writeSummary(
   wb: ExcelJS.stream.xlsx.WorkbookWriter,
   c: WorkbookContent,
@@ -388,20 +407,31 @@ async function writeSummary(
     { width: 16 },
     { width: 14 },
   ];
-  let rows = 0;
-  const add = (
-    values: ExcelJS.CellValue[],
-    o: { bold?: boolean; fill?: boolean; moneyCols?: number[]; decimalCols?: number[]; color?: string } = {},
-  ) => {
-    const row = ws.addRow(values);
-    if (o.bold || o.color) row.font = { ...(o.bold ? BOLD : {}), ...(o.color ? { color: { argb: o.color } } : {}) };
-    if (o.fill) row.fill = HEADER_FILL;
-    for (const i of o.moneyCols ?? []) row.getCell(i).numFmt = money;
-    for (const i of o.decimalCols ?? []) row.getCell(i).numFmt = '#,##0.000000';
-    row.commit();
-    rows++;
+  const sheet: SummarySheet = {
+    ws,
+    money,
+    rows: 0,
+    add: (values, o = {}) => {
+      const row = ws.addRow(values);
+      if (o.bold || o.color) row.font = { ...(o.bold ? BOLD : {}), ...(o.color ? { color: { argb: o.color } } : {}) };
+      if (o.fill) row.fill = HEADER_FILL;
+      for (const i of o.moneyCols ?? []) row.getCell(i).numFmt = money;
+      for (const i of o.decimalCols ?? []) row.getCell(i).numFmt = '#,##0.000000';
+      row.commit();
+      sheet.rows++;
+    },
   };
-  const RED = 'FFC00000';
+  writeSummaryHead(sheet, c, summarised);
+  await writeProgramTotals(sheet, c);
+  writeMetricTotals(sheet, c);
+  writeAssumedRates(sheet, c);
+  printArea(ws, sheet.rows, 8);
+  ws.commit();
+}
+
+/** The Summary's head: title, completeness, the charts link, the total, unpriced and assumed warnings, summarised reports. */
+function writeSummaryHead(sheet: SummarySheet, c: WorkbookContent, summarised: SummarisedReport[]): void {
+  const { ws, add } = sheet;
   add([c.title], { bold: true });
   add(
     [
@@ -416,7 +446,7 @@ async function writeSummary(
     const row = ws.addRow([{ text: `Charts: ${c.chartsLink} (open in a browser)`, hyperlink: c.chartsLink }]);
     row.getCell(1).font = { color: { argb: 'FF0563C1' }, underline: true };
     row.commit();
-    rows++;
+    sheet.rows++;
   } else add([]);
   add(['Total', null, null, null, Number(c.total)], { bold: true, moneyCols: [5] });
   if (c.unpricedLines > 0) {
@@ -443,6 +473,11 @@ async function writeSummary(
       `${s.name}: ${s.rows.toLocaleString('en-US')} lines, summarised on sheets ${s.sheets.join(', ')}; every line is in ${s.name}.parquet`,
     ]);
   }
+}
+
+/** The Summary's totals by program (paced: an organisation may have many programs). */
+async function writeProgramTotals(sheet: SummarySheet, c: WorkbookContent): Promise<void> {
+  const { ws, add } = sheet;
   add([]);
   add(['Totals by program'], { bold: true });
   add(['Organization', 'Program id', 'Program', 'Plans', 'Cost', 'Unpriced lines', 'Unpriced'], {
@@ -450,7 +485,7 @@ async function writeSummary(
     fill: true,
   });
   for (const r of c.summaryByProgram) {
-    if (rows % PACE_ROWS === 0) await sheetCaughtUp(ws);
+    if (sheet.rows % PACE_ROWS === 0) await sheetCaughtUp(ws);
     const unpriced = Number(r.unpriced_lines);
     add(
       [
@@ -466,6 +501,11 @@ async function writeSummary(
     );
   }
   add(['Total', null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [5] });
+}
+
+/** The Summary's totals by metric. */
+function writeMetricTotals(sheet: SummarySheet, c: WorkbookContent): void {
+  const { add } = sheet;
   add([]);
   add(['Totals by metric'], { bold: true });
   add(['API', 'Metric', 'Billing unit', 'Quantity', 'Billable quantity', 'Cost', 'Unpriced lines', 'Unpriced'], {
@@ -489,6 +529,12 @@ async function writeSummary(
     );
   }
   add(['Total', null, null, null, null, Number(c.total), c.unpricedLines], { bold: true, moneyCols: [6] });
+}
+
+/** The Summary's rates marked assumed that priced this period, and how much of the total rests on them. */
+function writeAssumedRates(sheet: SummarySheet, c: WorkbookContent): void {
+  const { ws, money, add } = sheet;
+  const a = c.assumed;
   add([]);
   add(['Rates marked assumed'], { bold: true });
   add(['Rate id', 'Plan', 'Metric', 'Rate', 'Lines', 'Cost'], { bold: true, fill: true });
@@ -497,12 +543,10 @@ async function writeSummary(
     row.getCell(4).numFmt = '0.000000';
     row.getCell(6).numFmt = money;
     row.commit();
-    rows++;
+    sheet.rows++;
   }
   add(['Resting on assumed rates', null, null, null, null, Number(a.amount)], { bold: true, moneyCols: [6] });
   add([`Share of the total: ${a.share}%`]);
-  printArea(ws, rows, 8);
-  ws.commit();
 }
 
 /** An exact decimal string as money for a sentence. */

@@ -199,15 +199,10 @@ export async function writeWorkbookFile(
     forecast: Forecast | null;
   },
 ): Promise<SummarisedReport[]> {
-  const { period, partial, book, g, coverage, warnings, finalized, corrections, formats, focus } = st;
-  const { total, unpricedLines, assumed, runIds, sheets, forecast } = t;
+  const { period, partial, book, formats } = st;
+  const { total, unpricedLines, assumed, sheets, forecast } = t;
   const { title, now, correctionsSheet } = o;
   const { store } = w;
-  const coverageLines = coverage.scopes.map(
-    (s) =>
-      `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
-      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
-  );
   let summarised: SummarisedReport[] = [];
   const {
     byProgram: summaryByProgram,
@@ -232,62 +227,8 @@ export async function writeWorkbookFile(
         unpricedLines,
         assumed,
         programLabels,
-        about: [
-          ['Period', period.month ?? period.label],
-          ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
-          ['Generated at', now.toISOString()],
-          ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
-          ['Granularity used', `${g} (${coverage.reason})`],
-          ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
-          ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
-          ['Price book revision', book.revision],
-          ['Price book file', `${book.path} (sha256 ${book.sha256})`],
-          ['Currency', book.currency],
-          ['Rounding rule', ROUNDING_RULE],
-          ['Allowance rule', ALLOWANCE_RULE],
-          ['Peak-billed metrics', GAUGE_RULE],
-          ...warnings.map((w): [string, string] => ['Warning', w]),
-          ...(finalized
-            ? [
-                [
-                  'Finalised',
-                  `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
-                    `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`,
-                ] as [string, string],
-              ]
-            : []),
-          [
-            'Unpriced lines',
-            `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`,
-          ],
-          ...(focus
-            ? ([
-                [
-                  'FOCUS file',
-                  `${focus.rows} rows, priced usage only; costs are an ${focus.costBasis} (column x_CostBasis)`,
-                ],
-                ['Left out of FOCUS', focusLeftOutLine(focus)],
-              ] as [string, string][])
-            : []),
-          ...coverage.notEligible.map((org): [string, string] => ['Not eligible', notEligibleLine(org)]),
-          [
-            'Assumed rates',
-            `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
-              `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`,
-          ],
-          ['Run ids', runIds.join(', ') || 'none'],
-          ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
-        ],
-        rates: book.rates.map((r) => ({
-          rate_id: r.id,
-          plan: r.plan,
-          metric: r.metric,
-          rate: r.rate,
-          effective_from: r.effectiveFrom,
-          effective_to: r.effectiveTo ?? '',
-          source: r.source,
-          assumed: r.assumed,
-        })),
+        about: workbookAbout(st, t, now),
+        rates: workbookRates(book),
         sheets,
         ...(correctionsSheet ? { corrections: correctionsSheet } : {}),
         ...(o.rowBudget !== undefined ? { rowBudget: o.rowBudget } : {}),
@@ -301,6 +242,74 @@ export async function writeWorkbookFile(
     false,
   );
   return summarised;
+}
+
+/** The workbook's About sheet: period, coverage, prices, rules, warnings, finalisation, FOCUS, assumed rates. */
+function workbookAbout(st: StagedReport, t: ReportTotals, now: Date): [string, string][] {
+  const { period, partial, book, g, coverage, warnings, finalized, corrections, focus } = st;
+  const { unpricedLines, assumed, runIds, sheets } = t;
+  const coverageLines = coverage.scopes.map(
+    (s) =>
+      `${s.source} ${s.scope}: ${s.complete ? 'complete' : `${((100 * s.coveredMs) / s.rangeMs).toFixed(1)}% covered`}` +
+      `${s.required ? '' : ' (not eligible; data comes from another source)'} [${s.statuses || 'no rows'}]`,
+  );
+  return [
+    ['Period', period.month ?? period.label],
+    ['Range (UTC, end exclusive)', `${period.rangeStart.toISOString()} to ${period.rangeEnd.toISOString()}`],
+    ['Generated at', now.toISOString()],
+    ['Coverage', partial ? 'PARTIAL' : 'COMPLETE'],
+    ['Granularity used', `${g} (${coverage.reason})`],
+    ['Complete granularities', coverage.completeGranularities.join(', ') || 'none'],
+    ...coverageLines.map((l, i): [string, string] => [i === 0 ? 'Coverage by scope' : '', l]),
+    ['Price book revision', book.revision],
+    ['Price book file', `${book.path} (sha256 ${book.sha256})`],
+    ['Currency', book.currency],
+    ['Rounding rule', ROUNDING_RULE],
+    ['Allowance rule', ALLOWANCE_RULE],
+    ['Peak-billed metrics', GAUGE_RULE],
+    ...warnings.map((w): [string, string] => ['Warning', w]),
+    ...(finalized
+      ? [
+          [
+            'Finalised',
+            `${finalized.finalizationId}: the sheets hold the month as finalised; ` +
+              `${corrections!.rows} correction(s) since, net ${corrections!.amount} ${book.currency} (sheet corrections)`,
+          ] as [string, string],
+        ]
+      : []),
+    [
+      'Unpriced lines',
+      `${unpricedLines} (a plan or metric without a rate: cost left blank, never 0 or guessed; UNPRICED on the Summary)`,
+    ],
+    ...(focus
+      ? ([
+          ['FOCUS file', `${focus.rows} rows, priced usage only; costs are an ${focus.costBasis} (column x_CostBasis)`],
+          ['Left out of FOCUS', focusLeftOutLine(focus)],
+        ] as [string, string][])
+      : []),
+    ...coverage.notEligible.map((org): [string, string] => ['Not eligible', notEligibleLine(org)]),
+    [
+      'Assumed rates',
+      `${assumed.marked} rate(s) of the price book are marked assumed (column Assumed below); ` +
+        `${assumed.amount} ${book.currency} of the total (${assumed.share}%) rests on the ${assumed.used.length} that priced this period`,
+    ],
+    ['Run ids', runIds.join(', ') || 'none'],
+    ...sheets.map((s): [string, string] => [`Sheet ${s.def.name}`, `${s.def.title}; ${s.rows} rows`]),
+  ];
+}
+
+/** The workbook's price book sheet: one row per rate. */
+function workbookRates(book: PriceBook) {
+  return book.rates.map((r) => ({
+    rate_id: r.id,
+    plan: r.plan,
+    metric: r.metric,
+    rate: r.rate,
+    effective_from: r.effectiveFrom,
+    effective_to: r.effectiveTo ?? '',
+    source: r.source,
+    assumed: r.assumed,
+  }));
 }
 
 /**
@@ -347,49 +356,17 @@ export async function writeManifest(
     status: partial ? 'PARTIAL' : 'COMPLETE',
     partial,
     granularity: g,
-    coverage: {
-      complete: coverage.complete,
-      complete_granularities: coverage.completeGranularities,
-      reason: coverage.reason,
-      not_eligible: coverage.notEligible,
-      scopes: coverage.scopes.map((s) => ({
-        source: s.source,
-        scope: s.scope,
-        granularity: s.granularity,
-        covered_ms: s.coveredMs,
-        range_ms: s.rangeMs,
-        complete: s.complete,
-        required: s.required,
-        statuses: s.statuses,
-      })),
-    },
+    coverage: manifestCoverage(coverage),
     price_book: { revision: book.revision, sha256: book.sha256, path: book.path, currency: book.currency },
     rounding: ROUNDING_RULE,
     allowance_rule: ALLOWANCE_RULE,
     warnings,
     finalized: finalized !== null || finalizedNow !== null,
     corrected: (corrections?.rows ?? 0) > 0,
-    ...(finalized
-      ? {
-          finalization: { id: finalized.finalizationId, files: finalized.files },
-          corrections: {
-            rows: corrections!.rows,
-            net_amount: corrections!.amount,
-            file: formats.includes('parquet') ? 'corrections.parquet' : null,
-            sheet: formats.includes('xlsx') ? 'corrections' : null,
-          },
-        }
-      : finalizedNow
-        ? { finalization: { id: finalizedNow } }
-        : {}),
+    ...manifestFinalization(st, finalizedNow),
     total: total,
     unpriced_lines: unpricedLines,
-    assumed_rates: {
-      marked: assumed.marked,
-      amount: assumed.amount,
-      share_percent: assumed.share,
-      used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
-    },
+    assumed_rates: manifestAssumedRates(assumed),
     ...(formats.includes('xlsx')
       ? {
           workbook: {
@@ -399,57 +376,9 @@ export async function writeManifest(
         }
       : {}),
     run_ids: runIds,
-    ...(await monthAlerts(w.store, period).then((a) =>
-      a.length > 0
-        ? {
-            alerts: a.map((x) => ({
-              alert_id: x.alert_id,
-              kind: x.kind,
-              status: x.status,
-              day: x.day ?? x.crossing_date,
-              scope: `${x.scope_kind} ${x.scope_id}`,
-              message: x.message,
-            })),
-          }
-        : {},
-    )),
-    ...(forecast
-      ? {
-          forecast: {
-            current: forecast.current,
-            label: 'PROJECTION',
-            as_of: forecast.asOf,
-            complete_through: forecast.completeThrough,
-            month_to_date: forecast.totals.monthToDate,
-            projection: forecast.totals.projection,
-            method: forecast.method,
-          },
-        }
-      : {}),
-    ...(focus
-      ? {
-          focus: {
-            version: FOCUS_VERSION,
-            rows: focus.rows,
-            corrections: focus.corrections,
-            billed_total: focus.billedTotal,
-            cost_basis: focus.costBasis,
-            left_out: {
-              lines: focus.leftOut.lines,
-              plans: focus.leftOut.plans,
-              why: FOCUS_LEFT_OUT_WHY,
-              by_plan: focus.leftOut.byPlan,
-            },
-            finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
-              id: f.finalizationId,
-              finalized_at: f.finalizedAt,
-              rows: f.rows,
-              billed_total: f.billedTotal,
-              rows_sha256: f.rowsSha256,
-            })),
-          },
-        }
-      : {}),
+    ...(await manifestAlerts(w.store, period)),
+    ...(forecast ? { forecast: manifestForecast(forecast) } : {}),
+    ...(focus ? { focus: manifestFocus(focus) } : {}),
     files: [...writtenFiles, ...kept].sort((a, b) => a.name.localeCompare(b.name)),
   };
   w.signal?.throwIfAborted();
@@ -457,6 +386,109 @@ export async function writeManifest(
   files.push({ path: manifestPath, rows: files.length, sha256: await sha256File(manifestPath) });
   w.log.debug('report file', { path: files.at(-1)!.path, ...(await memoryFields(w.store)) });
   return manifest;
+}
+
+/** The manifest's coverage: per scope, how much of the period the stored rows cover. */
+function manifestCoverage(coverage: StagedReport['coverage']) {
+  return {
+    complete: coverage.complete,
+    complete_granularities: coverage.completeGranularities,
+    reason: coverage.reason,
+    not_eligible: coverage.notEligible,
+    scopes: coverage.scopes.map((s) => ({
+      source: s.source,
+      scope: s.scope,
+      granularity: s.granularity,
+      covered_ms: s.coveredMs,
+      range_ms: s.rangeMs,
+      complete: s.complete,
+      required: s.required,
+      statuses: s.statuses,
+    })),
+  };
+}
+
+/** The manifest's finalisation: the earlier one and its corrections since, or the one this run made. */
+function manifestFinalization(st: StagedReport, finalizedNow: string | null) {
+  const { finalized, corrections, formats } = st;
+  return finalized
+    ? {
+        finalization: { id: finalized.finalizationId, files: finalized.files },
+        corrections: {
+          rows: corrections!.rows,
+          net_amount: corrections!.amount,
+          file: formats.includes('parquet') ? 'corrections.parquet' : null,
+          sheet: formats.includes('xlsx') ? 'corrections' : null,
+        },
+      }
+    : finalizedNow
+      ? { finalization: { id: finalizedNow } }
+      : {};
+}
+
+/** The manifest's assumed rates: how many the price book marks, and how much of the total rests on those used. */
+function manifestAssumedRates(assumed: ReportTotals['assumed']) {
+  return {
+    marked: assumed.marked,
+    amount: assumed.amount,
+    share_percent: assumed.share,
+    used: assumed.used.map((r) => ({ rate_id: r.rate_id, lines: r.lines, cost: r.cost })),
+  };
+}
+
+/** The manifest's alerts of the month, when there are any. */
+async function manifestAlerts(store: WriteTarget['store'], period: StagedReport['period']) {
+  return monthAlerts(store, period).then((a) =>
+    a.length > 0
+      ? {
+          alerts: a.map((x) => ({
+            alert_id: x.alert_id,
+            kind: x.kind,
+            status: x.status,
+            day: x.day ?? x.crossing_date,
+            scope: `${x.scope_kind} ${x.scope_id}`,
+            message: x.message,
+          })),
+        }
+      : {},
+  );
+}
+
+/** The manifest's forecast, labelled a projection. */
+function manifestForecast(forecast: Forecast) {
+  return {
+    current: forecast.current,
+    label: 'PROJECTION',
+    as_of: forecast.asOf,
+    complete_through: forecast.completeThrough,
+    month_to_date: forecast.totals.monthToDate,
+    projection: forecast.totals.projection,
+    method: forecast.method,
+  };
+}
+
+/** The manifest's FOCUS entry: what the FOCUS file holds, what it leaves out, and the finalisations it carries. */
+function manifestFocus(focus: NonNullable<StagedReport['focus']>) {
+  return {
+    version: FOCUS_VERSION,
+    rows: focus.rows,
+    corrections: focus.corrections,
+    billed_total: focus.billedTotal,
+    cost_basis: focus.costBasis,
+    left_out: {
+      lines: focus.leftOut.lines,
+      plans: focus.leftOut.plans,
+      why: FOCUS_LEFT_OUT_WHY,
+      by_plan: focus.leftOut.byPlan,
+    },
+    finalizations: [...focus.finalizations, ...(focus.finalized ? [focus.finalized] : [])].map((f) => ({
+      id: f.finalizationId,
+      finalized_at: f.finalizedAt,
+      rows: f.rows,
+      billed_total: f.billedTotal,
+      rows_sha256: f.rowsSha256,
+    })),
+  };
 }
 
 interface ManifestFile {

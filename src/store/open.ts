@@ -53,13 +53,8 @@ const LOCK_CONFLICT = /Could not set lock on file|Conflicting lock/i;
 /** What DuckDB says of a file it cannot read as a database (truncated, bad checksum, not DuckDB). */
 const CORRUPT = /checksum|corrupt|not a valid DuckDB|IO Error|Serialization Error|database file .* is too small/i;
 
-export async function openStore(opts: OpenOptions): Promise<Store> {
-  const path = opts.path === IN_MEMORY ? IN_MEMORY : resolve(opts.path);
-  const readOnly = opts.readOnly ?? false;
-  const log = (opts.log ?? silentLogger).child({ db: path });
-  const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, opts.signal ? { signal: opts.signal } : undefined));
-  const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-
+/** Refuses an in-memory read-only store and a missing file that must exist; else makes the file's folder. */
+function preparePath(path: string, readOnly: boolean, opts: OpenOptions): void {
   if (path === IN_MEMORY) {
     if (readOnly) throw new Error('an in-memory database cannot be opened read-only: it would be empty');
   } else if (readOnly || opts.create === false) {
@@ -67,31 +62,49 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   } else {
     mkdirSync(dirname(path), { recursive: true });
   }
+}
+
+/**
+ * Opens the DuckDB instance once this process holds no conflicting open of the file; a file DuckDB
+ * cannot read as a database is a StoreCorruptError, a lock conflict is thrown as is (to wait and retry).
+ */
+async function createInstance(path: string, readOnly: boolean, opts: OpenOptions): Promise<DuckDBInstance> {
+  if (!takeInProcess(path, readOnly)) throw new InProcessConflict();
+  try {
+    return await DuckDBInstance.create(path, {
+      access_mode: readOnly ? 'READ_ONLY' : 'READ_WRITE',
+      // Extensions beyond the built-in ones cannot be downloaded where this runs.
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'true',
+      memory_limit: opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit,
+      threads: String(opts.threads ?? DEFAULT_THREADS),
+      // Keeping insertion order pins whole intermediate results in memory; every query that needs an order says ORDER BY.
+      preserve_insertion_order: 'false',
+    });
+  } catch (err) {
+    releaseInProcess(path, readOnly);
+    const message = (err as Error).message ?? String(err);
+    if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message))
+      throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
+    throw err;
+  }
+}
+
+export async function openStore(opts: OpenOptions): Promise<Store> {
+  const path = opts.path === IN_MEMORY ? IN_MEMORY : resolve(opts.path);
+  const readOnly = opts.readOnly ?? false;
+  const log = (opts.log ?? silentLogger).child({ db: path });
+  const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, opts.signal ? { signal: opts.signal } : undefined));
+  const timeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+
+  preparePath(path, readOnly, opts);
 
   let waited = 0;
   let wait = LOCK_RETRY_FIRST_MS;
   let instance: DuckDBInstance;
   for (;;) {
     try {
-      if (!takeInProcess(path, readOnly)) throw new InProcessConflict();
-      try {
-        instance = await DuckDBInstance.create(path, {
-          access_mode: readOnly ? 'READ_ONLY' : 'READ_WRITE',
-          // Extensions beyond the built-in ones cannot be downloaded where this runs.
-          autoinstall_known_extensions: 'false',
-          autoload_known_extensions: 'true',
-          memory_limit: opts.memoryLimit ?? CONFIG_DEFAULTS.store.memory_limit,
-          threads: String(opts.threads ?? DEFAULT_THREADS),
-          // Keeping insertion order pins whole intermediate results in memory; every query that needs an order says ORDER BY.
-          preserve_insertion_order: 'false',
-        });
-      } catch (err) {
-        releaseInProcess(path, readOnly);
-        const message = (err as Error).message ?? String(err);
-        if (!LOCK_CONFLICT.test(message) && CORRUPT.test(message))
-          throw new StoreCorruptError(path, message.split('\n')[0] ?? message);
-        throw err;
-      }
+      instance = await createInstance(path, readOnly, opts);
       break;
     } catch (err) {
       const message = (err as Error).message ?? String(err);
