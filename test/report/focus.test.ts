@@ -10,6 +10,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FocusFinalizeError } from '../../src/report/focus.js';
 import { runReport, type ReportResult } from '../../src/report/run.js';
+import { SERVICE_CATEGORIES } from '../support/focusRules.js';
 import { loadMonth, type Loaded } from '../support/month.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -96,27 +97,6 @@ const SUBCATEGORY_PARENT: Record<string, string> = {
 };
 const CHARGE_CATEGORIES = ['Adjustment', 'Credit', 'Purchase', 'Tax', 'Usage'];
 const CHARGE_FREQUENCIES = ['One-Time', 'Recurring', 'Usage-Based'];
-const SERVICE_CATEGORIES = [
-  'AI and Machine Learning',
-  'Analytics',
-  'Business Applications',
-  'Compute',
-  'Databases',
-  'Developer Tools',
-  'Multicloud',
-  'Identity',
-  'Integration',
-  'Internet of Things',
-  'Management and Governance',
-  'Media',
-  'Migration',
-  'Mobile',
-  'Networking',
-  'Security',
-  'Storage',
-  'Web',
-  'Other',
-];
 // UnitFormat: base units joined by '-', data sizes as abbreviations, time units capitalised and plural at the end.
 const UNIT =
   /^(?:(?:[KMGTPE]i?[bB]|[bB])|[A-Z][A-Za-z]*)(?:-(?:Years|Months|Days|Hours|Minutes|Seconds|[A-Z][A-Za-z]*s))?$/;

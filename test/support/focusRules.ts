@@ -31,7 +31,7 @@ interface Rule {
 const q = (c: string) => `"${c}"`;
 const USAGE_OR_PURCHASE_NOT_CORRECTION = `("ChargeCategory" IN ('Usage', 'Purchase') AND "ChargeClass" IS DISTINCT FROM 'Correction')`;
 const UNIT = `'^(?:(?:[KMGTPE]i?[bB]|[bB])|[A-Z][A-Za-z]*)(?:-(?:Years|Months|Days|Hours|Minutes|Seconds|[A-Z][A-Za-z]*s))?$'`;
-const SERVICE_CATEGORIES = [
+export const SERVICE_CATEGORIES = [
   'AI and Machine Learning',
   'Analytics',
   'Business Applications',
