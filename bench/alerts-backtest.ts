@@ -7,10 +7,10 @@
 // least USD 10 (measured on the stored data). The drifting programs must raise nothing.
 // Measurement (--large, or --large-only): the `large` account (9,000 current programs with daily data,
 // 90 days) loaded likewise; in a fresh process the first evaluation, which prices the history for the
-// rules (once, after an upgrade); then the last 3 days loaded again by another run, as a daily
-// collection re-collects its settle window, and in a fresh process what that collection adds (its last
-// days and the current month's budgets) and what `alerts` on a whole month costs: seconds, CPU seconds
-// and RSS over the process's RSS before evaluating.
+// rules (once, after an upgrade); then, in a fresh process, a daily collection's store work (the last
+// 3 days loaded again by another run, as a daily collection re-collects its settle window) and what
+// evaluating the alerts adds to it (its last days and the current month's budgets), and what `alerts`
+// on a whole month costs: seconds, CPU seconds and RSS (bench/alerts-measure.ts).
 // Run after `npm run build`: node dist/bench/alerts-backtest.js [--large | --large-only] [--json]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -162,10 +162,6 @@ async function measureLarge(keep?: string): Promise<Record<string, unknown>> {
       return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as object;
     };
     const first = measure('first');
-    const store = await openStore({ path: dbPath });
-    await loadDailyWorld(store, world, { now: NOW, days: 3, runId: `bench-alerts-daily-${Date.now()}` });
-    await store.checkpoint();
-    await store.close();
     return {
       programs_with_daily_data: world.programs.filter(
         (p) => world.orgById.get(p.org_id)?.billing === 'current' && world.personal_org_ids.includes(p.org_id),

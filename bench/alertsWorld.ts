@@ -59,12 +59,13 @@ function pages(world: World, rows: TruthRow[]): string[] {
 
 /**
  * Loads `days` whole days of daily v2 usage ending at the UTC midnight before `now`, for every current
- * member organization (as run `runId`), and the world's spending limits. Returns the data's [from, to).
+ * member organization (as run `runId`, written at `collectedAt`, default `now`), and the world's spending limits.
+ * Returns the data's [from, to).
  */
 export async function loadDailyWorld(
   store: Store,
   world: World,
-  o: { now: number; days: number; runId?: string },
+  o: { now: number; days: number; runId?: string; collectedAt?: number },
 ): Promise<{ from: number; to: number }> {
   await refreshPrices(store, loadPriceBook(join(packageRoot(), 'config/prices.toml')), new Date(o.now));
   const to = Math.floor(o.now / DAY) * DAY;
@@ -81,7 +82,7 @@ export async function loadDailyWorld(
       scope: { orgId: org.id },
       coverage: { source: 'v2_programs', scope: org.id, status: 'complete' },
       runId: o.runId ?? 'bench-alerts',
-      collectedAt: new Date(o.now),
+      collectedAt: new Date(o.collectedAt ?? o.now),
     });
     for (let i = 0; i < ids.length; i += CHUNK) {
       const rows = expectedRows(world, {

@@ -24,7 +24,7 @@ import {
 
 const DAY_MS = 86_400_000;
 /** Programs the anomaly rule reads at a time (their days summed by program: a few small integers a day). */
-const CHUNK_PROGRAMS = 4000;
+const CHUNK_PROGRAMS = 2000;
 /** Programs the budgets read at a time: a day's spend a program, and the lines an allowance applies to. */
 const BUDGET_CHUNK_PROGRAMS = 10_000;
 /** Evaluated days the anomaly rule reads at a time. */
@@ -147,26 +147,20 @@ interface Anomalies {
   evaluated: { from: string; to: string } | null;
 }
 
-async function evaluateAnomalies(
+/** The anomaly rule's inputs for the days [from, end): in chunks of about CHUNK_PROGRAMS programs and a
+ *  week of evaluated days at a time (each day joins its whole baseline), so a large account stays in bounded
+ *  memory; each chunk's memory handed back after it. */
+async function readAnomalyTotals(
   store: Store,
   s: AlertSettings,
   from: string,
-  to: string,
-  now: Date,
-): Promise<Anomalies> {
-  const bounds = await store.alerts.dailyBounds();
-  const end = Math.min(dayMs(to), settledEnd(now, s.settleDays, bounds.coveredTo));
-  if (!(end > dayMs(from))) return { fired: [], evaluated: null };
-  const evalTo = day(end);
+  end: number,
+): Promise<AnomalyTotalsRow[]> {
   const a = s.anomaly;
-  // Read in chunks of about CHUNK_PROGRAMS programs, so a large account stays in bounded memory.
   const loadFrom = day(dayMs(from) - a.baselineDays * DAY_MS);
-  const chunks = Math.max(
-    1,
-    Math.ceil((await store.alerts.dailyProgramCount(loadFrom, evalTo)) / (s.chunkPrograms ?? CHUNK_PROGRAMS)),
-  );
+  const programs = await store.alerts.dailyProgramCount(loadFrom, day(end));
+  const chunks = Math.max(1, Math.ceil(programs / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
   const rows: AnomalyTotalsRow[] = [];
-  // And a week of evaluated days at a time: each day joins its whole baseline.
   for (let start = dayMs(from); start < end; start += SLICE_DAYS * DAY_MS) {
     const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
     for (let chunk = 0; chunk < chunks; chunk++) {
@@ -181,8 +175,25 @@ async function evaluateAnomalies(
           chunk,
         })),
       );
+      await store.releaseMemory();
     }
   }
+  return rows;
+}
+
+async function evaluateAnomalies(
+  store: Store,
+  s: AlertSettings,
+  from: string,
+  to: string,
+  now: Date,
+): Promise<Anomalies> {
+  const bounds = await store.alerts.dailyBounds();
+  const end = Math.min(dayMs(to), settledEnd(now, s.settleDays, bounds.coveredTo));
+  if (!(end > dayMs(from))) return { fired: [], evaluated: null };
+  const evalTo = day(end);
+  const a = s.anomaly;
+  const rows = await readAnomalyTotals(store, s, from, end);
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];
   for (const r of rows) {
     const days = baselineDays(r, bounds.firstDay, a.baselineDays);
@@ -339,8 +350,10 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
     Math.ceil((await store.alerts.dailyProgramCount(month, nextDay)) / (s.chunkPrograms ?? BUDGET_CHUNK_PROGRAMS)),
   );
   const rows = [];
-  for (let chunk = 0; chunk < chunks; chunk++)
+  for (let chunk = 0; chunk < chunks; chunk++) {
     rows.push(...(await store.alerts.budgetDays(month, programs, chunks, chunk)));
+    await store.releaseMemory();
+  }
   const daysOf = new Map<string, Map<number, bigint>>();
   const add = (key: string, d: number, c: bigint) => {
     const m = daysOf.get(key) ?? daysOf.set(key, new Map()).get(key)!;

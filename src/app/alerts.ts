@@ -108,9 +108,10 @@ export async function alertsAfterCollect(
     const now = new Date(o.now);
     const scope = changedScope(result, o.now);
     await refreshSpendingLimits(ctx, store, client, now, o.signal);
-    // The rules read a month of daily buckets: at the store's limit (store.memory_limit), not the collect's.
+    // At alerts.memory_limit: the rules read what the runs replaced and a month of kept program days in
+    // chunks, so evaluating them adds little to what the collection itself held.
     const r = scope
-      ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now, ctx.config.store.memory_limit)
+      ? await evaluateAlerts(store, alertSettings(ctx.config), scope, now, ctx.config.alerts.memory_limit)
       : { fired: [], superseded: 0 };
     for (const a of r.fired) ctx.log.warn(`alert ${a.alert_id}: ${a.message}`);
     const d = await deliver(ctx, store, o.signal);

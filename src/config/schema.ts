@@ -164,6 +164,9 @@ export const configSchema = z
     alerts: z
       .object({
         enabled: z.boolean().default(true),
+        // DuckDB's working memory while a collection evaluates the alerts (in place of collect.memory_limit):
+        // the rules read in chunks, and a collection's memory is what keeps it lower than the collect's own.
+        memory_limit: memorySize('64MB'),
         // https, or plain http to this machine's loopback only (the rule of the API base URL).
         webhook_url: z
           .url({ protocol: /^https?$/ })

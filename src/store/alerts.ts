@@ -172,25 +172,64 @@ const PRICED_STATE_SET_SQL = 'INSERT OR REPLACE INTO alert_priced_state VALUES (
 const PRICED_CLEAR_SQL = 'DELETE FROM alert_priced_days';
 const PROGRAM_DAYS_CLEAR_SQL = 'DELETE FROM alert_program_days';
 const PRICED_RUNS_CLEAR_SQL = 'DELETE FROM alert_priced_runs';
-// Parameters: $from, $to VARCHAR (YYYY-MM-DD, exclusive).
-const PRICED_DELETE_DAYS_SQL =
-  'DELETE FROM alert_priced_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
-const PROGRAM_DAYS_DELETE_SQL =
-  'DELETE FROM alert_program_days WHERE usage_day >= CAST($from AS DATE) AND usage_day < CAST($to AS DATE)';
 // Parameters: none. The daily buckets' days: [first, last + 1).
 const DAILY_RANGE_SQL = `
 SELECT CAST(CAST(timezone('UTC', min(timeframe_start)) AS DATE) AS VARCHAR) AS "from",
   CAST(CAST(timezone('UTC', max(timeframe_start)) AS DATE) + 1 AS VARCHAR) AS "to"
 FROM usage_program_buckets WHERE granularity = 'daily'`;
-// Parameters: none. The program usage runs not taken in yet, and the whole UTC days of the daily windows
-// they replaced (a re-collected window's coverage row carries the run that replaced it).
+// Parameters: none. The program usage windows of runs not taken in yet: the whole UTC days each replaced,
+// its API version and organization (collect replaces a window organization by organization), and when
+// its rows were written (coverage.collected_at is the batch's, as usage_program_buckets.collected_at).
+// A failed or not eligible scope replaced nothing, but its run is taken in all the same.
 const PRICED_FRESH_SQL = `
-SELECT run_id, CAST(CAST(timezone('UTC', window_start) AS DATE) AS VARCHAR) AS "from",
+SELECT run_id, status IN ('complete', 'partial') AS replaced,
+  CASE source WHEN 'v1_programs' THEN 'v1' ELSE 'v2' END AS api_version, scope AS org_key, collected_at,
+  CAST(CAST(timezone('UTC', window_start) AS DATE) AS VARCHAR) AS "from",
   CAST(CAST(timezone('UTC', window_end - INTERVAL 1 MICROSECOND) AS DATE) + 1 AS VARCHAR) AS "to"
 FROM coverage
 WHERE granularity = 'daily' AND source <> 'v2_frameworks' AND window_end > window_start
   AND run_id NOT IN (SELECT run_id FROM alert_priced_runs)
-ORDER BY 2`;
+ORDER BY 6`;
+
+// A fill works on two TEMP tables: alert_fill_keys (API version, organization, day: what is replaced) and
+// alert_fill_buckets (the daily bucket rows priced for them). $from, $to: VARCHAR (YYYY-MM-DD, exclusive).
+// Parameters: $api_versions, $orgs, $days VARCHAR[] (one key per position).
+const FILL_KEYS_LISTED_SQL = `
+CREATE OR REPLACE TEMP TABLE alert_fill_keys AS
+SELECT DISTINCT api_version, org_key, CAST(usage_day AS DATE) AS usage_day
+FROM (SELECT unnest($api_versions) AS api_version, unnest($orgs) AS org_key, unnest($days) AS usage_day)`;
+// Parameters: $since TIMESTAMPTZ (the earliest the replacing runs wrote), $from, $to. The rows of the keys:
+// all written by the runs that replaced them, so the filter on collected_at skips every older block.
+const FILL_BUCKETS_OF_KEYS_SQL = `
+CREATE OR REPLACE TEMP TABLE alert_fill_buckets AS
+SELECT b.* FROM usage_program_buckets b
+SEMI JOIN alert_fill_keys k ON k.api_version = b.api_version AND k.org_key = coalesce(b.org_id, '')
+  AND k.usage_day = CAST(timezone('UTC', b.timeframe_start) AS DATE)
+WHERE b.granularity = 'daily' AND b.collected_at >= $since
+  AND b.timeframe_start >= CAST(CAST($from AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
+  AND b.timeframe_start < CAST(CAST($to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'`;
+// Parameters: $from, $to. Every stored day of the range (a full pricing, on empty tables).
+const FILL_BUCKETS_OF_DAYS_SQL = `
+CREATE OR REPLACE TEMP TABLE alert_fill_buckets AS
+SELECT * FROM usage_program_buckets
+WHERE granularity = 'daily' AND timeframe_start >= CAST(CAST($from AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'
+  AND timeframe_start < CAST(CAST($to AS DATE) AS TIMESTAMP) AT TIME ZONE 'UTC'`;
+const FILL_KEYS_OF_BUCKETS_SQL = `
+CREATE OR REPLACE TEMP TABLE alert_fill_keys AS
+SELECT DISTINCT api_version, coalesce(org_id, '') AS org_key, CAST(timezone('UTC', timeframe_start) AS DATE) AS usage_day
+FROM alert_fill_buckets`;
+// Parameters: $from, $to.
+const PRICED_DELETE_KEYS_SQL = `
+DELETE FROM alert_priced_days p USING alert_fill_keys k
+WHERE p.api_version = k.api_version AND coalesce(p.org_id, '') = k.org_key AND p.usage_day = k.usage_day
+  AND p.usage_day >= CAST($from AS DATE) AND p.usage_day < CAST($to AS DATE)`;
+// Parameters: $from, $to.
+const PROGRAM_DAYS_DELETE_KEYS_SQL = `
+DELETE FROM alert_program_days p USING (SELECT DISTINCT org_key, usage_day FROM alert_fill_keys) k
+WHERE coalesce(p.org_id, '') = k.org_key AND p.usage_day = k.usage_day
+  AND p.usage_day >= CAST($from AS DATE) AND p.usage_day < CAST($to AS DATE)`;
+const FILL_BUCKET_COUNT_SQL = 'SELECT count(*)::INTEGER AS n FROM alert_fill_buckets';
+const FILL_DROP_SQL = ['DROP TABLE IF EXISTS alert_fill_buckets', 'DROP TABLE IF EXISTS alert_fill_keys'];
 // Parameters: $ids VARCHAR[].
 const PRICED_RUNS_ADD_SQL = 'INSERT OR IGNORE INTO alert_priced_runs SELECT unnest($ids)';
 
@@ -199,8 +238,9 @@ const PROGRAM_NAMES_SQL = 'SELECT program_id AS id, name, org_id FROM programs W
 const ORG_NAMES_SQL = 'SELECT org_id AS id, name FROM organizations';
 const ORGS_KNOWN_SQL = 'SELECT org_id FROM organizations ORDER BY org_id';
 
-/** Days priced in one transaction: bounds the memory a fill takes. */
+/** Days priced in one transaction, and bucket rows priced in one statement: bound the memory a fill takes. */
 const FILL_SLICE_DAYS = 7;
+const FILL_CHUNK_ROWS = 8000;
 const DAY_MS = 86_400_000;
 
 /** [from, to) day ranges, overlapping or adjacent ones merged, cut into slices of at most `days` days. */
@@ -217,6 +257,38 @@ export function daySlices(ranges: readonly (readonly [string, string])[], days: 
   for (const [a, b] of merged)
     for (let t = a; t < b; t += days * DAY_MS) out.push([iso(t), iso(Math.min(b, t + days * DAY_MS))]);
   return out;
+}
+
+interface FreshWindow {
+  run_id: string;
+  replaced: boolean;
+  api_version: string;
+  org_key: string;
+  collected_at: Date;
+  from: string;
+  to: string;
+}
+
+/** The keys of the windows' days within [from, to), as parallel lists, and the earliest of their writes. */
+function windowKeys(
+  windows: readonly FreshWindow[],
+  from: string,
+  to: string,
+): { lists: { api_versions: string[]; orgs: string[]; days: string[] }; since: Date } {
+  const lists = { api_versions: [] as string[], orgs: [] as string[], days: [] as string[] };
+  let since: Date | null = null;
+  for (const w of windows) {
+    const a = w.from > from ? w.from : from;
+    const b = w.to < to ? w.to : to;
+    if (a >= b) continue;
+    if (since === null || w.collected_at < since) since = w.collected_at;
+    for (let t = Date.parse(`${a}T00:00:00Z`); t < Date.parse(`${b}T00:00:00Z`); t += DAY_MS) {
+      lists.api_versions.push(w.api_version);
+      lists.orgs.push(w.org_key);
+      lists.days.push(new Date(t).toISOString().slice(0, 10));
+    }
+  }
+  return { lists, since: since ?? new Date(0) };
 }
 
 export interface PricedSync {
@@ -285,10 +357,11 @@ export class Alerts {
 
   /**
    * Brings alert_priced_days and alert_program_days up to date: when the prices changed since they were
-   * priced (or they never were),
-   * every stored day is priced again; otherwise only the days of the daily windows that runs replaced
-   * since the last call. Each slice of days is replaced in one transaction and the runs are marked taken
-   * in only after, so an interrupted call is finished by the next.
+   * priced (or they never were), every stored day is priced again; otherwise only the (API version,
+   * organization, day) keys of the daily windows runs replaced since the last call, from the rows those
+   * runs wrote (so the bucket table is read only where they appended). Each slice of days is replaced in
+   * one transaction and the runs are marked taken in only after, so an interrupted call is finished by
+   * the next.
    */
   async syncPricedDays(now: Date): Promise<PricedSync> {
     const sql = this.ctx.sql;
@@ -306,25 +379,54 @@ export class Alerts {
           await sql.run(q);
       });
     }
-    const fresh = await sql.query<{ run_id: string; from: string; to: string }>(PRICED_FRESH_SQL);
-    let ranges: [string, string][] = fresh.map((f) => [f.from, f.to]);
+    const fresh = await sql.query<FreshWindow>(PRICED_FRESH_SQL);
+    const windows = fresh.filter((f) => f.replaced);
+    let slices: [string, string][];
     if (repriced) {
       const [r] = await sql.query<{ from: string | null; to: string | null }>(DAILY_RANGE_SQL);
-      ranges = r?.from && r.to ? [[r.from, r.to]] : [];
-    }
-    const slices = daySlices(ranges, FILL_SLICE_DAYS);
-    for (const [from, to] of slices) {
-      await this.ctx.transaction(async () => {
-        await sql.run(PRICED_DELETE_DAYS_SQL, { from, to });
-        await sql.run(PROGRAM_DAYS_DELETE_SQL, { from, to });
-        await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { from, to });
-        await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), { from, to });
-      });
+      slices = daySlices(r?.from && r.to ? [[r.from, r.to]] : [], FILL_SLICE_DAYS);
+      for (const [from, to] of slices)
+        await this.fillSlice({ from, to }, async () => {
+          await sql.run(FILL_BUCKETS_OF_DAYS_SQL, { from, to });
+          await sql.run(FILL_KEYS_OF_BUCKETS_SQL);
+        });
+    } else {
+      slices = daySlices(
+        windows.map((w) => [w.from, w.to]),
+        FILL_SLICE_DAYS,
+      );
+      for (const [from, to] of slices) {
+        const keys = windowKeys(windows, from, to);
+        await this.fillSlice({ from, to }, async () => {
+          await sql.run(FILL_KEYS_LISTED_SQL, keys.lists);
+          await sql.run(FILL_BUCKETS_OF_KEYS_SQL, { since: keys.since, from, to });
+        });
+      }
     }
     const runs = [...new Set(fresh.map((f) => f.run_id))];
     if (runs.length > 0) await sql.run(PRICED_RUNS_ADD_SQL, { ids: runs });
     if (repriced) await sql.run(PRICED_STATE_SET_SQL, { digest, at: now });
     return { repriced, slices: slices.length };
+  }
+
+  /** One slice's keys replaced in one transaction: `select` fills alert_fill_keys and alert_fill_buckets. */
+  private async fillSlice(days: { from: string; to: string }, select: () => Promise<void>): Promise<void> {
+    const sql = this.ctx.sql;
+    await this.ctx.transaction(async () => {
+      await select();
+      await sql.run(PRICED_DELETE_KEYS_SQL, days);
+      await sql.run(PROGRAM_DAYS_DELETE_KEYS_SQL, days);
+      const [{ n } = { n: 0 }] = await sql.query<{ n: number }>(FILL_BUCKET_COUNT_SQL);
+      const chunks = Math.max(1, Math.ceil(n / FILL_CHUNK_ROWS));
+      // Each statement's memory handed back after it (releaseMemory), so the process holds one chunk's at a time.
+      for (let chunk = 0; chunk < chunks; chunk++) {
+        await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { chunks, chunk });
+        await this.ctx.releaseMemory();
+      }
+      await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), days);
+      await this.ctx.releaseMemory();
+      for (const q of FILL_DROP_SQL) await sql.run(q);
+    });
   }
 
   /** Programs with daily usage in [from, to): what decides how many chunks the rules read them in. */

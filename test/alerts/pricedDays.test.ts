@@ -102,6 +102,70 @@ describe("the alert rules' priced days", () => {
     expect(await keys(BY_TABLE)).toEqual(after);
   });
 
+  test("a run's windows are re-priced from that run's rows alone: other organizations, API versions and failed scopes keep theirs", async () => {
+    const window = { windowStart: new Date(START), windowEnd: new Date(END) };
+    const asOrg2 = rows({ bump: 7 }).map((r) => ({ ...r, org_id: 'org-2', program_id: `q-${r.program_id}` }));
+    await load(
+      store,
+      spec({
+        ...window,
+        granularity: 'daily',
+        scope: { orgId: 'org-2' },
+        coverage: { source: 'v2_programs', scope: 'org-2', status: 'complete' },
+        runId: 'r1-org2',
+      }),
+      asOrg2,
+    );
+    // The same programs and days read from the v1 endpoint too (their own lines).
+    await load(
+      store,
+      spec({
+        ...window,
+        granularity: 'daily',
+        apiVersion: 'v1',
+        coverage: { source: 'v1_programs', scope: 'org-1', status: 'complete' },
+        runId: 'r1-v1',
+      }),
+      rows({ bump: 11 }),
+    );
+    await store.alerts.syncPricedDays(NOW);
+    const from = END - 3 * DAY;
+    const later = new Date(NOW.getTime() + DAY);
+    // A later run: org-1's v2 days replaced, and a failed scope over org-2's (which replaced nothing).
+    await load(
+      store,
+      spec({
+        granularity: 'daily',
+        windowStart: new Date(from),
+        windowEnd: new Date(END),
+        runId: 'r2',
+        collectedAt: later,
+      }),
+      rows({ bump: 1_000_000, from }),
+    );
+    await store.coverage.record({
+      source: 'v2_programs',
+      granularity: 'daily',
+      scope: 'org-2',
+      windowStart: new Date(from),
+      windowEnd: new Date(END),
+      status: 'failed',
+      runId: 'r2',
+      collectedAt: later,
+      detail: 'HTTP 500',
+    });
+    const before = await keys(BY_TABLE);
+    expect(await store.alerts.syncPricedDays(NOW)).toEqual({ repriced: false, slices: 1 });
+    const after = await keys(BY_TABLE);
+    expect(after).toEqual(await keys(BY_VIEW));
+    // Only org-1's compute on the window's days changed (v2 and v1 summed per program, day and metric).
+    const days = ['2026-10-18', '2026-10-19', '2026-10-20'];
+    expect(after.filter((k) => !before.includes(k)).map((k) => k.split('=')[0])).toEqual(
+      ['p-a', 'p-b'].flatMap((p) => days.map((d) => `${p}|${d}|compute_unit_seconds`)),
+    );
+    expect(after.filter((k) => k.startsWith('q-')).length).toBeGreaterThan(100);
+  });
+
   test('new rates re-price every day', async () => {
     await store.alerts.syncPricedDays(NOW);
     const before = await keys(BY_TABLE);

@@ -4,7 +4,7 @@
 -- Net spend per UTC day of the month, as program_spend bills it: the included allowance taken in time
 -- order within its pool (spend_program_days, migration 007), a peak-billed metric charged on its
 -- line's first day at the line's peak; each day line (program, period, metric, rate) rounded to cents
--- once. The lines no allowance applies to come summed by day (alert_program_days.plain_cents), the
+-- once (lines of each API version apart, as the spend views keep them). The lines no allowance applies to come summed by day (alert_program_days.plain_cents), the
 -- others line by line from alert_priced_days. One row per organization and day, and one per named
 -- program and day.
 WITH chunk AS (
@@ -23,7 +23,7 @@ al AS (
   WHERE CAST($month AS DATE) >= effective_from AND (effective_to IS NULL OR CAST($month AS DATE) < effective_to)
 ),
 d AS (
-  SELECT x.org_id, x.program_id, x.period_id, x.period_plan, x.period_start, x.metric, x.rate_id, x.rate_micro, x.divisor, x.aggregation,
+  SELECT x.api_version, x.org_id, x.program_id, x.period_id, x.period_plan, x.period_start, x.metric, x.rate_id, x.rate_micro, x.divisor, x.aggregation,
     x.usage_day, x.qty, x.peak
   FROM alert_priced_days x LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric
   WHERE x.usage_day >= CAST($month AS DATE) AND x.usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
@@ -32,11 +32,11 @@ d AS (
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
 lines AS (
-  SELECT org_id, program_id, period_id, period_plan, period_start, metric, rate_id, rate_micro, divisor, usage_day, qty FROM d WHERE aggregation <> 'max'
+  SELECT api_version, org_id, program_id, period_id, period_plan, period_start, metric, rate_id, rate_micro, divisor, usage_day, qty FROM d WHERE aggregation <> 'max'
   UNION ALL
-  SELECT org_id, program_id, period_id, period_plan, min(period_start), metric, rate_id, any_value(rate_micro), any_value(divisor), min(usage_day), max(peak)
+  SELECT api_version, org_id, program_id, period_id, period_plan, min(period_start), metric, rate_id, any_value(rate_micro), any_value(divisor), min(usage_day), max(peak)
   FROM d WHERE aggregation = 'max'
-  GROUP BY org_id, program_id, period_id, period_plan, metric, rate_id
+  GROUP BY api_version, org_id, program_id, period_id, period_plan, metric, rate_id
 ),
 pooled AS (
   SELECT l.*, a.allowance_id, a.included_raw, CASE a.scope WHEN 'org_month' THEN coalesce(l.org_id, '') ELSE l.program_id END AS pool_key
