@@ -45,6 +45,7 @@ export class ReplayCache {
       this.clockAt = now;
     }
     const counters = (stats.replay ??= { hits: 0, misses: 0, storedBytes: 0 });
+    counters.storedBytes = this.storedBytes;
     const stored = this.answers.get(key);
     if (stored !== undefined) {
       counters.hits++;
