@@ -49,6 +49,8 @@ export async function startSandboxProcess(opts: {
   scenario: string;
   latencyMs: number;
   now: string;
+  /** `sandbox --replay`: the clock stands still and each page is rendered once, then served from its bytes. */
+  replay?: boolean;
   nodeArgs?: string[];
 }): Promise<SandboxProcess> {
   const child: ChildProcess = spawn(
@@ -65,6 +67,7 @@ export async function startSandboxProcess(opts: {
       String(opts.latencyMs),
       '--now',
       opts.now,
+      ...(opts.replay ? ['--replay'] : []),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );

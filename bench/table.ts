@@ -17,6 +17,8 @@ export interface CollectPhase extends PhaseMeasure {
   exitCode: number;
   sandbox: SandboxStats;
   sandboxCpuS: number | null;
+  /** Whether the sandbox replayed stored pages (rendered by an unmeasured warm-up) rather than rendering them. */
+  replayed?: boolean;
   /** The fewest requests this window needs (bench/minimum.ts). */
   minimum: number | null;
 }
@@ -101,6 +103,8 @@ export interface Figures {
   /** CPU / bound: above 1, the collector cannot keep up with the API's rate whatever the concurrency. */
   cpuOverBound: number;
   sandboxCpuS: number | null;
+  /** Sandbox CPU / collector CPU over the measured collections: the API side's share of the machine. */
+  sandboxCpuShare: number | null;
   peakRssMb: number;
   baseline: null | {
     measured: {
@@ -122,6 +126,11 @@ export interface Figures {
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** The sandbox's CPU over the collector's for the same phase(s). */
+export function sandboxCpuShare(sandboxCpuS: number, collectorCpuS: number): number {
+  return collectorCpuS > 0 ? sandboxCpuS / collectorCpuS : 0;
+}
 
 /** Seconds the API's per-minute limit needs for `requests`: the physical bound of any collector. */
 export function rateBoundS(requests: number, perMinute: number): number {
@@ -172,6 +181,7 @@ export function figures(b: BenchReport): Figures {
     idleShare: 1 - cpuS / wallS,
     cpuOverBound: cpuS / boundS,
     sandboxCpuS: sandboxCpu,
+    sandboxCpuShare: sandboxCpu === null ? null : sandboxCpuShare(sandboxCpu, cpuS),
     peakRssMb: Math.max(...phasesRss),
     baseline: null,
   };
@@ -224,6 +234,8 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
     idle_share: round(f.idleShare, 3),
     store_load_values_per_s: b.storeLoad.append_values_per_s,
     report_wall_s: round(b.report.wallS, 2),
+    sandbox_cpu_s: f.sandboxCpuS === null ? null : round(f.sandboxCpuS, 2),
+    sandbox_cpu_share: f.sandboxCpuShare === null ? null : round(f.sandboxCpuShare, 3),
     sandbox_peak_rss_mb: b.sandboxPeakRssMb === null ? null : Math.round(b.sandboxPeakRssMb),
     baseline_requests_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.requests, 2) : null,
     baseline_cpu_over_ours: f.baseline ? round(1 / f.baseline.oursOverBaseline.cpu, 2) : null,
@@ -347,8 +359,16 @@ function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): v
     verdict(f.idleShare > 0.5, `${(f.idleShare * 100).toFixed(0)} % idle`),
     'CPU',
   );
-  if (f.sandboxCpuS !== null)
-    add('sandbox CPU (the API side, its own process)', `${n1(f.sandboxCpuS)} s`, '', '', 'CPU (generating the pages)');
+  if (f.sandboxCpuS !== null && f.sandboxCpuShare !== null)
+    add(
+      'sandbox CPU (the API side, its own process) / its share of the collector’s',
+      `${n1(f.sandboxCpuS)} s / ${(f.sandboxCpuShare * 100).toFixed(1)} %`,
+      b.collections.every((p) => p.replayed) ? '< 5 % (replayed pages)' : '',
+      b.collections.every((p) => p.replayed)
+        ? verdict(f.sandboxCpuShare < 0.05, `the sandbox took ${(f.sandboxCpuShare * 100).toFixed(1)} %`)
+        : '',
+      'CPU (rendering or replaying the pages)',
+    );
   add(
     'DuckDB load throughput, alone (store-load)',
     `${n0(b.storeLoad.append_values_per_s)} values/s appended; ${n0(b.storeLoad.end_to_end_values_per_s)} values/s to commit (${n0(b.storeLoad.rows)} values)`,
@@ -442,7 +462,7 @@ export function phaseTable(b: BenchReport): string {
       n1(bound),
       n2(p.wallS / bound),
       n1(p.cpuS),
-      p.sandboxCpuS === null ? 'n/a' : n1(p.sandboxCpuS),
+      p.sandboxCpuS === null ? 'n/a' : `${n1(p.sandboxCpuS)} (${n2(sandboxCpuShare(p.sandboxCpuS, p.cpuS))})`,
       `${p.throttled} / ${p.sandbox.violations.total}`,
       mb(p.peakRssMb),
       String(p.exitCode),
@@ -460,7 +480,7 @@ export function phaseTable(b: BenchReport): string {
       'bound s',
       'wall/bound',
       'CPU s',
-      'sandbox CPU s',
+      'sandbox CPU s (share of CPU s)',
       '429s / violations',
       'peak RSS',
       'exit',

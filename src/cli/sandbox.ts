@@ -11,6 +11,8 @@ export interface SandboxCommandOptions {
   latencyMs?: string;
   faultRate?: string;
   perMinute?: string;
+  /** The clock stands still and each answer's bytes are replayed once rendered (sandbox/replay.ts). */
+  replay?: boolean;
 }
 
 const SCENARIOS = ['small', 'medium', 'large', 'bigint'] as const;
@@ -45,5 +47,6 @@ export async function sandboxCommand(opts: SandboxCommandOptions): Promise<Sandb
     ...(faultRate !== undefined ? { faultRate } : {}),
     ...(now !== undefined ? { now } : {}),
     ...(perMinute !== undefined ? { limits: { perMinute } } : {}),
+    ...(opts.replay ? { replay: true, advance: false } : {}),
   });
 }

@@ -12,6 +12,7 @@ import { SandboxClock } from './clock.js';
 import { FaultInjector, resolveFaultRates, type FaultRates } from './faults.js';
 import { BufferPool, RawJson, serialise } from './json.js';
 import { RateLimits } from './limits.js';
+import { ReplayCache, replayKey } from './replay.js';
 import { ApiError } from './route.js';
 import { matchRoute } from './routes.js';
 import { copyStats, emptyStats, type SandboxStats } from './stats.js';
@@ -36,6 +37,8 @@ export interface SandboxOptions {
   limits?: { perMinute?: number; perSecondPerRoute?: number };
   /** Labelled events (spikes, a starting program, a drift, spending limits): events.ts. */
   events?: boolean;
+  /** Serve each answer's stored bytes once rendered (replay.ts); useful with `advance: false`. */
+  replay?: boolean | { maxBytes: number };
 }
 
 export interface Sandbox {
@@ -61,6 +64,7 @@ interface Served {
   faults: FaultInjector;
   state: ControlState;
   pool: BufferPool;
+  replay: ReplayCache | undefined;
 }
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
@@ -85,7 +89,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     ),
     latencyMs: opts.latencyMs ?? 0,
   };
-  const served: Served = { world, keys, clock, faults, state, pool: new BufferPool() };
+  const replay = opts.replay ? new ReplayCache(opts.replay === true ? undefined : opts.replay.maxBytes) : undefined;
+  const served: Served = { world, keys, clock, faults, state, pool: new BufferPool(), replay };
 
   const server = createServer((req, res) => {
     handle(served, req, res).catch((err: unknown) => {
@@ -207,15 +212,10 @@ async function handle(served: Served, req: IncomingMessage, res: ServerResponse)
 
   if (!matched) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}`);
   if (req.method !== 'GET') throw new ApiError(405, 'method_not_allowed', `${req.method} is not served on ${template}`);
-  const body = matched.route.handle({
-    world,
-    key,
-    now: clock.now(),
-    query: url.searchParams,
-    params: matched.params,
-    template,
-    pool,
-  });
+  const ctx = { world, key, now: clock.now(), query: url.searchParams, params: matched.params, template, pool };
+  const body = served.replay
+    ? served.replay.answer(replayKey(key.token, req.method, url), ctx.now, state.stats, () => matched.route.handle(ctx))
+    : matched.route.handle(ctx);
   send(state, res, 200, requestId, body);
 }
 

@@ -13,6 +13,8 @@ export interface SandboxStats {
    *  and last request, so a test can prove one kind of request all came before another. */
   firstSeq: Record<string, number>;
   lastSeq: Record<string, number>;
+  /** Only in replay mode (replay.ts): answers served from stored bytes, answers rendered, bytes stored. */
+  replay?: { hits: number; misses: number; storedBytes: number };
 }
 
 export function emptyStats(): SandboxStats {

@@ -14,6 +14,10 @@ export function registerSandbox(program: Command, setExit: SetExit): void {
     .option('--latency-ms <n>', 'added latency per request')
     .option('--fault-rate <p>', 'probability of an injected fault (503, 423, 429, dropped connection)')
     .option('--per-minute <n>', 'requests per rolling minute per key (default 700)')
+    .option(
+      '--replay',
+      'the clock stands still (moved only by POST /__sandbox/clock); each answer rendered once, then replayed',
+    )
     .action(async (o) => {
       const { sandboxCommand } = await import('../sandbox.js');
       const sb = await sandboxCommand(o);
