@@ -238,6 +238,14 @@ const PROGRAM_NAMES_SQL = 'SELECT program_id AS id, name, org_id FROM programs W
 const ORG_NAMES_SQL = 'SELECT org_id AS id, name FROM organizations';
 const ORGS_KNOWN_SQL = 'SELECT org_id FROM organizations ORDER BY org_id';
 
+// Parameters: $month VARCHAR (YYYY-MM-01). The metrics whose lines alert_budget_days.sql reads one by one:
+// billed on a peak, or with an included allowance in the month (a list given to it, so its scan skips the rest).
+const BUDGET_LINE_METRICS_SQL = `
+SELECT metric FROM price_metrics WHERE aggregation = 'max'
+UNION
+SELECT metric FROM price_allowances
+WHERE CAST($month AS DATE) >= effective_from AND (effective_to IS NULL OR CAST($month AS DATE) < effective_to)`;
+
 /** Days priced in one transaction, and bucket rows priced in one statement: bound the memory a fill takes. */
 const FILL_SLICE_DAYS = 7;
 const FILL_CHUNK_ROWS = 8000;
@@ -496,9 +504,13 @@ export class Alerts {
 
   /** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
   async budgetDays(month: string, programs: string[], chunks = 1, chunk = 0): Promise<BudgetDayRow[]> {
+    const metrics = (await this.ctx.sql.query<{ metric: string }>(BUDGET_LINE_METRICS_SQL, { month })).map(
+      (r) => r.metric,
+    );
     return this.ctx.sql.query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), {
       month,
       programs,
+      metrics,
       chunks,
       chunk,
     });

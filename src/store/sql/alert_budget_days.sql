@@ -1,5 +1,6 @@
 -- Query: alert_budget_days (the budgets' input, src/alerts/evaluate.ts)
 -- Parameters: $month VARCHAR (YYYY-MM-01), $programs VARCHAR[] (programs named by budgets of the config),
+-- $metrics VARCHAR[] (the metrics billed on a peak or with an allowance in the month: the only ones read line by line),
 -- $chunks INTEGER, $chunk INTEGER (the allowance pools whose key hashes into this chunk; 1 and 0 read all).
 -- Net spend per UTC day of the month, as program_spend bills it: the included allowance taken in time
 -- order within its pool (spend_program_days, migration 007), a peak-billed metric charged on its
@@ -27,7 +28,7 @@ d AS (
     x.usage_day, x.qty, x.peak
   FROM alert_priced_days x LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric
   WHERE x.usage_day >= CAST($month AS DATE) AND x.usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
-    AND (x.aggregation = 'max' OR al.plan IS NOT NULL)
+    AND list_contains($metrics, x.metric) AND (x.aggregation = 'max' OR al.plan IS NOT NULL)
     AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(x.org_id, '') ELSE x.program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
