@@ -19,6 +19,9 @@ export interface UsageBatchSpec {
    * for that table/apiVersion/granularity. Every staged row must fall inside it (else commit refuses).
    */
   scope: { orgId?: string; programIds?: readonly string[] };
+  /** The window recorded as collected. For daily program usage, `scope` is the organization whose window
+   *  the batch replaced (collect scopes every batch by organization): the alert rules re-price exactly
+   *  those days of that organization from this batch's rows (store/alerts.ts). */
   coverage: { source: string; scope: string; status: 'complete' | 'partial' };
   /** Page-loaded batches: the largest share (0..1) of the window's stored rows the answer may delete
    *  outright; beyond it commit() refuses with DeletionHeldError. Omitted: no limit. */
