@@ -1,7 +1,17 @@
 // Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
 // the store (usage batches with their coverage rows, and the inventory), as the collector would.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  watch,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Granularity, Source } from '../../src/domain/granularity.js';
@@ -157,10 +167,42 @@ function preparedFile(key: object): string | null {
 
 /** Keeps a closed store's file as the prepared copy: written beside it, then renamed, so a reader never sees half. */
 function keepPrepared(path: string, prepared: string): void {
-  mkdirSync(dirname(prepared), { recursive: true });
   const partial = `${prepared}.${process.pid}.partial`;
   copyFileSync(path, partial);
   renameSync(partial, prepared);
+}
+
+/**
+ * Whether this file is to build `prepared`: true when it took the build (its marker made), false once
+ * another file's build put it in place. Test files run in parallel, and two that load the same month
+ * start together: the second waits for the first rather than loading it too. A build that ends without
+ * the file (it failed) hands the build on.
+ */
+async function claimBuild(prepared: string): Promise<boolean> {
+  const marker = `${prepared}.building`;
+  mkdirSync(dirname(prepared), { recursive: true });
+  for (;;) {
+    if (existsSync(prepared)) return false;
+    try {
+      closeSync(openSync(marker, 'wx'));
+      if (!existsSync(prepared)) return true;
+      rmSync(marker, { force: true });
+      return false;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    // Woken by the folder's change (the rename in place, or the marker removed), never by a timer.
+    await new Promise<void>((done) => {
+      const watcher = watch(dirname(prepared), () => {
+        watcher.close();
+        done();
+      });
+      if (existsSync(prepared) || !existsSync(marker)) {
+        watcher.close();
+        done();
+      }
+    });
+  }
 }
 
 /**
@@ -191,19 +233,26 @@ export async function loadMonth(o: {
   const { truth, steps } = monthPlan(world, { g, from, to, now, ...(o.skipOrg ? { skipOrg: true } : {}) });
   const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
   const prepared = preparedFile({ g, from, to, now, seed, scenario, skipOrg: o.skipOrg === true });
-  if (prepared && existsSync(prepared)) {
+  const build = prepared ? await claimBuild(prepared) : true;
+  if (prepared && !build) {
     copyFileSync(prepared, path);
     return { store: await openStore({ path }), world, dir, from, to, now, truth, formulaProgramId };
   }
   let store = await openStore({ path });
-  await writeMonth(store, world, { steps, from, to, now, formulaProgramId });
-  if (prepared) {
+  if (!prepared) {
+    await writeMonth(store, world, { steps, from, to, now, formulaProgramId });
+    return { store, world, dir, from, to, now, truth, formulaProgramId };
+  }
+  try {
+    await writeMonth(store, world, { steps, from, to, now, formulaProgramId });
     await store.close();
     // Closing checkpoints the write-ahead log into the file; a log left over would be part of the database.
     if (existsSync(`${path}.wal`)) throw new Error(`${path}.wal left after close: the file alone is not the database`);
     keepPrepared(path, prepared);
-    store = await openStore({ path });
+  } finally {
+    rmSync(`${prepared}.building`, { force: true });
   }
+  store = await openStore({ path });
   return { store, world, dir, from, to, now, truth, formulaProgramId };
 }
 
