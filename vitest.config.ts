@@ -15,11 +15,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // DuckDB files, temporary folders and sandbox ports (port 0) are per test file, so files run in parallel.
-    // Vitest's default in a run is one worker fewer than the CPUs: on 2 cores, one file at a time. Three
-    // workers: most integration files spend their time waiting on the child processes and servers they
-    // started, not computing, so a third file keeps both cores busy.
+    // Vitest's default in a run is one worker fewer than the CPUs: on 2 cores, one file at a time. One a core
+    // (a third, tried, made the medium-world files twice as slow and past their timeouts: they compute).
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: '100%',
     // The costliest files first, across both projects (test/support/sequencer.ts).
     sequence: { sequencer: CostSequencer },
     env: { TZ: 'UTC' },

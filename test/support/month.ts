@@ -1,25 +1,16 @@
 // Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
 // the store (usage batches with their coverage rows, and the inventory), as the collector would.
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  renameSync,
-  rmSync,
-  watch,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Granularity, Source } from '../../src/domain/granularity.js';
 import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
 import { generateWorld, type World } from '../../src/sandbox/world.js';
 import type { Scenario } from '../../src/sandbox/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { CoverageRow, UsageBatchSpec } from '../../src/store/types.js';
+import { claimBuild, endBuild, keepPrepared } from './prepared.js';
 import { RUN_FOLDER } from './tmpRoot.js';
 import { appendRows, type UsageRowIn } from './rowLoader.js';
 
@@ -165,46 +156,6 @@ function preparedFile(key: object): string | null {
   return join(runFolder, 'prepared-months', `${name}.duckdb`);
 }
 
-/** Keeps a closed store's file as the prepared copy: written beside it, then renamed, so a reader never sees half. */
-function keepPrepared(path: string, prepared: string): void {
-  const partial = `${prepared}.${process.pid}.partial`;
-  copyFileSync(path, partial);
-  renameSync(partial, prepared);
-}
-
-/**
- * Whether this file is to build `prepared`: true when it took the build (its marker made), false once
- * another file's build put it in place. Test files run in parallel, and two that load the same month
- * start together: the second waits for the first rather than loading it too. A build that ends without
- * the file (it failed) hands the build on.
- */
-async function claimBuild(prepared: string): Promise<boolean> {
-  const marker = `${prepared}.building`;
-  mkdirSync(dirname(prepared), { recursive: true });
-  for (;;) {
-    if (existsSync(prepared)) return false;
-    try {
-      closeSync(openSync(marker, 'wx'));
-      if (!existsSync(prepared)) return true;
-      rmSync(marker, { force: true });
-      return false;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    // Woken by the folder's change (the rename in place, or the marker removed), never by a timer.
-    await new Promise<void>((done) => {
-      const watcher = watch(dirname(prepared), () => {
-        watcher.close();
-        done();
-      });
-      if (existsSync(prepared) || !existsSync(marker)) {
-        watcher.close();
-        done();
-      }
-    });
-  }
-}
-
 /**
  * Loads `month` at `granularity` from the truth, at a clock 3 days after the month's end (so every
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
@@ -250,7 +201,7 @@ export async function loadMonth(o: {
     if (existsSync(`${path}.wal`)) throw new Error(`${path}.wal left after close: the file alone is not the database`);
     keepPrepared(path, prepared);
   } finally {
-    rmSync(`${prepared}.building`, { force: true });
+    endBuild(prepared);
   }
   store = await openStore({ path });
   return { store, world, dir, from, to, now, truth, formulaProgramId };
