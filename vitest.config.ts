@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import CostSequencer from './test/support/sequencer.js';
 
 /**
  * A test that opens sockets (the sandbox over HTTP, Chromium's DevTools) or starts child processes (the
@@ -13,8 +14,13 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // DuckDB files and sandbox ports are per test file; files run in parallel across 2 cores.
+    // DuckDB files, temporary folders and sandbox ports (port 0) are per test file, so files run in parallel.
+    // Vitest's default in a run is one worker fewer than the CPUs: on 2 cores, one file at a time. One a core
+    // (a third, tried, made the medium-world files twice as slow and past their timeouts: they compute).
     pool: 'forks',
+    maxWorkers: '100%',
+    // The costliest files first, across both projects (test/support/sequencer.ts).
+    sequence: { sequencer: CostSequencer },
     env: { TZ: 'UTC' },
     projects: [
       {

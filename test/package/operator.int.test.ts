@@ -5,12 +5,13 @@
 // happen as on a fresh server; then the first run by hand (collect, report, status) as that user
 // against the sandbox, and the daemon's monthly export, each writing where the config says.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distModule } from '../support/child.js';
+import { packedTarball } from '../support/pack.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const NPM_TIMEOUT_MS = 240_000;
@@ -41,16 +42,10 @@ describe('the README operator section, run as printed as root', () => {
   beforeAll(async () => {
     if (process.getuid?.() !== 0)
       throw new Error('this test creates a user and mounts overlays: run the suite as root (or in a root container)');
-    const out0 = execFileSync('npm', ['pack', '--json', '--pack-destination', root], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: NPM_TIMEOUT_MS,
-      env: { ...process.env, USAGE_PACK_PREBUILT: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    expect((JSON.parse(out0) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path)).toContain(
-      'deploy/usage.toml',
-    );
+    // The README's install runs `npm install -g ./usage-pipeline-*.tgz` here: the run's pack, copied in.
+    const packed = await packedTarball();
+    expect(packed.files).toContain('deploy/usage.toml');
+    copyFileSync(packed.tarball, join(root, basename(packed.tarball)));
     sandbox = spawn(process.execPath, [distModule('src/cli/main.ts'), 'sandbox', '--port', '0'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });

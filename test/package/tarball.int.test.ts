@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packedTarball } from '../support/pack.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const NPM_TIMEOUT_MS = 240_000;
@@ -34,17 +35,8 @@ describe('the packed tarball, installed globally without dev dependencies', () =
   beforeAll(async () => {
     mkdirSync(home);
     mkdirSync(work);
-    // dist/ is fresh (the test setup built it); USAGE_PACK_PREBUILT keeps pack from rebuilding it under
-    // the tests that are running it, while its hooks still shape the packed package.json.
-    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', root], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: NPM_TIMEOUT_MS,
-      env: { ...process.env, USAGE_PACK_PREBUILT: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const [packed] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
-    const files = packed!.files.map((f) => f.path);
+    const packed = await packedTarball();
+    const files = packed.files;
     expect(files).toContain('dist/src/cli/main.js');
     expect(files).toContain('config/prices.toml');
     expect(files.some((f) => f.startsWith('queries/schema/'))).toBe(true);
@@ -60,7 +52,7 @@ describe('the packed tarball, installed globally without dev dependencies', () =
     ).toEqual([]);
     // No lifecycle script of the checkout's (prepare builds it) ships: npm would warn about it on install.
     const manifest = JSON.parse(
-      execFileSync('tar', ['-xzOf', join(root, packed!.filename), 'package/package.json'], { encoding: 'utf8' }),
+      execFileSync('tar', ['-xzOf', packed.tarball, 'package/package.json'], { encoding: 'utf8' }),
     ) as { scripts: Record<string, string> };
     expect(Object.keys(manifest.scripts).filter((k) => /^(pre|post)?(install|prepare)$/.test(k))).toEqual([]);
     const install = spawnSync(
@@ -70,7 +62,7 @@ describe('the packed tarball, installed globally without dev dependencies', () =
         '-g',
         '--prefix',
         prefix,
-        join(root, packed!.filename),
+        packed.tarball,
         '--omit=dev',
         '--prefer-offline',
         '--no-audit',

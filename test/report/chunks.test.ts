@@ -75,7 +75,8 @@ test('chunks of 7 programs give the same report files, byte for byte, and the sa
     expect(Number(d!.n)).toBe(0);
   }
   expect(chunked.focus!.rows).toBe(whole.focus!.rows);
-});
+  // Every row of the medium world's FOCUS file compared by position, both ways: most of a minute.
+}, 180_000);
 
 test('FOCUS and framework_spend lines are numbered program first, one after another, across the chunks', async () => {
   const [fw] = await rawSql(L.store).query<{ n: bigint; max_no: bigint; distinct_no: bigint; out_of_order: bigint }>(`
@@ -92,4 +93,4 @@ test('FOCUS and framework_spend lines are numbered program first, one after anot
     SELECT count(*) FILTER (WHERE prev IS DISTINCT FROM p) AS runs, count(DISTINCT p) AS programs FROM f`);
   expect(Number(fo!.programs)).toBeGreaterThan(300);
   expect(fo!.runs).toBe(fo!.programs);
-});
+}, 180_000);

@@ -1,6 +1,7 @@
 // Test fixture: a sandbox world's ground truth for one month, loaded into a real DuckDB file through
 // the store (usage batches with their coverage rows, and the inventory), as the collector would.
-import { mkdtempSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Granularity, Source } from '../../src/domain/granularity.js';
@@ -8,6 +9,9 @@ import { expectedRows, type TruthRow } from '../../src/sandbox/truth.js';
 import { generateWorld, type World } from '../../src/sandbox/world.js';
 import type { Scenario } from '../../src/sandbox/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import type { CoverageRow, UsageBatchSpec } from '../../src/store/types.js';
+import { claimBuild, endBuild, keepPrepared } from './prepared.js';
+import { RUN_FOLDER } from './tmpRoot.js';
 import { appendRows, type UsageRowIn } from './rowLoader.js';
 
 export const DAY = 86_400_000;
@@ -60,10 +64,103 @@ export async function loadMonthFile(month: string): Promise<{ dir: string; db: s
   return { dir: L.dir, db: L.store.path };
 }
 
+/** One write of a month's load, in order: a usage batch with its rows, or a coverage row on its own. */
+type Step = { batch: UsageBatchSpec; rows: TruthRow[] } | { coverage: CoverageRow };
+
+/** The month's truth, and the writes that load it: computed without touching a store (a prepared copy needs none). */
+function monthPlan(
+  world: World,
+  o: { g: Granularity; from: number; to: number; now: number; skipOrg?: boolean },
+): { truth: Record<Source, TruthRow[]>; steps: Step[] } {
+  const { g, from, to, now } = o;
+  const runId = 'run-test-1';
+  const collectedAt = new Date(now);
+  const window = { granularity: g, windowStart: new Date(from), windowEnd: new Date(to), runId, collectedAt };
+  const truth = {} as Record<Source, TruthRow[]>;
+  const steps: Step[] = [];
+
+  // v1: one batch for every legacy program ('all').
+  truth.v1_programs = expectedRows(world, { source: 'v1_programs', granularity: g, from, to, now });
+  steps.push({
+    batch: {
+      table: 'usage_program',
+      apiVersion: 'v1',
+      ...window,
+      scope: {},
+      coverage: { source: 'v1_programs', scope: 'all', status: 'complete' },
+    },
+    rows: truth.v1_programs,
+  });
+
+  // v2 programs: one batch per organisation; legacy organisations are not eligible.
+  truth.v2_programs = [];
+  truth.v2_frameworks = [];
+  let skipped = false;
+  for (const orgId of world.personal_org_ids) {
+    const org = world.orgById.get(orgId)!;
+    if (org.billing === 'legacy') {
+      steps.push({
+        coverage: { ...window, source: 'v2_programs', scope: orgId, status: 'not_eligible', detail: '403' },
+      });
+      continue;
+    }
+    const rows = expectedRows(world, { source: 'v2_programs', granularity: g, from, to, now, orgId });
+    if (o.skipOrg && !skipped) {
+      skipped = true;
+      steps.push({ coverage: { ...window, source: 'v2_programs', scope: orgId, status: 'failed', detail: 'test' } });
+      continue;
+    }
+    truth.v2_programs.push(...rows);
+    steps.push({
+      batch: {
+        table: 'usage_program',
+        apiVersion: 'v2',
+        ...window,
+        scope: { orgId },
+        coverage: { source: 'v2_programs', scope: orgId, status: 'complete' },
+      },
+      rows,
+    });
+
+    const programIds = [...new Set(rows.map((r) => r.program_id))].sort();
+    if (programIds.length === 0) continue;
+    const fr = expectedRows(world, { source: 'v2_frameworks', granularity: g, from, to, now, programIds });
+    truth.v2_frameworks.push(...fr);
+    steps.push({
+      batch: {
+        table: 'usage_framework',
+        ...window,
+        scope: { programIds },
+        coverage: {
+          source: 'v2_frameworks',
+          scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`,
+          status: 'complete',
+        },
+      },
+      rows: fr,
+    });
+  }
+  return { truth, steps };
+}
+
+/**
+ * The file of a month already loaded in this run with the same options, to copy instead of loading it
+ * again (several files load the same month; the medium world takes most of a test file's time). Only
+ * within a run's folder (test/support/tmpRoot.ts), removed at its end, so no file outlives the code
+ * that wrote it. Null outside one.
+ */
+function preparedFile(key: object): string | null {
+  const runFolder = process.env[RUN_FOLDER];
+  if (!runFolder) return null;
+  const name = createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
+  return join(runFolder, 'prepared-months', `${name}.duckdb`);
+}
+
 /**
  * Loads `month` at `granularity` from the truth, at a clock 3 days after the month's end (so every
  * bucket is final). `skipOrg` leaves one v2 organisation's window as 'failed' coverage (a partial month).
  * `until` loads only the buckets before it (a month in progress) and `now` sets the clock.
+ * A month already loaded in this run with the same options is copied from its file (preparedFile).
  */
 export async function loadMonth(o: {
   month: string;
@@ -79,118 +176,59 @@ export async function loadMonth(o: {
   const { from, to: monthEnd } = monthRange(o.month);
   const to = o.until ?? monthEnd;
   const now = o.now ?? monthEnd + 3 * DAY;
-  const world = generateWorld({ seed: o.seed ?? 7, scenario: o.scenario ?? 'small', now });
+  const seed = o.seed ?? 7;
+  const scenario = o.scenario ?? 'small';
+  const world = generateWorld({ seed, scenario, now });
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'report-test-'));
-  const store = await openStore({ path: join(dir, 'usage.duckdb') });
-  const runId = 'run-test-1';
-  const collectedAt = new Date(now);
-  const windowStart = new Date(from);
-  const windowEnd = new Date(to);
-  const truth = {} as Record<Source, TruthRow[]>;
-
-  // v1: one batch for every legacy program ('all').
-  truth.v1_programs = expectedRows(world, { source: 'v1_programs', granularity: g, from, to, now });
-  {
-    const b = store.usage.beginBatch({
-      table: 'usage_program',
-      apiVersion: 'v1',
-      granularity: g,
-      windowStart,
-      windowEnd,
-      scope: {},
-      coverage: { source: 'v1_programs', scope: 'all', status: 'complete' },
-      runId,
-      collectedAt,
-    });
-    await appendRows(
-      b,
-      truth.v1_programs.map((r) => toRow(world, r)),
-    );
-    await b.commit();
+  const path = join(dir, 'usage.duckdb');
+  const { truth, steps } = monthPlan(world, { g, from, to, now, ...(o.skipOrg ? { skipOrg: true } : {}) });
+  const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
+  const prepared = preparedFile({ g, from, to, now, seed, scenario, skipOrg: o.skipOrg === true });
+  const build = prepared ? await claimBuild(prepared) : true;
+  if (prepared && !build) {
+    copyFileSync(prepared, path);
+    return { store: await openStore({ path }), world, dir, from, to, now, truth, formulaProgramId };
   }
+  let store = await openStore({ path });
+  if (!prepared) {
+    await writeMonth(store, world, { steps, from, to, now, formulaProgramId });
+    return { store, world, dir, from, to, now, truth, formulaProgramId };
+  }
+  try {
+    await writeMonth(store, world, { steps, from, to, now, formulaProgramId });
+    await store.close();
+    // Closing checkpoints the write-ahead log into the file; a log left over would be part of the database.
+    if (existsSync(`${path}.wal`)) throw new Error(`${path}.wal left after close: the file alone is not the database`);
+    keepPrepared(path, prepared);
+  } finally {
+    endBuild(prepared);
+  }
+  store = await openStore({ path });
+  return { store, world, dir, from, to, now, truth, formulaProgramId };
+}
 
-  // v2 programs: one batch per organisation; legacy organisations are not eligible.
-  truth.v2_programs = [];
-  truth.v2_frameworks = [];
-  let skipped = false;
-  for (const orgId of world.personal_org_ids) {
-    const org = world.orgById.get(orgId)!;
-    if (org.billing === 'legacy') {
-      await store.coverage.record({
-        source: 'v2_programs',
-        granularity: g,
-        scope: orgId,
-        windowStart,
-        windowEnd,
-        status: 'not_eligible',
-        runId,
-        collectedAt,
-        detail: '403',
-      });
+/** The writes of monthPlan, then the inventory, as a collection would leave them. */
+async function writeMonth(
+  store: Store,
+  world: World,
+  o: { steps: Step[]; from: number; to: number; now: number; formulaProgramId: string },
+): Promise<void> {
+  const { from, to, now, formulaProgramId } = o;
+  for (const step of o.steps) {
+    if ('coverage' in step) {
+      await store.coverage.record(step.coverage);
       continue;
     }
-    const rows = expectedRows(world, { source: 'v2_programs', granularity: g, from, to, now, orgId });
-    if (o.skipOrg && !skipped) {
-      skipped = true;
-      await store.coverage.record({
-        source: 'v2_programs',
-        granularity: g,
-        scope: orgId,
-        windowStart,
-        windowEnd,
-        status: 'failed',
-        runId,
-        collectedAt,
-        detail: 'test',
-      });
-      continue;
-    }
-    truth.v2_programs.push(...rows);
-    const b = store.usage.beginBatch({
-      table: 'usage_program',
-      apiVersion: 'v2',
-      granularity: g,
-      windowStart,
-      windowEnd,
-      scope: { orgId },
-      coverage: { source: 'v2_programs', scope: orgId, status: 'complete' },
-      runId,
-      collectedAt,
-    });
+    const b = store.usage.beginBatch(step.batch);
     await appendRows(
       b,
-      rows.map((r) => toRow(world, r)),
+      step.rows.map((r) => toRow(world, r)),
     );
     await b.commit();
-
-    const programIds = [...new Set(rows.map((r) => r.program_id))].sort();
-    if (programIds.length === 0) continue;
-    const fr = expectedRows(world, { source: 'v2_frameworks', granularity: g, from, to, now, programIds });
-    truth.v2_frameworks.push(...fr);
-    const fb = store.usage.beginBatch({
-      table: 'usage_framework',
-      granularity: g,
-      windowStart,
-      windowEnd,
-      scope: { programIds },
-      coverage: {
-        source: 'v2_frameworks',
-        scope: `programs:${programIds[0]}..${programIds.at(-1)}#${programIds.length}`,
-        status: 'complete',
-      },
-      runId,
-      collectedAt,
-    });
-    await appendRows(
-      fb,
-      fr.map((r) => toRow(world, r)),
-    );
-    await fb.commit();
   }
 
   // Inventory: programs (one named like a formula), frameworks seen before the month and again
   // just before its end (so frameworks deleted during the month are marked deleted), snapshots.
-  const formulaProgramId = truth.v2_programs[0]?.program_id ?? world.programs[0]!.id;
   const seen1 = new Date(from - DAY);
   const seen2 = new Date(to - 6 * 3_600_000);
   const alive = (t: number) => (f: { created_at: number; deleted_at?: number }) =>
@@ -237,5 +275,4 @@ export async function loadMonth(o: {
     })),
     { seenAt: new Date(now) },
   );
-  return { store, world, dir, from, to, now, truth, formulaProgramId };
 }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Set while a run's folder is in place: both projects' setups run in one process, and share it. */
-const RUN_FOLDER = 'USAGE_PIPELINE_TEST_TMPDIR';
+export const RUN_FOLDER = 'USAGE_PIPELINE_TEST_TMPDIR';
 
 /** A nested setup's teardown: the run that made the folder removes it. */
 function keptByOuterRun(): void {
