@@ -246,9 +246,10 @@ UNION
 SELECT metric FROM price_allowances
 WHERE CAST($month AS DATE) >= effective_from AND (effective_to IS NULL OR CAST($month AS DATE) < effective_to)`;
 
-/** Days priced in one transaction, and bucket rows priced in one statement: bound the memory a fill takes. */
-const FILL_SLICE_DAYS = 7;
-const FILL_CHUNK_ROWS = 8000;
+/** Days priced in one transaction, and bucket rows priced (and their program days summed) in one statement:
+ *  bound the memory a fill takes. */
+const FILL_SLICE_DAYS = 3;
+const FILL_CHUNK_ROWS = 14_000;
 const DAY_MS = 86_400_000;
 
 /** [from, to) day ranges, overlapping or adjacent ones merged, cut into slices of at most `days` days. */
@@ -426,13 +427,14 @@ export class Alerts {
       await sql.run(PROGRAM_DAYS_DELETE_KEYS_SQL, days);
       const [{ n } = { n: 0 }] = await sql.query<{ n: number }>(FILL_BUCKET_COUNT_SQL);
       const chunks = Math.max(1, Math.ceil(n / FILL_CHUNK_ROWS));
-      // Each statement's memory handed back after it (releaseMemory), so the process holds one chunk's at a time.
+      // A chunk of programs at a time, priced then summed (both statements take the same programs), each
+      // statement's memory handed back after it (releaseMemory): the process holds one chunk's at a time.
       for (let chunk = 0; chunk < chunks; chunk++) {
         await sql.run(readSql('src/store/sql/alert_priced_days_fill.sql'), { chunks, chunk });
         await this.ctx.releaseMemory();
+        await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), { ...days, chunks, chunk });
+        await this.ctx.releaseMemory();
       }
-      await sql.run(readSql('src/store/sql/alert_program_days_fill.sql'), days);
-      await this.ctx.releaseMemory();
       for (const q of FILL_DROP_SQL) await sql.run(q);
     });
   }

@@ -73,7 +73,7 @@ describe("the alert rules' priced days", () => {
   });
 
   test('the first sync prices every stored day, to the cent as the spend view does; a second has nothing to do', async () => {
-    expect(await store.alerts.syncPricedDays(NOW)).toEqual({ repriced: true, slices: 3 });
+    expect(await store.alerts.syncPricedDays(NOW)).toEqual({ repriced: true, slices: 7 }); // 20 days by 3
     const view = await keys(BY_VIEW);
     expect(view.length).toBeGreaterThan(100);
     expect(await keys(BY_TABLE)).toEqual(view);

@@ -1,5 +1,6 @@
 -- Query: alert_program_days_fill (the alert rules' program days, src/store/alerts.ts)
--- Parameters: $from VARCHAR, $to VARCHAR (YYYY-MM-DD, exclusive: bounds of the keys). Sums the priced
+-- Parameters: $from VARCHAR, $to VARCHAR (YYYY-MM-DD, exclusive: bounds of the keys), $chunks INTEGER,
+-- $chunk INTEGER (the programs whose hash falls in this chunk, as alert_priced_days_fill.sql). Sums the priced
 -- days of the organizations and days of alert_fill_keys (a TEMP table; alert_priced_days just filled
 -- by alert_priced_days_fill.sql) by organization, program and day, summed metrics only; the caller
 -- deletes those keys first, in the same transaction.
@@ -24,6 +25,7 @@ d AS (
     ON k.org_key = coalesce(x.org_id, '') AND k.usage_day = x.usage_day
   LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric AND al.month = CAST(date_trunc('month', x.usage_day) AS DATE)
   WHERE x.aggregation = 'sum' AND x.usage_day >= CAST($from AS DATE) AND x.usage_day < CAST($to AS DATE)
+    AND hash(x.program_id) % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
 plans AS (
   SELECT p.plan, p.usage_day, md5(p.plan || ':' || array_to_string(list(r.rate_id ORDER BY r.rate_id), ',')) AS rates_key,
