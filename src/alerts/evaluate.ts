@@ -339,11 +339,20 @@ async function budgetScopes(store: Store, s: AlertSettings, orgIds: Iterable<str
   return out;
 }
 
+/** The organizations a budget is about: named ones, and (by default) each with a spending limit. */
+function budgetedOrgs(s: AlertSettings, limits: Map<string, bigint | null>): string[] {
+  const named = s.budgets.filter((b) => b.scopeKind === 'organization').map((b) => b.scopeId);
+  const limited = s.orgBudgetFromLimit ? [...limits].filter(([, l]) => l !== null && l > 0n).map(([o]) => o) : [];
+  return [...new Set([...named, ...limited])];
+}
+
 async function evaluateBudgets(store: Store, s: AlertSettings, month: string, now: Date): Promise<AlertRecord[]> {
   const start = dayMs(month);
   const next = new Date(start);
   next.setUTCMonth(next.getUTCMonth() + 1);
   const programs = [...new Set(s.budgets.flatMap((b) => b.programs))];
+  const orgs = budgetedOrgs(s, await store.alerts.spendingLimits());
+  if (orgs.length === 0 && programs.length === 0) return [];
   const nextDay = day(next.getTime());
   const chunks = Math.max(
     1,
@@ -351,7 +360,7 @@ async function evaluateBudgets(store: Store, s: AlertSettings, month: string, no
   );
   const rows = [];
   for (let chunk = 0; chunk < chunks; chunk++) {
-    rows.push(...(await store.alerts.budgetDays(month, programs, chunks, chunk)));
+    rows.push(...(await store.alerts.budgetDays(month, { orgs, programs }, chunks, chunk)));
     await store.releaseMemory();
   }
   const daysOf = new Map<string, Map<number, bigint>>();

@@ -504,14 +504,21 @@ export class Alerts {
     });
   }
 
-  /** One chunk (of `chunks`) of the month's net spend by organization and named program (alert_budget_days.sql). */
-  async budgetDays(month: string, programs: string[], chunks = 1, chunk = 0): Promise<BudgetDayRow[]> {
+  /** One chunk (of `chunks`) of the month's net spend of the organizations and programs that have a budget
+   *  (alert_budget_days.sql). */
+  async budgetDays(
+    month: string,
+    scope: { orgs: string[]; programs: string[] },
+    chunks = 1,
+    chunk = 0,
+  ): Promise<BudgetDayRow[]> {
     const metrics = (await this.ctx.sql.query<{ metric: string }>(BUDGET_LINE_METRICS_SQL, { month })).map(
       (r) => r.metric,
     );
     return this.ctx.sql.query<BudgetDayRow>(readSql('src/store/sql/alert_budget_days.sql'), {
       month,
-      programs,
+      orgs: scope.orgs,
+      programs: scope.programs,
       metrics,
       chunks,
       chunk,

@@ -1,5 +1,6 @@
 -- Query: alert_budget_days (the budgets' input, src/alerts/evaluate.ts)
--- Parameters: $month VARCHAR (YYYY-MM-01), $programs VARCHAR[] (programs named by budgets of the config),
+-- Parameters: $month VARCHAR (YYYY-MM-01), $orgs VARCHAR[] (organizations with a budget), $programs
+-- VARCHAR[] (programs named by budgets of the config),
 -- $metrics VARCHAR[] (the metrics billed on a peak or with an allowance in the month: the only ones read line by line),
 -- $chunks INTEGER, $chunk INTEGER (the allowance pools whose key hashes into this chunk; 1 and 0 read all).
 -- Net spend per UTC day of the month, as program_spend bills it: the included allowance taken in time
@@ -8,12 +9,22 @@
 -- once (lines of each API version apart, as the spend views keep them). The lines no allowance applies to come summed by day (alert_program_days.plain_cents), the
 -- others line by line from alert_priced_days. One row per organization and day, and one per named
 -- program and day.
-WITH chunk AS (
+-- Only the organizations a budget is about ($orgs) and those of the named programs (an allowance may be
+-- pooled by organization) are read.
+WITH orgs AS (
+  SELECT unnest($orgs) AS org_key
+  UNION
+  SELECT DISTINCT coalesce(org_id, '') FROM alert_program_days
+  WHERE list_contains($programs, program_id)
+    AND usage_day >= CAST($month AS DATE) AND usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
+),
+chunk AS (
   SELECT CASE WHEN EXISTS (SELECT 1 FROM price_allowances WHERE scope = 'org_month') THEN 'org' ELSE 'program' END AS pool
 ),
 plain AS (
   SELECT org_id, program_id, usage_day, plain_cents AS cents FROM alert_program_days
   WHERE usage_day >= CAST($month AS DATE) AND usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
+    AND coalesce(org_id, '') IN (SELECT org_key FROM orgs)
     AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(org_id, '') ELSE program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
@@ -29,6 +40,7 @@ d AS (
   FROM alert_priced_days x LEFT JOIN al ON al.plan = x.period_plan AND al.metric = x.metric
   WHERE x.usage_day >= CAST($month AS DATE) AND x.usage_day < CAST(CAST($month AS DATE) + INTERVAL 1 MONTH AS DATE)
     AND list_contains($metrics, x.metric) AND (x.aggregation = 'max' OR al.plan IS NOT NULL)
+    AND coalesce(x.org_id, '') IN (SELECT org_key FROM orgs)
     AND hash(CASE WHEN (SELECT pool FROM chunk) = 'org' THEN coalesce(x.org_id, '') ELSE x.program_id END)
         % CAST($chunks AS UBIGINT) = CAST($chunk AS UBIGINT)
 ),
