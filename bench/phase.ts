@@ -2,6 +2,7 @@
 // cron): a collect through the product's collect command, or a report through runReport with the
 // report command's memory limit. Prints one JSON line: what the phase did and what it cost, its peak RSS
 // being the process's own high-water mark (VmHWM), so no phase carries memory an earlier one left.
+import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectCommand } from '../src/cli/collect.js';
@@ -24,6 +25,8 @@ export type PhaseSpec =
       from: string;
       to: string;
       profile?: string;
+      /** A config file (the capacity runs set api.rate_limit in it); default: the project's own. */
+      config?: string;
     }
   | {
       kind: 'report';
@@ -50,9 +53,39 @@ export interface ReportOutcome {
   rows: Record<string, number>;
   partial: boolean;
 }
+/** Seconds since this process started (performance's time origin): its first request created, its last
+ *  answer received, and the phase's end. Start-up is the first; the end of the phase (the store's commit,
+ *  checkpoint and publishing, which the collector does not time apart) is the end less the last answer. */
+export interface PhaseTiming {
+  firstRequestS: number | null;
+  lastAnswerS: number | null;
+  endS: number;
+}
 export interface PhaseOutput<T> {
   result: T;
   m: PhaseMeasure;
+  timing?: PhaseTiming;
+}
+
+/** Watches undici's request channels from now on: when the first request was created, the last answered. */
+function requestTimes(): () => Omit<PhaseTiming, 'endS'> {
+  let first: number | null = null;
+  let last: number | null = null;
+  const onCreate = () => {
+    first ??= performance.now() / 1000;
+  };
+  const onDone = () => {
+    last = performance.now() / 1000;
+  };
+  diagnostics.subscribe('undici:request:create', onCreate);
+  diagnostics.subscribe('undici:request:trailers', onDone);
+  diagnostics.subscribe('undici:request:error', onDone);
+  return () => {
+    diagnostics.unsubscribe('undici:request:create', onCreate);
+    diagnostics.unsubscribe('undici:request:trailers', onDone);
+    diagnostics.unsubscribe('undici:request:error', onDone);
+    return { firstRequestS: first, lastAnswerS: last };
+  };
 }
 
 type InspectorSession = import('node:inspector/promises').Session;
@@ -68,9 +101,11 @@ async function startProfiler(): Promise<InspectorSession> {
 
 async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Promise<PhaseOutput<CollectOutcome>> {
   const session = spec.profile ? await startProfiler() : null;
+  const times = requestTimes();
   const { result, m } = await measure(() =>
     collectCommand({
       db: spec.db,
+      ...(spec.config ? { config: spec.config } : {}),
       cwd: spec.root,
       env: { USAGE_API_KEY: spec.apiKey },
       baseUrl: spec.baseUrl,
@@ -82,13 +117,14 @@ async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Prom
       log: createLogger({ level: 'warn' }),
     }),
   );
+  const timing: PhaseTiming = { ...times(), endS: performance.now() / 1000 };
   if (session && spec.profile) {
     const { profile } = await session.post('Profiler.stop');
     session.disconnect();
     writeFileSync(spec.profile, JSON.stringify(profile));
   }
   const { requests, retries, throttled, rows, exitCode } = result;
-  return { result: { requests, retries, throttled, rows, exitCode }, m };
+  return { result: { requests, retries, throttled, rows, exitCode }, m, timing };
 }
 
 async function reportPhase(spec: Extract<PhaseSpec, { kind: 'report' }>): Promise<PhaseOutput<ReportOutcome>> {

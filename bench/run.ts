@@ -31,7 +31,14 @@ import { startSandboxProcess } from './sandboxProcess.js';
 import {
   benchMarkdown,
   benchTable,
+  CAPACITY_RATES,
+  capacityJson,
+  capacityRate,
+  capacityRow,
+  capacityTable,
+  GOALS,
   summaryJson,
+  type CapacityRow,
   type BenchReport,
   type CollectPhase,
   type SetUpCollection,
@@ -93,6 +100,7 @@ const { values: flags } = parseArgs({
     'skip-baseline': { type: 'boolean', default: false },
     'startup-only': { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
+    capacity: { type: 'boolean', default: false },
   },
 });
 
@@ -101,11 +109,11 @@ const latencyMs = Number(flags['latency-ms']);
 const fixedNow = Date.parse(flags.now);
 if (!Number.isInteger(latencyMs) || latencyMs < 0 || Number.isNaN(fixedNow)) {
   console.error(
-    'usage: npm run bench -- [--quick] [--json] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only]',
+    'usage: npm run bench -- [--quick] [--json] [--capacity] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only]',
   );
   process.exit(64);
 }
-const writeMd = flags.write ?? mode.name === 'full';
+const writeMd = flags.write ?? (mode.name === 'full' && !flags.capacity);
 // With --json, stdout carries only the JSON object; progress goes to stderr.
 const say = (msg: string) => (flags.json ? process.stderr : process.stdout).write(msg + '\n');
 const log = createLogger({ level: 'warn' });
@@ -121,8 +129,8 @@ async function main(): Promise<void> {
   }
   const plan = benchPlan(fixedNow, mode.days, mode.hours);
   const windows = [plan.daily, plan.hourly];
-  rmSync(join(BENCH_DIR, mode.name), { recursive: true, force: true });
-  const dir = join(BENCH_DIR, mode.name);
+  const dir = join(BENCH_DIR, flags.capacity ? `${mode.name}-capacity` : mode.name);
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const dbPath = join(dir, 'usage.duckdb');
   const started = new Date();
@@ -137,8 +145,14 @@ async function main(): Promise<void> {
   const sandboxRss = childRssSampler(sandbox.pid);
   const b: Bench = { sandbox, dir, dbPath };
   try {
+    if (flags.capacity) {
+      await setUpCollections(b, setUpNow, setUpWindows, setUpMinimum);
+      return await capacityOnly(b, plan, minimum);
+    }
     const firstRun = await firstAndSteady(b, plan);
     const setUp = await setUpCollections(b, setUpNow, setUpWindows, setUpMinimum);
+    // The capacity runs start from the file as the set-up left it, as the measured phases do.
+    const setUpDb = keepCopy(dbPath, join(dir, 'set-up.duckdb'));
     const { daily, hourly, month } = await collectPhases(b, plan, minimum, monthMinimum);
     const report = await reportPhase(b, plan);
     // The DuckDB load path alone (bench/store-load.ts), in its own process.
@@ -152,14 +166,7 @@ async function main(): Promise<void> {
     const bench: BenchReport = {
       firstRun,
       setUp,
-      mode: mode.name,
-      scenario: mode.scenario,
-      latencyMs,
-      now: flags.now,
-      date: started.toISOString(),
-      machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GB RAM, Node ${process.version}`,
-      command: `npm run bench --${mode.name === 'quick' ? ' --quick' : ''}${latencyMs !== 100 ? ` --latency-ms ${latencyMs}` : ''}`,
-      perMinute: RATE_LIMIT_PER_MINUTE,
+      ...benchHeader(started),
       minimum,
       collections: [daily, hourly],
       month,
@@ -169,9 +176,19 @@ async function main(): Promise<void> {
       baselinePrograms: mode.baselinePrograms,
       sandboxPeakRssMb: sandboxPeak,
       startup,
+      // Quick: the phases above are the capacity run at the API's rate; the faster rates on the set-up's copy.
+      ...(mode.name === 'quick'
+        ? {
+            capacity: [
+              ...capacityRows([daily, hourly], RATE_LIMIT_PER_MINUTE),
+              ...(await capacityRuns(b, plan, minimum, setUpDb, CAPACITY_RATES.slice(1))),
+            ],
+          }
+        : {}),
     };
     say('');
     say(benchTable(bench));
+    if (bench.capacity) say('\n' + capacityTable(bench.capacity));
     writeFileSync(join(dir, 'result.json'), JSON.stringify(bench, null, 2) + '\n');
     if (writeMd) writeBenchmarksMd(benchMarkdown(bench));
     if (flags.json) process.stdout.write(JSON.stringify(summaryJson(bench)) + '\n');
@@ -203,6 +220,97 @@ async function collectPhases(
     month = await collectPhase(b, `month ${plan.month} (monthly)`, plan.monthWindow, monthMinimum?.ours.total ?? null);
   }
   return { daily, hourly, month };
+}
+
+/** Which run this is, where and when: the report's header. */
+function benchHeader(started: Date) {
+  return {
+    mode: mode.name,
+    scenario: mode.scenario,
+    latencyMs,
+    now: flags.now,
+    date: started.toISOString(),
+    machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GB RAM, Node ${process.version}`,
+    command: `npm run bench --${mode.name === 'quick' ? ' --quick' : ''}${latencyMs !== 100 ? ` --latency-ms ${latencyMs}` : ''}`,
+    perMinute: RATE_LIMIT_PER_MINUTE,
+  };
+}
+
+/** Copies a database file (and its WAL) to `to`; returns `to`. */
+function keepCopy(from: string, to: string): string {
+  copyFileSync(from, to);
+  if (existsSync(`${from}.wal`)) copyFileSync(`${from}.wal`, `${to}.wal`);
+  return to;
+}
+
+/** The capacity rows of collections measured at `perMinute`, with the API's per-route cap. */
+function capacityRows(phases: CollectPhase[], perMinute: number): CapacityRow[] {
+  return phases.map((p) => capacityRow(p, perMinute, BURST_PER_SECOND_PER_ROUTE));
+}
+
+/**
+ * The daily and hourly collections at each rate, each rate on its own copy of the set-up's file: the
+ * sandbox's per-minute limit and the collector's api.rate_limit.per_minute both at the rate; the
+ * per-route-per-second cap stays the API's on both sides (its bound is reported beside the rate's).
+ */
+async function capacityRuns(
+  b: Bench,
+  plan: BenchPlan,
+  minimum: MinimumResult,
+  setUpDb: string,
+  rates: readonly number[],
+): Promise<CapacityRow[]> {
+  const rows: CapacityRow[] = [];
+  const project = readFileSync(join(ROOT, 'config', 'usage.toml'), 'utf8');
+  for (const perMinute of rates) {
+    const dbPath = keepCopy(setUpDb, join(b.dir, `capacity-${perMinute}.duckdb`));
+    const config = join(b.dir, `capacity-${perMinute}.toml`);
+    writeFileSync(config, withRate(project, perMinute));
+    const at = { ...b, dbPath };
+    const rate = { perMinute, config };
+    const daily = await collectPhase(
+      at,
+      `daily ${mode.days} d`,
+      plan.daily,
+      minimum.perWindow[0]?.total ?? null,
+      false,
+      rate,
+    );
+    const hourly = await collectPhase(
+      at,
+      `hourly ${mode.hours} h`,
+      plan.hourly,
+      minimum.perWindow[1]?.total ?? null,
+      false,
+      rate,
+    );
+    rows.push(...capacityRows([daily, hourly], perMinute));
+    for (const f of [dbPath, `${dbPath}.wal`, `${dbPath}.tmp`]) rmSync(f, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** The project's config with api.rate_limit.per_minute set to `perMinute` (every other setting its own). */
+function withRate(toml: string, perMinute: number): string {
+  const section = toml.indexOf('[api.rate_limit]');
+  const at = toml.slice(section).search(/^per_minute\s*=\s*\d+/m);
+  if (section < 0 || at < 0) throw new Error('config/usage.toml has no [api.rate_limit] per_minute to set');
+  const start = section + at;
+  const end = toml.indexOf('\n', start);
+  return `${toml.slice(0, start)}per_minute = ${perMinute}${toml.slice(end)}`;
+}
+
+/** `--capacity`: the set-up, then only the capacity runs at every rate; a table, and with --json its object. */
+async function capacityOnly(b: Bench, plan: BenchPlan, minimum: MinimumResult): Promise<void> {
+  const setUpDb = keepCopy(b.dbPath, join(b.dir, 'set-up.duckdb'));
+  const rows = await capacityRuns(b, plan, minimum, setUpDb, CAPACITY_RATES);
+  const rate = capacityRate(rows);
+  say('');
+  say(capacityTable(rows));
+  say(`capacity_rate_per_min: ${rate ?? 'none'} (every collection within ${GOALS.wallOverBound}x span / bound)`);
+  const summary = { mode: mode.name, capacity_rate_per_min: rate, capacity: capacityJson(rows) };
+  writeFileSync(join(b.dir, 'result.json'), JSON.stringify(summary, null, 2) + '\n');
+  if (flags.json) process.stdout.write(JSON.stringify(summary) + '\n');
 }
 
 /** What the phases share: the sandbox process, the bench folder and the measured database. */
@@ -254,15 +362,17 @@ async function collectPhase(
   w: BenchWindow,
   minimumRequests: number | null,
   profile = false,
+  rate: { perMinute: number; config: string } | null = null,
 ): Promise<CollectPhase> {
-  await warmReplay({ sandbox, dir, dbPath }, w);
+  await warmReplay({ sandbox, dir, dbPath }, w, rate?.perMinute);
   await sandbox.resetStats();
   const cpu0 = procCpuSeconds(sandbox.pid);
   const profilePath = profile ? join(dir, `${name.replace(/\W+/g, '-')}.cpuprofile`) : undefined;
-  const { result, m } = await phaseChild<CollectOutcome>({
+  const { result, m, timing } = await phaseChild<CollectOutcome>({
     kind: 'collect',
     root: ROOT,
     db: dbPath,
+    ...(rate ? { config: rate.config } : {}),
     apiKey: sandbox.apiKey,
     baseUrl: sandbox.baseUrl,
     now: fixedNow,
@@ -290,13 +400,14 @@ async function collectPhase(
     replayed: true,
     minimum: minimumRequests,
     ...m,
+    ...(timing ? { timing } : {}),
   };
   const sandboxCpu =
     phase.sandboxCpuS === null
       ? 'n/a'
       : `${phase.sandboxCpuS.toFixed(2)} s (sandbox_cpu_share ${sandboxCpuShare(phase.sandboxCpuS, m.cpuS).toFixed(3)}; replay ${stats.replay?.hits ?? 0} hits, ${stats.replay?.misses ?? 0} rendered)`;
   say(
-    `${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, sandbox CPU ${sandboxCpu}, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`,
+    `${rate ? `at ${rate.perMinute}/min, ` : ''}${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, sandbox CPU ${sandboxCpu}, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`,
   );
   return phase;
 }
@@ -306,7 +417,11 @@ async function collectPhase(
  * unthrottled, so that the replaying sandbox has rendered (at the same clock) every page the measured
  * collection asks for. The phase's stats count what was still rendered (`replay.misses`).
  */
-async function warmReplay({ sandbox, dir, dbPath }: Bench, w: BenchWindow): Promise<void> {
+async function warmReplay(
+  { sandbox, dir, dbPath }: Bench,
+  w: BenchWindow,
+  perMinute: number = RATE_LIMIT_PER_MINUTE,
+): Promise<void> {
   const copy = join(dir, 'warm-up.duckdb');
   copyFileSync(dbPath, copy);
   if (existsSync(`${dbPath}.wal`)) copyFileSync(`${dbPath}.wal`, `${copy}.wal`);
@@ -332,7 +447,7 @@ async function warmReplay({ sandbox, dir, dbPath }: Bench, w: BenchWindow): Prom
   } finally {
     await sandbox.setPace({
       latency_ms: latencyMs,
-      per_minute: RATE_LIMIT_PER_MINUTE,
+      per_minute: perMinute,
       per_second_per_route: BURST_PER_SECOND_PER_ROUTE,
     });
     for (const f of [copy, `${copy}.wal`, `${copy}.tmp`]) rmSync(f, { recursive: true, force: true });

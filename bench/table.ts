@@ -4,6 +4,7 @@ import { STARTUP_GOALS, type StartupResult } from './startup.js';
 import type { SandboxStats } from '../src/sandbox/stats.js';
 import type { BaselineResult } from './baseline.js';
 import type { PhaseMeasure } from './measure.js';
+import type { PhaseTiming } from './phase.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
 
 export interface CollectPhase extends PhaseMeasure {
@@ -21,6 +22,8 @@ export interface CollectPhase extends PhaseMeasure {
   replayed?: boolean;
   /** The fewest requests this window needs (bench/minimum.ts). */
   minimum: number | null;
+  /** The phase process's first request, last answer and end (bench/phase.ts). */
+  timing?: PhaseTiming;
 }
 
 /** The first run from an empty database with the inventory included (stopped once its plan is known). */
@@ -80,6 +83,8 @@ export interface BenchReport {
   /** `usage-pipeline --help` / `--version` start-up (bench/startup.ts). */
   startup?: StartupResult;
   sandboxPeakRssMb: number | null;
+  /** The same collections at each capacity rate (CAPACITY_RATES), when measured. */
+  capacity?: CapacityRow[];
 }
 
 export const GOALS = { requestsOverMinimum: 1.0, wallOverBound: 1.05, violations: 0, peakRssMb: 512 } as const;
@@ -214,8 +219,13 @@ export function figures(b: BenchReport): Figures {
 /** The JSON object `--json` prints last. */
 export function summaryJson(b: BenchReport): Record<string, unknown> {
   const f = figures(b);
+  const span = spanOverBound(b.collections, b.perMinute);
   return {
     mode: b.mode,
+    span_over_bound: span === null ? null : round(span, 3),
+    startup_s: startupS(b.collections),
+    end_of_phase_s: endOfPhaseS(b.collections),
+    ...(b.capacity ? { capacity_rate_per_min: capacityRate(b.capacity), capacity: capacityJson(b.capacity) } : {}),
     wall_over_bound: round(f.wallOverBound, 3),
     requests_over_minimum: round(f.requestsOverMinimum, 3),
     violations: f.violations,
@@ -266,6 +276,147 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
         }
       : {}),
   };
+}
+
+/** The API rates the capacity runs measure, requests per minute: the limit, twice and four times it. */
+export const CAPACITY_RATES = [700, 1_400, 2_800] as const;
+
+/** One collection at one rate: the request span against the rate's bound, and what it cost. */
+export interface CapacityRow {
+  perMinute: number;
+  phase: string;
+  requests: number;
+  minimum: number | null;
+  /** First request to last answer. */
+  spanS: number | null;
+  /** The minimum requests at `perMinute`. */
+  boundS: number | null;
+  spanOverBound: number | null;
+  /** The busiest route's requests at the per-route-per-second cap: above boundS, that cap binds, not the rate. */
+  routeBoundS: number;
+  cpuS: number;
+  rows: number;
+  cpuMsPerRequest: number;
+  cpuSPerMillionValues: number;
+  peakRssMb: number;
+  violations: number;
+  throttled: number;
+  startupS: number | null;
+  endOfPhaseS: number | null;
+  exitCode: number;
+}
+
+/** The first request to the last answer over the rate bound of the fewest requests; null when unknown. */
+export function spanOverBound(phases: CollectPhase[], perMinute: number): number | null {
+  if (phases.length === 0 || phases.some((p) => p.httpSpanS === null || p.minimum === null)) return null;
+  const bound = rateBoundS(sum(phases.map((p) => p.minimum as number)), perMinute);
+  return bound > 0 ? sum(phases.map((p) => p.httpSpanS as number)) / bound : null;
+}
+
+/** The longest start-up (process start to first request) of the phases, in seconds; null if none sent one. */
+export function startupS(phases: CollectPhase[]): number | null {
+  const xs = phases.flatMap((p) => (p.timing?.firstRequestS != null ? [p.timing.firstRequestS] : []));
+  return xs.length > 0 ? round(Math.max(...xs), 2) : null;
+}
+
+/** Seconds after the last answer until the phase ended (commit, checkpoint, publishing), summed. */
+export function endOfPhaseS(phases: CollectPhase[]): number | null {
+  const xs = phases.flatMap((p) => (p.timing?.lastAnswerS != null ? [p.timing.endS - p.timing.lastAnswerS] : []));
+  return xs.length === phases.length && xs.length > 0 ? round(sum(xs), 2) : null;
+}
+
+export function capacityRow(p: CollectPhase, perMinute: number, perSecondPerRoute: number): CapacityRow {
+  const boundS = p.minimum === null ? null : rateBoundS(p.minimum, perMinute);
+  const busiest = Math.max(0, ...Object.values(p.sandbox.byRoute));
+  return {
+    perMinute,
+    phase: p.name,
+    requests: p.requests,
+    minimum: p.minimum,
+    spanS: p.httpSpanS,
+    boundS,
+    spanOverBound: p.httpSpanS !== null && boundS ? p.httpSpanS / boundS : null,
+    routeBoundS: busiest / perSecondPerRoute,
+    cpuS: p.cpuS,
+    rows: p.rows,
+    cpuMsPerRequest: p.requests > 0 ? (p.cpuS / p.requests) * 1000 : 0,
+    cpuSPerMillionValues: p.rows > 0 ? p.cpuS / (p.rows / 1e6) : 0,
+    peakRssMb: p.peakRssMb,
+    violations: p.sandbox.violations.total,
+    throttled: p.throttled,
+    startupS: p.timing?.firstRequestS ?? null,
+    endOfPhaseS: p.timing?.lastAnswerS != null ? p.timing.endS - p.timing.lastAnswerS : null,
+    exitCode: p.exitCode,
+  };
+}
+
+/**
+ * The fastest rate at which every collection measured at it kept its span within `goal` times its bound,
+ * exited 0 and broke no limit; null when none did.
+ */
+export function capacityRate(rows: CapacityRow[], goal: number = GOALS.wallOverBound): number | null {
+  const rates = [...new Set(rows.map((r) => r.perMinute))].sort((a, b) => b - a);
+  const ok = (r: CapacityRow) =>
+    r.spanOverBound !== null && r.spanOverBound <= goal + 1e-9 && r.violations === 0 && r.exitCode === 0;
+  return rates.find((rate) => rows.filter((r) => r.perMinute === rate).every(ok)) ?? null;
+}
+
+export function capacityJson(rows: CapacityRow[]): Record<string, unknown>[] {
+  const r2 = (x: number | null, d: number) => (x === null ? null : round(x, d));
+  return rows.map((r) => ({
+    per_minute: r.perMinute,
+    phase: r.phase,
+    requests: r.requests,
+    minimum_requests: r.minimum,
+    span_s: r2(r.spanS, 2),
+    bound_s: r2(r.boundS, 2),
+    span_over_bound: r2(r.spanOverBound, 3),
+    route_bound_s: round(r.routeBoundS, 2),
+    cpu_s: round(r.cpuS, 2),
+    cpu_ms_per_request: round(r.cpuMsPerRequest, 2),
+    cpu_s_per_million_values: round(r.cpuSPerMillionValues, 2),
+    peak_rss_mb: Math.round(r.peakRssMb),
+    violations: r.violations,
+    throttled: r.throttled,
+    startup_s: r2(r.startupS, 2),
+    end_of_phase_s: r2(r.endOfPhaseS, 2),
+  }));
+}
+
+export function capacityTable(rows: CapacityRow[]): string {
+  const f = (x: number | null, d: number) => (x === null ? 'n/a' : x.toFixed(d));
+  return markdownTable(
+    [
+      'rate/min',
+      'phase',
+      'requests / minimum',
+      'span / bound (s)',
+      'span / bound',
+      'route bound (s)',
+      'CPU ms/request',
+      'CPU s/M values',
+      'peak RSS MB',
+      'start-up s',
+      'end of phase s',
+      '429s',
+      'violations',
+    ],
+    rows.map((r) => [
+      String(r.perMinute),
+      r.phase,
+      `${r.requests} / ${r.minimum ?? 'n/a'}`,
+      `${f(r.spanS, 1)} / ${f(r.boundS, 1)}`,
+      f(r.spanOverBound, 3),
+      `${r.routeBoundS.toFixed(1)}${r.boundS !== null && r.routeBoundS > r.boundS ? ' (binds)' : ''}`,
+      r.cpuMsPerRequest.toFixed(2),
+      r.cpuSPerMillionValues.toFixed(2),
+      String(Math.round(r.peakRssMb)),
+      f(r.startupS, 2),
+      f(r.endOfPhaseS, 2),
+      String(r.throttled),
+      String(r.violations),
+    ]),
+  );
 }
 
 function round(x: number, digits: number): number {
