@@ -16,6 +16,7 @@ import { registerQuery } from './commands/query.js';
 import { registerReport } from './commands/report.js';
 import { registerExport } from './commands/export.js';
 import { registerPrune } from './commands/prune.js';
+import { registerRestore } from './commands/restore.js';
 import { registerDemo } from './commands/demo.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerSandbox } from './commands/sandbox.js';
@@ -51,6 +52,7 @@ const COMMANDS: ((program: Command, setExit: SetExit) => void)[] = [
   registerReport,
   registerExport,
   registerPrune,
+  registerRestore,
   registerDemo,
   registerSchedule,
   registerSandbox,

@@ -1,6 +1,7 @@
 // The alerts' side of the store (migrations 012 and 015): the rules' inputs, priced by day from the
 // stored usage and prices (alert_priced_days), the alerts fired (each once), their acknowledgements,
 // their webhook deliveries and the organizations' spending limits.
+import { MARK_FILL_DAYS_DIRTY_SQL, MARK_TABLE_DIRTY_SQL } from './analystParts.js';
 import type { StoreContext } from './facade/context.js';
 import { readSql } from './sql.js';
 
@@ -386,6 +387,8 @@ export class Alerts {
           'DELETE FROM alert_priced_state',
         ])
           await sql.run(q);
+        for (const t of ['alert_priced_days', 'alert_program_days'] as const)
+          await sql.run(MARK_TABLE_DIRTY_SQL, { table_name: t });
       });
     }
     const fresh = await sql.query<FreshWindow>(PRICED_FRESH_SQL);
@@ -423,6 +426,7 @@ export class Alerts {
     const sql = this.ctx.sql;
     await this.ctx.transaction(async () => {
       await select();
+      await sql.run(MARK_FILL_DAYS_DIRTY_SQL);
       await sql.run(PRICED_DELETE_KEYS_SQL, days);
       await sql.run(PROGRAM_DAYS_DELETE_KEYS_SQL, days);
       const [{ n } = { n: 0 }] = await sql.query<{ n: number }>(FILL_BUCKET_COUNT_SQL);

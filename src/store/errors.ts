@@ -33,12 +33,12 @@ export class StoreCorruptError extends Error {
     readonly path: string,
     cause: string,
   ) {
-    // The analyst copy is the database as of the last published run, checkpointed and renamed into
-    // place whole (publish.ts): the nearest good state when the collector's own file is damaged.
+    // The analyst copy and its part files hold the database as of the last published run (publish.ts):
+    // the nearest good state when the collector's own file is damaged.
     const copy = analystCopyName(path);
     const restore = existsSync(copy)
-      ? `copy the analyst copy ${copy} (the database as of the last published run) to ${path}, then run \`usage-pipeline collect\`: ` +
-        'it collects again whatever the copy does not hold'
+      ? `run \`usage-pipeline restore\`: it rebuilds the database from the analyst copy ${copy} (the database as of the last published run); ` +
+        'then `usage-pipeline collect` collects again whatever the copy does not hold'
       : 'restore it from a backup, or run `usage-pipeline collect` into a new file';
     super(
       `the database ${path} cannot be read: ${cause}. It was not changed. Move it aside (and its .wal file, if any), then ${restore}.`,

@@ -17,6 +17,7 @@ import { PageShapeError, readPage } from '../page/readPage.js';
 import { PeriodBook } from './periodBook.js';
 import { ITEM_COLUMNS, STAGING_COLUMNS, WideChunkWriter, writePage, type PageRead } from './wideChunkWriter.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
+import { bucketParts, MARK_PARTS_DIRTY_SQL } from './analystParts.js';
 
 // One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
 // inventory places in another organization than the batch's, if any: such an answer does not belong in
@@ -458,6 +459,10 @@ export class StagedUsageBatch implements UsageBatch {
         await this.insertStaged(conn);
         // Coverage counts values (rows of the long view), as it always has.
         await this.writeCoverage(conn, this.staged);
+        await execSql(conn, MARK_PARTS_DIRTY_SQL, {
+          table_name: `${table}_buckets`,
+          parts: bucketParts(this.spec.granularity, this.spec.windowStart, this.spec.windowEnd),
+        });
         return this.staged;
       });
       return { rows };

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeSync, copyFileSync, existsSync, openSync, readdirSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { analystCopyPath, publishAnalystCopy } from '../../src/store/publish.js';
+import { analystCopyPath, publishAnalystCopy, restoreFromAnalystCopy } from '../../src/store/publish.js';
 import { openStore, StoreCorruptError, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
@@ -114,12 +114,14 @@ describe('a damaged database', () => {
       (err: Error) => err,
     );
     expect(refused).toBeInstanceOf(StoreCorruptError);
-    expect(refused!.message).toContain(`copy the analyst copy ${copy}`);
+    expect(refused!.message).toContain(
+      `run \`usage-pipeline restore\`: it rebuilds the database from the analyst copy ${copy}`,
+    );
     expect(refused!.message).toContain('It was not changed');
 
-    // What the message says: move the file aside, put the analyst copy in its place.
+    // What the message says: move the file aside, rebuild it from the analyst copy (what `restore` runs).
     renameSync(path, `${path}.damaged`);
-    copyFileSync(copy, path);
+    await restoreFromAnalystCopy(copy, path);
     store = await openStore({ path });
     expect(await rawSql(store).query(COUNTS)).toEqual([
       { usage: 96n, coverage: 1n, programs: 0n, version: LATEST, total: String(96n * 2n ** 60n) },

@@ -4,6 +4,7 @@
 // than a cutoff removed with the coverage that described it, recorded in usage_removals under the
 // prune's run. Daily and monthly usage is never removed: every retention statement names granularity
 // 'hourly'.
+import { lastDayBefore, MARK_HOURLY_THROUGH_DIRTY_SQL } from '../analystParts.js';
 import { readSql } from '../sql.js';
 import type { UsageBatch, UsageBatchSpec, UsageSummaryRow } from '../types.js';
 import { StagedUsageBatch, type BatchHost } from '../usageBatch.js';
@@ -159,6 +160,7 @@ export class Usage {
         out.push({ table, from, to: cutoff, rows });
       }
       await this.cx.exec(COVERAGE_DROP, { cutoff });
+      await this.cx.exec(MARK_HOURLY_THROUGH_DIRTY_SQL, { through: lastDayBefore(cutoff) });
       await this.cx.exec(COVERAGE_TRIM, { cutoff });
       return out;
     });

@@ -3,6 +3,7 @@
 // with each file's name, rows and sha256. A later export of the month writes that finalised content
 // unchanged and adds a corrections section (a workbook sheet, corrections.parquet, a manifest entry)
 // listing what changed since, with amounts: never a silent rewrite of an invoiced month.
+import { MARK_FINALIZATION_DIRTY_SQL } from '../analystParts.js';
 import type { StoreContext } from '../facade/context.js';
 import { quoteIdent, readSql } from '../sql.js';
 import { materialiseSql } from './stages.js';
@@ -106,6 +107,7 @@ export class Finalized {
         finalization_id: o.finalizationId,
         month: o.month,
       });
+      await this.cx.sql.run(MARK_FINALIZATION_DIRTY_SQL, { id: o.finalizationId });
       for (const f of o.files) {
         await this.cx.sql.run(INSERT_FILE, {
           finalization_id: o.finalizationId,

@@ -1,6 +1,7 @@
 // The FOCUS export's statements (report/focus.ts builds the rows and decides what is recorded): the
 // finalised rows of a month, the corrected rows of a finalised month, the totals and block digests of
 // the FOCUS table, and recording a finalisation.
+import { MARK_FINALIZATION_DIRTY_SQL } from '../analystParts.js';
 import type { StoreContext } from '../facade/context.js';
 import { quoteIdent, readSql } from '../sql.js';
 import { reportTable } from '../../domain/reports.js';
@@ -135,6 +136,7 @@ export class FocusData {
         month: f.month,
         after: BigInt(f.after),
       });
+      await sql.run(MARK_FINALIZATION_DIRTY_SQL, { id: f.finalizationId });
     });
   }
 }

@@ -1,0 +1,164 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bucketParts, PARTED_TABLE_NAMES } from '../../src/store/analystParts.js';
+import { analystPartsDir, publishAnalystCopy, restoreFromAnalystCopy } from '../../src/store/publish.js';
+import { rawSql } from '../../src/store/rawSql.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
+
+let store: Store;
+let dir: string;
+let cleanup: () => void;
+
+beforeEach(async () => {
+  const t = tempDir();
+  dir = t.dir;
+  cleanup = t.cleanup;
+  store = await openStore({ path: join(dir, 'usage.duckdb') });
+});
+afterEach(async () => {
+  await store.close();
+  cleanup();
+});
+
+const TABLES_SQL = `SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY 1`;
+
+/** Rows that differ between the database's tables and the copy's tables or views of the same name (both ways). */
+async function differences(s: Store, copy: string): Promise<Record<string, number>> {
+  const sql = rawSql(s);
+  await sql.run(`ATTACH '${copy}' AS pub (READ_ONLY)`);
+  try {
+    const out: Record<string, number> = {};
+    // analyst_retired's stamps are written after the copy is in place.
+    const names = (await sql.query<{ table_name: string }>(TABLES_SQL))
+      .map((r) => r.table_name)
+      .filter((t) => t !== 'analyst_retired');
+    for (const t of [...names, 'usage_program', 'usage_framework', 'spend_daily']) {
+      const [r] = await sql.query<{ n: bigint }>(
+        `SELECT (SELECT count(*) FROM (SELECT * FROM "${t}" EXCEPT ALL SELECT * FROM pub."${t}"))
+              + (SELECT count(*) FROM (SELECT * FROM pub."${t}" EXCEPT ALL SELECT * FROM "${t}")) AS n`,
+      );
+      if (r!.n !== 0n) out[t] = Number(r!.n);
+    }
+    return out;
+  } finally {
+    await sql.run('DETACH pub');
+  }
+}
+
+const partFiles = (copy: string, table: string) => {
+  const d = join(analystPartsDir(copy), table);
+  return existsSync(d) ? readdirSync(d).sort() : [];
+};
+
+async function loadDay(day: number, value: bigint, programs = ['p1', 'p2']): Promise<void> {
+  await load(
+    store,
+    spec({ windowStart: at(24 * day), windowEnd: at(24 * day + 24), runId: `run-${day}-${value}` }),
+    hourlyRows({ programs, fromHour: 24 * day, toHour: 24 * day + 24, value: () => value }),
+  );
+}
+
+describe('bucketParts', () => {
+  it('names the UTC days of an hourly window and the UTC months of a daily or monthly one', () => {
+    expect(bucketParts('hourly', new Date('2025-01-30T22:00:00Z'), new Date('2025-02-01T01:00:00Z'))).toEqual([
+      'hourly/2025-01-30',
+      'hourly/2025-01-31',
+      'hourly/2025-02-01',
+    ]);
+    expect(bucketParts('daily', new Date('2024-12-31T00:00:00Z'), new Date('2025-02-01T00:00:00Z'))).toEqual([
+      'daily/2024-12',
+      'daily/2025-01',
+    ]);
+    expect(bucketParts('monthly', new Date('2025-01-01T00:00:00Z'), new Date('2025-01-01T00:00:00Z'))).toEqual([]);
+  });
+});
+
+describe('the analyst copy over part files', () => {
+  it('holds what the database holds, and a publish rewrites only the parts runs changed since the last', async () => {
+    await loadDay(0, 2n ** 60n);
+    await loadDay(1, 5n);
+    const copy = await publishAnalystCopy(store);
+    expect(await differences(store, copy)).toEqual({});
+    const first = partFiles(copy, 'usage_program_buckets');
+    expect(first).toHaveLength(2);
+
+    // Day 1 collected again, with a third program: only its file is new; day 0's is the same file.
+    await loadDay(1, 7n, ['p1', 'p2', 'p3']);
+    await publishAnalystCopy(store);
+    expect(await differences(store, copy)).toEqual({});
+    const second = partFiles(copy, 'usage_program_buckets');
+    const [day0] = first.filter((f) => f.startsWith('hourly%2F2025-01-01.'));
+    expect(second).toContain(day0);
+    expect(second).toHaveLength(3); // day 0, the new day 1, and the replaced day 1 kept for its grace period
+
+    // Nothing changed: nothing is written, and the copy still equals the database.
+    await publishAnalystCopy(store);
+    expect(partFiles(copy, 'usage_program_buckets')).toEqual(second);
+    expect(await differences(store, copy)).toEqual({});
+  });
+
+  it('removes a replaced file once its grace period is over, and files no record names', async () => {
+    await loadDay(0, 1n);
+    const copy = await publishAnalystCopy(store);
+    writeFileSync(join(analystPartsDir(copy), 'usage_program_buckets', 'hourly%2F2025-01-01.dead-1.parquet'), 'x');
+    await loadDay(0, 3n);
+    await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    expect(partFiles(copy, 'usage_program_buckets')).toHaveLength(1);
+    expect(await differences(store, copy)).toEqual({});
+  });
+
+  it('a part whose file was lost is written again; a table with new columns is written whole', async () => {
+    await loadDay(0, 1n);
+    await loadDay(1, 1n);
+    const copy = await publishAnalystCopy(store);
+    rmSync(join(analystPartsDir(copy), 'usage_program_buckets', partFiles(copy, 'usage_program_buckets')[0]!));
+    await rawSql(store).run("UPDATE analyst_tables SET columns = 'other' WHERE table_name = 'alert_priced_days'");
+    await publishAnalystCopy(store);
+    expect(partFiles(copy, 'usage_program_buckets')).toHaveLength(2);
+    expect(await differences(store, copy)).toEqual({});
+  });
+
+  it('prune marks the days it removes, and the copy no longer has them', async () => {
+    for (const d of [0, 1, 2]) await loadDay(d, 4n);
+    const copy = await publishAnalystCopy(store);
+    await store.runs.start({ runId: 'prune-1', command: 'prune', options: {} });
+    await store.usage.removeHourlyBefore('prune-1', at(48), await store.usage.hourlyDaysBefore(at(48)));
+    await publishAnalystCopy(store);
+    expect(await differences(store, copy)).toEqual({});
+    const [r] = await rawSql(store).query<{ days: string }>(
+      `SELECT string_agg(part, ',' ORDER BY part) AS days FROM analyst_parts WHERE table_name = 'usage_program_buckets'`,
+    );
+    expect(r!.days).toBe('hourly/2025-01-03');
+  });
+
+  it('every parted table is one the migrations or the finalisation create', async () => {
+    const names = (await rawSql(store).query<{ table_name: string }>(TABLES_SQL)).map((r) => r.table_name);
+    const dynamic = PARTED_TABLE_NAMES.filter((t) => !names.includes(t));
+    expect(dynamic.every((t) => t.startsWith('report_finalized_'))).toBe(true);
+  });
+});
+
+describe('restore from the analyst copy', () => {
+  it('rebuilds the published database, which then takes writes and publishes again', async () => {
+    await loadDay(0, 2n ** 60n);
+    const copy = await publishAnalystCopy(store);
+    await loadDay(1, 9n); // not published: the restore does not have it
+    const path = store.path;
+    await store.close();
+    renameSync(path, `${path}.damaged`);
+
+    await restoreFromAnalystCopy(copy, path);
+    store = await openStore({ path });
+    const [r] = await rawSql(store).query<{ n: bigint; total: string }>(
+      'SELECT count(*) AS n, sum(value)::VARCHAR AS total FROM usage_program',
+    );
+    expect(r).toEqual({ n: 96n, total: String(96n * 2n ** 60n) });
+    expect(await differences(store, copy)).toEqual({});
+    await loadDay(1, 9n);
+    await publishAnalystCopy(store);
+    expect(await differences(store, copy)).toEqual({});
+    await expect(restoreFromAnalystCopy(copy, path)).rejects.toThrow(/appeared while restoring|exists/);
+  });
+});
