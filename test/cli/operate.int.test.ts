@@ -177,9 +177,13 @@ describe('usage-pipeline query', () => {
   });
 
   it('is read-only, and says what to do without a query or an analyst copy', async () => {
-    const write = await cli(['query', 'DELETE FROM usage_program_buckets', '--db', db], { cwd: dir });
+    const write = await cli(['query', 'DELETE FROM coverage', '--db', db], { cwd: dir });
     expect(write.code).toBe(1);
     expect(write.stderr).toMatch(/read-only/i);
+    // The usage tables are views over the copy's part files: no statement can change them either.
+    const parted = await cli(['query', 'DELETE FROM usage_program_buckets', '--db', db], { cwd: dir });
+    expect(parted.code).toBe(1);
+    expect(parted.stderr).toMatch(/Can only delete from base table/);
     const none = await cli(['query', '--db', db], { cwd: dir });
     expect(none.code).toBe(64);
     expect(none.stderr).toMatch(/give one query/);

@@ -6,6 +6,7 @@ import { analystPartsDir, publishAnalystCopy, restoreFromAnalystCopy } from '../
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
+import { copyDifferences } from '../support/analyst.js';
 
 let store: Store;
 let dir: string;
@@ -23,29 +24,6 @@ afterEach(async () => {
 });
 
 const TABLES_SQL = `SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY 1`;
-
-/** Rows that differ between the database's tables and the copy's tables or views of the same name (both ways). */
-async function differences(s: Store, copy: string): Promise<Record<string, number>> {
-  const sql = rawSql(s);
-  await sql.run(`ATTACH '${copy}' AS pub (READ_ONLY)`);
-  try {
-    const out: Record<string, number> = {};
-    // analyst_retired's stamps are written after the copy is in place.
-    const names = (await sql.query<{ table_name: string }>(TABLES_SQL))
-      .map((r) => r.table_name)
-      .filter((t) => t !== 'analyst_retired');
-    for (const t of [...names, 'usage_program', 'usage_framework', 'spend_daily']) {
-      const [r] = await sql.query<{ n: bigint }>(
-        `SELECT (SELECT count(*) FROM (SELECT * FROM "${t}" EXCEPT ALL SELECT * FROM pub."${t}"))
-              + (SELECT count(*) FROM (SELECT * FROM pub."${t}" EXCEPT ALL SELECT * FROM "${t}")) AS n`,
-      );
-      if (r!.n !== 0n) out[t] = Number(r!.n);
-    }
-    return out;
-  } finally {
-    await sql.run('DETACH pub');
-  }
-}
 
 const partFiles = (copy: string, table: string) => {
   const d = join(analystPartsDir(copy), table);
@@ -80,14 +58,14 @@ describe('the analyst copy over part files', () => {
     await loadDay(0, 2n ** 60n);
     await loadDay(1, 5n);
     const copy = await publishAnalystCopy(store);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
     const first = partFiles(copy, 'usage_program_buckets');
     expect(first).toHaveLength(2);
 
     // Day 1 collected again, with a third program: only its file is new; day 0's is the same file.
     await loadDay(1, 7n, ['p1', 'p2', 'p3']);
     await publishAnalystCopy(store);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
     const second = partFiles(copy, 'usage_program_buckets');
     const [day0] = first.filter((f) => f.startsWith('hourly%2F2025-01-01.'));
     expect(second).toContain(day0);
@@ -96,7 +74,7 @@ describe('the analyst copy over part files', () => {
     // Nothing changed: nothing is written, and the copy still equals the database.
     await publishAnalystCopy(store);
     expect(partFiles(copy, 'usage_program_buckets')).toEqual(second);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
   });
 
   it('removes a replaced file once its grace period is over, and files no record names', async () => {
@@ -106,7 +84,7 @@ describe('the analyst copy over part files', () => {
     await loadDay(0, 3n);
     await publishAnalystCopy(store, { retiredGraceMs: 0 });
     expect(partFiles(copy, 'usage_program_buckets')).toHaveLength(1);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
   });
 
   it('a part whose file was lost is written again; a table with new columns is written whole', async () => {
@@ -117,7 +95,7 @@ describe('the analyst copy over part files', () => {
     await rawSql(store).run("UPDATE analyst_tables SET columns = 'other' WHERE table_name = 'alert_priced_days'");
     await publishAnalystCopy(store);
     expect(partFiles(copy, 'usage_program_buckets')).toHaveLength(2);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
   });
 
   it('prune marks the days it removes, and the copy no longer has them', async () => {
@@ -126,7 +104,7 @@ describe('the analyst copy over part files', () => {
     await store.runs.start({ runId: 'prune-1', command: 'prune', options: {} });
     await store.usage.removeHourlyBefore('prune-1', at(48), await store.usage.hourlyDaysBefore(at(48)));
     await publishAnalystCopy(store);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
     const [r] = await rawSql(store).query<{ days: string }>(
       `SELECT string_agg(part, ',' ORDER BY part) AS days FROM analyst_parts WHERE table_name = 'usage_program_buckets'`,
     );
@@ -155,10 +133,10 @@ describe('restore from the analyst copy', () => {
       'SELECT count(*) AS n, sum(value)::VARCHAR AS total FROM usage_program',
     );
     expect(r).toEqual({ n: 96n, total: String(96n * 2n ** 60n) });
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
     await loadDay(1, 9n);
     await publishAnalystCopy(store);
-    expect(await differences(store, copy)).toEqual({});
+    expect(await copyDifferences(store, copy)).toEqual({});
     await expect(restoreFromAnalystCopy(copy, path)).rejects.toThrow(/appeared while restoring|exists/);
   });
 });
