@@ -19,15 +19,16 @@ export async function copyDifferences(
     const names = (await sql.query<{ table_name: string }>(TABLES_SQL))
       .map((r) => r.table_name)
       .filter((t) => t !== 'analyst_retired');
-    const counts = [...names, ...views].map((t) => {
+    const count = (t: string) => {
       const [mine, theirs] = [quoteIdent(t), `pub.${quoteIdent(t)}`];
       return `SELECT ${quoteLiteral(t)} AS t,
   (SELECT count(*) FROM (SELECT * FROM ${mine} EXCEPT ALL SELECT * FROM ${theirs}))
   + (SELECT count(*) FROM (SELECT * FROM ${theirs} EXCEPT ALL SELECT * FROM ${mine})) AS n`;
-    });
+    };
+    // The tables in one statement (each is a scan), each view on its own (they join).
     const out: Record<string, number> = {};
-    for (const r of await sql.query<{ t: string; n: bigint }>(counts.join('\nUNION ALL\n')))
-      if (r.n !== 0n) out[r.t] = Number(r.n);
+    for (const q of [names.map(count).join('\nUNION ALL\n'), ...views.map(count)])
+      for (const r of await sql.query<{ t: string; n: bigint }>(q)) if (r.n !== 0n) out[r.t] = Number(r.n);
     return out;
   } finally {
     await sql.run('DETACH pub');
