@@ -1,6 +1,6 @@
 // Operating the installed command: a config found elsewhere (its relative paths beside it), report and
 // status from another working directory, `status --check` for monitors, and `query` on the analyst copy.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -190,5 +190,28 @@ describe('usage-pipeline query', () => {
     const missing = await cli(['query', 'SELECT 1', '--db', join(dir, 'nope.duckdb')], { cwd: dir });
     expect(missing.code).toBe(64);
     expect(missing.stderr).toMatch(/no analyst copy at .*nope\.analyst\.duckdb/);
+  });
+
+  it('restore refuses while the database is in place, then rebuilds it from the copy (integers beyond 2^53 exact)', async () => {
+    const env = { USAGE_API_KEY: sb.apiKey, USAGE_BASE_URL: sb.baseUrl };
+    const total = 'SELECT sum(value)::VARCHAR AS total, count(*) AS n FROM usage_program';
+    const before = await cli(['query', total, '--db', db, '--json'], { cwd: dir });
+    const refused = await cli(['restore', '--db', db], { cwd: dir });
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toMatch(/exists: restore writes a new database, so move the damaged file .* aside first/);
+    renameSync(db, `${db}.damaged`);
+    const restored = await cli(['restore', '--db', db], { cwd: dir });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toMatch(/^restored .*usage\.duckdb from .*usage\.analyst\.duckdb/);
+    const store = await openStore({ path: db, readOnly: true });
+    try {
+      const [r] = await rawSql(store).query<{ total: string; n: bigint }>(total);
+      expect(before.stdout).toContain(`"total": "${r!.total}"`);
+      expect(BigInt(r!.total)).toBeGreaterThan(2n ** 53n);
+    } finally {
+      await store.close();
+    }
+    const again = await cli(['collect', '--db', db, '--granularity', 'daily'], { cwd: dir, env });
+    expect([0, 2], again.stderr).toContain(again.code);
   });
 });
