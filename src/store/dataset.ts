@@ -56,13 +56,14 @@ export const CHANGED_WINDOWS_SQL_FILE = 'src/store/sql/dataset_changed_windows.s
 
 // A unit's rows, unordered. Usage rows leave out the partition column (Hive layout: it is in the
 // path). Parameters: usage $granularity, $from, $to (TIMESTAMPTZ: the UTC day or month); spend_daily
-// $from (the billing month's first day); dimensions none.
+// $from, $to (the billing month, UTC: spend_daily_in reads that month's usage alone, migration 018);
+// dimensions none.
 const ROWS_SQL: Record<DatasetStream, string> = {
   usage_program: `SELECT * EXCLUDE (granularity) FROM usage_program
 WHERE granularity = $granularity AND timeframe_start >= $from AND timeframe_start < $to`,
   usage_framework: `SELECT * EXCLUDE (granularity) FROM usage_framework
 WHERE granularity = $granularity AND timeframe_start >= $from AND timeframe_start < $to`,
-  spend_daily: `SELECT * FROM spend_daily
+  spend_daily: `SELECT * FROM spend_daily_in($from, $to)
 WHERE billing_month = CAST($from AS DATE)`,
   programs: 'SELECT * FROM programs',
   frameworks: 'SELECT * FROM frameworks',
@@ -151,7 +152,7 @@ export function partitionParams(p: DatasetPartitionKey): Record<string, unknown>
     }
     case 'spend_daily':
       if (p.month === undefined) throw new Error('a spend_daily partition needs a month');
-      return { from: unitRange(p.month).from };
+      return unitRange(p.month);
     default:
       return {};
   }

@@ -100,9 +100,22 @@ interface Column {
 const isParted = (t: string): t is PartedTable => Object.hasOwn(PARTED_TABLES, t);
 const signature = (cols: readonly Column[]) => cols.map((c) => `${c.name} ${c.type}`).join(', ');
 
+// Bucket parts sit in Hive folders by granularity (granularity=hourly/2026-11-27.<gen>.parquet), the column
+// left out of the files: a query on one granularity opens none of the other's files (hourly days are most).
+const HIVE_COLUMN = 'granularity';
+const hive = (table: PartedTable) => PARTED_TABLES[table] === 'buckets';
+
+/** Where one part's file goes below the parts folder, written by generation `gen`. */
+function partFile(k: PartKey, gen: string): string {
+  if (!hive(k.table)) return `${k.table}/${encodeURIComponent(k.part)}.${gen}.parquet`;
+  const [granularity, key] = k.part.split('/') as [string, string];
+  return `${k.table}/${HIVE_COLUMN}=${encodeURIComponent(granularity)}/${encodeURIComponent(key)}.${gen}.parquet`;
+}
+
 /** A part's rows as Parquet: HUGEINT as DECIMAL(38,0), which Parquet keeps exact (it would write a DOUBLE). */
 function partCopySql(table: PartedTable, cols: readonly Column[], path: string): string {
   const select = cols
+    .filter((c) => !(hive(table) && c.name === HIVE_COLUMN))
     .map((c) =>
       c.type === 'HUGEINT'
         ? `CAST(${quoteIdent(c.name)} AS DECIMAL(38,0)) AS ${quoteIdent(c.name)}`
@@ -115,7 +128,8 @@ function partCopySql(table: PartedTable, cols: readonly Column[], path: string):
 /** The copy's view of a parted table: its part files, each column cast back to the table's type. */
 function partViewSql(table: PartedTable, cols: readonly Column[], files: readonly string[]): string {
   const select = cols.map((c) => `CAST(${quoteIdent(c.name)} AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
-  return `CREATE VIEW ${ATTACHED}.main.${quoteIdent(table)} AS SELECT ${select} FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`;
+  const options = hive(table) ? `, hive_partitioning = true, hive_types = {'${HIVE_COLUMN}': VARCHAR}` : '';
+  return `CREATE VIEW ${ATTACHED}.main.${quoteIdent(table)} AS SELECT ${select} FROM read_parquet([${files.map(quoteLiteral).join(', ')}]${options})`;
 }
 
 interface Catalog {
@@ -183,8 +197,8 @@ async function writePart(
   cols: readonly Column[],
   k: PartKey,
 ): Promise<WrittenPart> {
-  const file = `${k.table}/${encodeURIComponent(k.part)}.${gen}.parquet`;
-  mkdirSync(join(dir, k.table), { recursive: true });
+  const file = partFile(k, gen);
+  mkdirSync(dirname(join(dir, file)), { recursive: true });
   const [r] = await sql.query<{ Count: bigint }>(
     partCopySql(k.table, cols, join(dir, file)),
     partParams(k.table, k.part),
@@ -264,7 +278,8 @@ async function sweepParts(sql: RawSql, dir: string, now: Date, graceMs: number):
   if (!existsSync(dir)) return;
   for (const t of readdirSync(dir))
     if (isParted(t))
-      for (const f of readdirSync(join(dir, t))) if (!known.has(`${t}/${f}`)) rmSync(join(dir, t, f), { force: true });
+      for (const f of readdirSync(join(dir, t), { recursive: true, encoding: 'utf8' }))
+        if (f.endsWith('.parquet') && !known.has(`${t}/${f}`)) rmSync(join(dir, t, f), { force: true });
 }
 
 export interface PublishOptions {

@@ -27,7 +27,11 @@ const TABLES_SQL = `SELECT table_name FROM duckdb_tables() WHERE database_name =
 
 const partFiles = (copy: string, table: string) => {
   const d = join(analystPartsDir(copy), table);
-  return existsSync(d) ? readdirSync(d).sort() : [];
+  return existsSync(d)
+    ? readdirSync(d, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.parquet'))
+        .sort()
+    : [];
 };
 
 async function loadDay(day: number, value: bigint, programs = ['p1', 'p2']): Promise<void> {
@@ -67,7 +71,7 @@ describe('the analyst copy over part files', () => {
     await publishAnalystCopy(store);
     expect(await copyDifferences(store, copy)).toEqual({});
     const second = partFiles(copy, 'usage_program_buckets');
-    const [day0] = first.filter((f) => f.startsWith('hourly%2F2025-01-01.'));
+    const [day0] = first.filter((f) => f.startsWith('granularity=hourly/2025-01-01.'));
     expect(second).toContain(day0);
     expect(second).toHaveLength(3); // day 0, the new day 1, and the replaced day 1 kept for its grace period
 
@@ -80,7 +84,10 @@ describe('the analyst copy over part files', () => {
   it('removes a replaced file once its grace period is over, and files no record names', async () => {
     await loadDay(0, 1n);
     const copy = await publishAnalystCopy(store);
-    writeFileSync(join(analystPartsDir(copy), 'usage_program_buckets', 'hourly%2F2025-01-01.dead-1.parquet'), 'x');
+    writeFileSync(
+      join(analystPartsDir(copy), 'usage_program_buckets', 'granularity=hourly', '2025-01-01.dead-1.parquet'),
+      'x',
+    );
     await loadDay(0, 3n);
     await publishAnalystCopy(store, { retiredGraceMs: 0 });
     expect(partFiles(copy, 'usage_program_buckets')).toHaveLength(1);
