@@ -1,9 +1,43 @@
 -- Migration 018: the priced daily lines and each month's report granularity for a range of time, as
 -- table macros, and the views spend_daily and spend_month_granularity as those macros over all time.
 -- A month's lines read only that month's usage (a line never spans a month, allowances are netted per
--- month, and a month's granularity depends on its own coverage), so `export --dataset` stages a month
--- with spend_daily_in(month start, month end) at the cost of that month, not of the whole history.
--- Parameters: none. The views are replaced with the same columns and rows; their comments are restated.
+-- month, and a month's granularity depends on its own coverage; its framework lines go to the frameworks
+-- current now, as the view's do), so `export --dataset` stages a month with spend_daily_in(month start,
+-- month end) at the cost of that month, not of the whole history.
+-- line_id is now numbered within each month, as that month's program_spend.parquet numbers its lines (it
+-- was numbered over the whole history, which no report file showed).
+-- Parameters: none. The views are replaced with the same columns; their comments are restated.
+
+-- The frameworks a report's framework lines go to are those current at the end of its range: the
+-- macros below take that moment apart from the range (frameworks_at), so a month read alone can be
+-- split as the whole history's view splits it (current now). The 4-argument macros stay as they were.
+CREATE MACRO spend_framework_days_at(g, range_start, range_end, framework_metrics, frameworks_at) AS TABLE
+SELECT b.program_id, b.framework_id, b.billing_month, b.period_id, b.metric, b.rate_id, b.usage_day,
+  CAST(sum(b.value) AS HUGEINT) AS qty_raw
+FROM spend_framework_buckets b
+SEMI JOIN spend_current_frameworks(frameworks_at) c ON c.framework_id = b.framework_id
+WHERE b.granularity = g AND b.timeframe_start >= range_start AND b.timeframe_start < range_end
+  AND list_contains(framework_metrics, b.metric)
+GROUP BY b.program_id, b.framework_id, b.billing_month, b.period_id, b.metric, b.rate_id, b.usage_day
+HAVING sum(b.value) <> 0;
+
+CREATE OR REPLACE MACRO spend_framework_days(g, range_start, range_end, framework_metrics) AS TABLE
+SELECT * FROM spend_framework_days_at(g, range_start, range_end, framework_metrics, range_end);
+
+CREATE MACRO spend_daily_report_at(g, range_start, range_end, framework_metrics, frameworks_at) AS TABLE
+WITH spl AS (
+  SELECT * FROM spend_program_report(g, range_start, range_end)
+),
+spd AS (
+  SELECT row_number() OVER () AS day_key, d.* FROM spend_program_days(g, range_start, range_end) d
+),
+sfd AS (
+  SELECT * FROM spend_framework_days_at(g, range_start, range_end, framework_metrics, frameworks_at)
+)
+SELECT * FROM spend_day_split('spd', 'spl', 'sfd', framework_metrics);
+
+CREATE OR REPLACE MACRO spend_daily_report(g, range_start, range_end, framework_metrics) AS TABLE
+SELECT * FROM spend_daily_report_at(g, range_start, range_end, framework_metrics, range_end);
 
 CREATE MACRO spend_month_granularity_in(range_start, range_end) AS TABLE
 WITH months AS (
@@ -63,19 +97,24 @@ SELECT * FROM spend_month_granularity_in(CAST('-infinity' AS TIMESTAMPTZ), CAST(
 
 CREATE MACRO spend_daily_in(range_start, range_end) AS TABLE
 WITH d AS (
-  SELECT 'hourly' AS granularity, * FROM spend_daily_report('hourly', range_start, range_end,
-    ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes'])
+  SELECT 'hourly' AS granularity, * FROM spend_daily_report_at('hourly', range_start, range_end,
+    ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes'],
+    CAST('infinity' AS TIMESTAMPTZ))
   UNION ALL
-  SELECT 'daily' AS granularity, * FROM spend_daily_report('daily', range_start, range_end,
-    ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes'])
+  SELECT 'daily' AS granularity, * FROM spend_daily_report_at('daily', range_start, range_end,
+    ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes'],
+    CAST('infinity' AS TIMESTAMPTZ))
   UNION ALL
-  SELECT 'monthly' AS granularity, * FROM spend_daily_report('monthly', range_start, range_end,
-    ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes'])
+  SELECT 'monthly' AS granularity, * FROM spend_daily_report_at('monthly', range_start, range_end,
+    ['compute_unit_seconds', 'root_branch_bytes_month', 'child_branch_bytes_month', 'instant_restore_bytes_month', 'public_network_transfer_bytes', 'private_network_transfer_bytes'],
+    CAST('infinity' AS TIMESTAMPTZ))
 )
 SELECT d.granularity, d.usage_day, d.billing_month, d.org_id, d.program_id, d.program_name, d.line_type,
        d.framework_id, d.framework_name, d.api_version, d.period_id, d.period_plan, d.metric, d.billing_unit,
        d.quantity_raw, d.quantity, d.allowance, d.billable_quantity, d.rate, d.rate_id, d.cost,
-       CASE WHEN NOT d.priced THEN d.note END AS unpriced_reason, d.line_id
+       CASE WHEN NOT d.priced THEN d.note END AS unpriced_reason,
+       -- Numbered within the month, as the month's report numbers its lines (every line has a row).
+       'P' || dense_rank() OVER (PARTITION BY d.granularity, d.billing_month ORDER BY d.program_line_no) AS line_id
 FROM d JOIN spend_month_granularity_in(range_start, range_end) g ON g.billing_month = d.billing_month AND g.granularity = d.granularity;
 
 CREATE OR REPLACE VIEW spend_daily AS
@@ -106,7 +145,7 @@ COMMENT ON COLUMN spend_daily.rate IS 'currency per billing unit, DECIMAL';
 COMMENT ON COLUMN spend_daily.rate_id IS 'price_rates.rate_id of the rate in force; NULL = no rate (unpriced)';
 COMMENT ON COLUMN spend_daily.cost IS 'currency, DECIMAL(18,2), rounded once per line half-up; NULL = unpriced';
 COMMENT ON COLUMN spend_daily.unpriced_reason IS 'NULL when priced; otherwise why there is no cost (no rate for the plan and metric, or a metric not in the catalogue)';
-COMMENT ON COLUMN spend_daily.line_id IS 'the report line a daily row belongs to (P<n> program_spend, F<n> framework_spend)';
+COMMENT ON COLUMN spend_daily.line_id IS 'the report line a daily row belongs to: P<n> is line n of that month''s program_spend.parquet';
 COMMENT ON COLUMN spend_month_granularity.billing_month IS 'first day of the UTC calendar month the usage falls in';
 COMMENT ON COLUMN spend_month_granularity.granularity IS 'hourly, daily or monthly; each granularity holds the whole history again: filter on one, never add them up';
 COMMENT ON COLUMN spend_month_granularity.complete IS 'true when the granularity''s complete coverage windows cover the whole month';
