@@ -101,6 +101,9 @@ const { values: flags } = parseArgs({
     'startup-only': { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
     capacity: { type: 'boolean', default: false },
+    growth: { type: 'boolean', default: false },
+    orgs: { type: 'string', default: '3' },
+    days: { type: 'string', default: '7,30,91,365' },
   },
 });
 
@@ -120,6 +123,7 @@ const log = createLogger({ level: 'warn' });
 
 async function main(): Promise<void> {
   if (flags['report-only']) return reportLarge();
+  if (flags.growth) return growth();
   // First, on a quiet machine: the command line's start-up (--help, --version).
   const startup = await measureStartup(ROOT);
   say(startupLine(startup));
@@ -568,6 +572,19 @@ async function steadyState({ sandbox, dir }: Pick<Bench, 'sandbox' | 'dir'>, pla
     `steady state: set-up finished the inventory in ${fillS.toFixed(1)} s (${fill.inventoryRequests} requests, remaining ${fill.inventoryRemaining}); a daily run a day later: ${steady.requests} requests, ${steady.inventoryRequests} on the inventory, exit ${steady.exitCode}`,
   );
   return { fill, steady };
+}
+
+/** `--growth`: bench/growth.ts, its table, and with --json its object last. */
+async function growth(): Promise<void> {
+  const { growthBench, growthJson } = await import('./growth.js');
+  const days = flags.days.split(',').map(Number);
+  const orgs = Number(flags.orgs);
+  if (!days.every((d) => Number.isInteger(d) && d >= 7) || !Number.isInteger(orgs) || orgs < 1)
+    throw new Error(
+      `--days ${flags.days} --orgs ${flags.orgs}: give whole days (at least 7) and a number of organizations`,
+    );
+  const steps = await growthBench({ json: flags.json, orgs, days }, say);
+  if (flags.json) process.stdout.write(JSON.stringify(growthJson(steps)) + '\n');
 }
 
 /** The same collections a day earlier into the measured file (set-up, not measured); their requests. */

@@ -141,7 +141,10 @@ function send(
   counted = true,
 ): void {
   const text = serialise(body);
-  if (counted) state.stats.byStatus[String(status)] = (state.stats.byStatus[String(status)] ?? 0) + 1;
+  if (counted) {
+    state.stats.byStatus[String(status)] = (state.stats.byStatus[String(status)] ?? 0) + 1;
+    state.stats.bytesSent += text.length;
+  }
   res.writeHead(status, {
     'content-type': 'application/json',
     'content-length': text.length,

@@ -7,6 +7,8 @@ export interface SandboxStats {
   byStatus: Record<string, number>;
   violations: { perMinute: number; perSecond: number; total: number };
   faults: { '503': number; '423': number; '429': number; drop: number; latency: number };
+  /** Bytes of the bodies of the answers counted in byStatus (what a collector received). */
+  bytesSent: number;
   /** Requests refused with 429 by the limits (injected 429 faults are counted under faults). */
   throttledByLimit: number;
   /** The request log in short: per route, the sequence numbers (1 = first request served) of its first
@@ -24,6 +26,7 @@ export function emptyStats(): SandboxStats {
     byStatus: {},
     violations: { perMinute: 0, perSecond: 0, total: 0 },
     faults: { '503': 0, '423': 0, '429': 0, drop: 0, latency: 0 },
+    bytesSent: 0,
     throttledByLimit: 0,
     firstSeq: {},
     lastSeq: {},

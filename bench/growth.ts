@@ -1,0 +1,297 @@
+// `npm run bench -- --growth [--json] [--orgs N] [--days 7,30,91,365]`: what a routine run costs as the
+// history kept grows. One database grows step by step (1 week, 1 month, 3 months, 12 months of hourly
+// and daily history by default); at each step an hourly collect as cron runs it, status, example query
+// 09, export --dataset after that collect and report --month are run twice, each in its own process
+// (bench/growthChild.ts), and their wall time, CPU, bytes written and peak RSS kept (the median of the
+// two is the mean). History: the `large` scenario's organizations (the first N) collected from the
+// sandbox once, then earlier days filled with copies of one collected day, shifted by whole days
+// (bench/growth_history.sql), with complete coverage, so every command sees them as collected.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../src/config/packageRoot.js';
+import { rawSql } from '../src/store/rawSql.js';
+import { openStore } from '../src/store/store.js';
+import type { GrowthOp, GrowthOpResult } from './growthChild.js';
+import { startSandboxProcess, type SandboxProcess } from './sandboxProcess.js';
+
+const ROOT = packageRoot();
+const CHILD = fileURLToPath(new URL('./growthChild.js', import.meta.url));
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** The sandbox's clock at the first collect: early in its month, so that 1 week of history already holds
+ *  the month report --month reads, and every step reports the same days. */
+const NOW0 = Date.UTC(2026, 10, 8, 10, 30);
+const ROUNDS = 2;
+const QUERY = 'top_frameworks_by_compute'; // queries/examples/09
+const CONFIG = `[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n`;
+
+export interface GrowthStep {
+  days: number;
+  dbBytes: number;
+  copyBytes: number;
+  datasetBytes: number;
+  collectedBytes: number;
+  ops: Record<GrowthOp['op'], GrowthOpResult[]>;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+/** Bytes below a path (a file, or a folder's files). */
+function bytesOf(path: string): number {
+  if (!existsSync(path)) return 0;
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.size;
+  return readdirSync(path, { recursive: true, encoding: 'utf8' }).reduce((n, f) => {
+    const st = statSync(join(path, f));
+    return n + (st.isFile() ? st.size : 0);
+  }, 0);
+}
+
+function runOp(spec: GrowthOp): Promise<GrowthOpResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0 || !line.startsWith('{')) reject(new Error(`${spec.op} exited with ${code}: ${out.slice(-500)}`));
+      else resolve(JSON.parse(line) as GrowthOpResult);
+    });
+  });
+}
+
+/** Fills [firstDay, endDay) of one granularity with shifted copies of `sourceDay` (growth_history.sql). */
+async function fillHistory(
+  db: string,
+  granularity: 'hourly' | 'daily',
+  firstDay: number,
+  endDay: number,
+  sourceDay: number,
+) {
+  if (firstDay >= endDay) return;
+  const store = await openStore({ path: db });
+  try {
+    const sql = rawSql(store);
+    const params: Record<string, unknown> = {
+      granularity,
+      source_day: new Date(sourceDay),
+      first_day: new Date(firstDay),
+      end_day: new Date(endDay),
+      run_id: `history-${granularity}-${iso(firstDay).slice(0, 10)}`,
+      at: new Date(NOW0),
+    };
+    const text = readFileSync(join(ROOT, 'bench', 'growth_history.sql'), 'utf8').replace(/^--.*$/gm, '');
+    for (const stmt of text
+      .split(';')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const used = Object.fromEntries(Object.entries(params).filter(([k]) => stmt.includes(`$${k}`)));
+      await sql.run(stmt, used);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** The first UTC day the database holds at a granularity. */
+async function firstDay(db: string, granularity: string): Promise<number> {
+  const store = await openStore({ path: db, readOnly: true });
+  try {
+    const [r] = await rawSql(store).query<{ t: Date }>(
+      'SELECT min(timeframe_start) AS t FROM usage_program_buckets WHERE granularity = $g',
+      { g: granularity },
+    );
+    return Math.floor(r!.t.getTime() / DAY_MS) * DAY_MS;
+  } finally {
+    await store.close();
+  }
+}
+
+interface Ctx {
+  dir: string;
+  db: string;
+  config: string;
+  dataset: string;
+  sandbox: SandboxProcess;
+  orgs: string[];
+}
+
+async function collectAt(c: Ctx, now: number): Promise<GrowthOpResult> {
+  await c.sandbox.setClock(iso(now));
+  const r = await runOp({
+    op: 'collect',
+    db: c.db,
+    config: c.config,
+    apiKey: c.sandbox.apiKey,
+    baseUrl: c.sandbox.baseUrl,
+    now,
+    orgs: c.orgs,
+  });
+  if (r.detail.exitCode !== 0) throw new Error(`collect at ${iso(now)} exited with ${String(r.detail.exitCode)}`);
+  return r;
+}
+
+/** One step: grow to `days` of history, catch up (not measured), then the measured rounds. */
+async function step(
+  c: Ctx,
+  days: number,
+  now: number,
+  say: (s: string) => void,
+): Promise<{ step: GrowthStep; now: number }> {
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  for (const g of ['hourly', 'daily'] as const) {
+    const have = await firstDay(c.db, g);
+    const t0 = performance.now();
+    await fillHistory(c.db, g, today - days * DAY_MS, have, today - 2 * DAY_MS);
+    say(
+      `  ${g} history from ${iso(today - days * DAY_MS).slice(0, 10)} (${((performance.now() - t0) / 1000).toFixed(0)} s)`,
+    );
+  }
+  // Catching up on the grown history: not measured.
+  let t = performance.now();
+  await runOp({ op: 'export', db: c.db, config: c.config, dataset: c.dataset, now });
+  now += HOUR_MS;
+  await collectAt(c, now);
+  say(
+    `  caught up: export and a collect that publishes the new parts (${((performance.now() - t) / 1000).toFixed(0)} s)`,
+  );
+  const ops: GrowthStep['ops'] = { collect: [], status: [], query: [], export: [], report: [] };
+  let collectedBytes = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    now += HOUR_MS;
+    const before = (await c.sandbox.stats()).bytesSent;
+    ops.collect.push(await collectAt(c, now));
+    collectedBytes += (await c.sandbox.stats()).bytesSent - before;
+    ops.export.push(await runOp({ op: 'export', db: c.db, config: c.config, dataset: c.dataset, now }));
+    ops.status.push(await runOp({ op: 'status', db: c.db, config: c.config, now }));
+    ops.query.push(await runOp({ op: 'query', db: c.db, config: c.config, example: QUERY }));
+    ops.report.push(
+      await runOp({
+        op: 'report',
+        db: c.db,
+        config: c.config,
+        month: iso(now).slice(0, 7),
+        out: join(c.dir, 'reports'),
+        now,
+      }),
+    );
+  }
+  t = performance.now();
+  const s: GrowthStep = {
+    days,
+    dbBytes: bytesOf(c.db),
+    copyBytes:
+      bytesOf(c.db.replace(/\.duckdb$/, '.analyst.duckdb')) + bytesOf(c.db.replace(/\.duckdb$/, '.analyst.parts')),
+    datasetBytes: bytesOf(c.dataset),
+    collectedBytes: collectedBytes / ROUNDS,
+    ops,
+  };
+  return { step: s, now };
+}
+
+export interface GrowthFlags {
+  json: boolean;
+  orgs: number;
+  days: number[];
+}
+
+function freeBytes(dir: string): number {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+}
+
+export async function growthBench(flags: GrowthFlags, say: (s: string) => void): Promise<GrowthStep[]> {
+  const dir = join(ROOT, '.bench', 'growth');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const config = join(dir, 'usage.toml');
+  writeFileSync(config, CONFIG);
+  const sandbox = await startSandboxProcess({ scenario: 'large', latencyMs: 0, now: iso(NOW0) });
+  try {
+    await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
+    const res = await fetch(`${sandbox.baseUrl}/users/me/organizations`, {
+      headers: { authorization: `Bearer ${sandbox.apiKey}` },
+    });
+    const all = ((await res.json()) as { organizations: { id: string }[] }).organizations.map((o) => o.id);
+    const c: Ctx = {
+      dir,
+      db: join(dir, 'usage.duckdb'),
+      config,
+      dataset: join(dir, 'dataset'),
+      sandbox,
+      orgs: all.slice(0, flags.orgs),
+    };
+    let now = NOW0;
+    const t = performance.now();
+    await collectAt(c, now);
+    say(
+      `base: ${c.orgs.length} of ${all.length} organizations collected at ${iso(now)} (${((performance.now() - t) / 1000).toFixed(0)} s)`,
+    );
+    const steps: GrowthStep[] = [];
+    for (const days of flags.days) {
+      const perDay = steps.length ? steps.at(-1)!.dbBytes / steps.at(-1)!.days : 0;
+      const need = perDay * 3 * (days - (steps.at(-1)?.days ?? 0));
+      if (need > freeBytes(dir))
+        throw new Error(
+          `${days} days need about ${(need / 1e9).toFixed(0)} GB more (database, copy, dataset); ${(freeBytes(dir) / 1e9).toFixed(0)} GB are free`,
+        );
+      say(`growing to ${days} days of history`);
+      const r = await step(c, days, now, say);
+      now = r.now;
+      steps.push(r.step);
+      say(growthLine(r.step));
+    }
+    return steps;
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+const avg = (s: GrowthStep, op: GrowthOp['op'], k: 'wallS' | 'cpuS' | 'writtenBytes' | 'peakRssMb') =>
+  mean(s.ops[op].map((r) => r[k]));
+
+export function growthLine(s: GrowthStep): string {
+  const f = (op: GrowthOp['op']) =>
+    `${op} ${avg(s, op, 'wallS').toFixed(2)} s / ${avg(s, op, 'cpuS').toFixed(2)} CPU-s / ${(avg(s, op, 'writtenBytes') / 1e6).toFixed(0)} MB`;
+  return `  ${s.days} days: db ${(s.dbBytes / 1e9).toFixed(2)} GB, copy ${(s.copyBytes / 1e9).toFixed(2)} GB, dataset ${(s.datasetBytes / 1e9).toFixed(2)} GB; ${(['collect', 'status', 'query', 'export', 'report'] as const).map(f).join('; ')}; collected ${(s.collectedBytes / 1e6).toFixed(1)} MB`;
+}
+
+/** The last line of --growth --json: the largest step over the smallest. */
+export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
+  const first = steps[0]!;
+  const last = steps.at(-1)!;
+  const ratio = (op: GrowthOp['op']) => Number((avg(last, op, 'wallS') / avg(first, op, 'wallS')).toFixed(3));
+  return {
+    history_months: Number((last.days / 30.4).toFixed(1)),
+    history_days: steps.map((s) => s.days),
+    growth_hourly_run: ratio('collect'),
+    growth_status: ratio('status'),
+    growth_query: ratio('query'),
+    growth_export: ratio('export'),
+    growth_report: ratio('report'),
+    written_per_collected_byte: Number(
+      (avg(last, 'collect', 'writtenBytes') / Math.max(1, last.collectedBytes)).toFixed(3),
+    ),
+    steps: steps.map((s) => ({
+      days: s.days,
+      db_bytes: s.dbBytes,
+      copy_bytes: s.copyBytes,
+      dataset_bytes: s.datasetBytes,
+      collected_bytes: s.collectedBytes,
+      ...Object.fromEntries(
+        (['collect', 'status', 'query', 'export', 'report'] as const).map((op) => [
+          op,
+          {
+            wall_s: avg(s, op, 'wallS'),
+            cpu_s: avg(s, op, 'cpuS'),
+            written_bytes: avg(s, op, 'writtenBytes'),
+            peak_rss_mb: avg(s, op, 'peakRssMb'),
+          },
+        ]),
+      ),
+    })),
+  };
+}

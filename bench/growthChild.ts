@@ -1,0 +1,83 @@
+// One operation of the growth benchmark in its own process, as cron or an analyst runs it: an
+// incremental collect, status, an example query, export --dataset or report --month, through the
+// command's own function. Prints one JSON line: what it did, its wall time, and the process's own CPU,
+// bytes written (getrusage's block outputs) and peak RSS.
+import { collectCommand } from '../src/cli/collect.js';
+import { exportCommand } from '../src/cli/export.js';
+import { queryCommand } from '../src/cli/query.js';
+import { reportCommand } from '../src/cli/report.js';
+import { statusCommand } from '../src/cli/status.js';
+import { createLogger } from '../src/log.js';
+
+export type GrowthOp =
+  | { op: 'collect'; db: string; config: string; apiKey: string; baseUrl: string; now: number; orgs: string[] }
+  | { op: 'status'; db: string; config: string; now: number }
+  | { op: 'query'; db: string; config: string; example: string }
+  | { op: 'export'; db: string; config: string; dataset: string; now: number }
+  | { op: 'report'; db: string; config: string; month: string; out: string; now: number };
+
+export interface GrowthOpResult {
+  op: GrowthOp['op'];
+  wallS: number;
+  cpuS: number;
+  writtenBytes: number;
+  peakRssMb: number;
+  detail: Record<string, unknown>;
+}
+
+const log = createLogger({ level: 'warn', json: true });
+
+async function run(spec: GrowthOp): Promise<Record<string, unknown>> {
+  const common = { db: spec.db, config: spec.config, log };
+  switch (spec.op) {
+    case 'collect': {
+      const r = await collectCommand({
+        ...common,
+        env: { USAGE_API_KEY: spec.apiKey },
+        baseUrl: spec.baseUrl,
+        now: () => spec.now,
+        orgs: spec.orgs.join(','),
+        inventory: 'never',
+      });
+      return { exitCode: r.exitCode, requests: r.requests, rows: r.rows, status: r.status };
+    }
+    case 'status': {
+      await statusCommand({ ...common, now: () => spec.now });
+      return {};
+    }
+    case 'query': {
+      const r = await queryCommand({ ...common, example: spec.example });
+      return { rows: r.rows.length };
+    }
+    case 'export': {
+      const r = await exportCommand({ ...common, dataset: spec.dataset, now: () => spec.now });
+      return { written: (r as { written?: unknown }).written ?? null };
+    }
+    case 'report': {
+      const r = await reportCommand({
+        ...common,
+        month: spec.month,
+        out: spec.out,
+        format: 'parquet',
+        now: () => spec.now,
+      });
+      return { exitCode: r.exitCode };
+    }
+  }
+}
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as GrowthOp;
+const t0 = performance.now();
+const detail = await run(spec);
+const wallS = (performance.now() - t0) / 1000;
+const u = process.resourceUsage();
+const out: GrowthOpResult = {
+  op: spec.op,
+  wallS,
+  cpuS: (u.userCPUTime + u.systemCPUTime) / 1e6,
+  writtenBytes: u.fsWrite * 512,
+  peakRssMb: u.maxRSS / 1024,
+  detail,
+};
+process.stdout.write(JSON.stringify(out) + '\n');
+process.exit(0);
