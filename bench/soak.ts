@@ -1,9 +1,8 @@
-// `npm run bench:soak -- [--runs N] [--seed S] [--kills K] [--max-wall S]
-// [--daemon-log FILE] [--json]`: one daemon (the built CLI's
-// `schedule`) driven through N scheduled runs against the sandbox over HTTP, their shared clock moved
-// forward between runs by an hour up to two weeks, SIGKILLed at random moments and restarted. At the end:
-// the database equals the sandbox's truth, every due month's export exists once, and the daemon's RSS
-// holds steady over a kill-free stretch. Exit 1 when a check fails.
+// `npm run bench:soak -- [--runs N] [--seed S] [--kills K] [--max-wall S] [--daemon-log FILE] [--json]`:
+// one daemon (the built CLI's `schedule`) driven through N scheduled runs against the sandbox over HTTP,
+// their shared clock moved forward between runs by an hour up to a week, SIGKILLed at random moments and
+// restarted. At the end: the database equals the sandbox's truth, every due month's export exists once,
+// and the daemon's RSS holds steady over a kill-free stretch. Exit 1 when a check fails.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,8 +77,8 @@ export function prng(seed: number): () => number {
 }
 
 /**
- * The clock's step before a run: mostly hours, sometimes days, now and then one or two weeks, so a
- * thousand runs cover about a year and a half. Whole minutes (a run's id carries its start to the second).
+ * The clock's step per run: mostly hours, sometimes days, now and then one or two weeks (a day on
+ * average). Whole hours, since a run's id carries its start only to the second.
  */
 export function clockStep(rand: () => number): number {
   const r = rand();
