@@ -3,6 +3,7 @@
 // or a `collect` started from crontab. Missed runs are caught up from what the database and the report
 // directory hold, not from cron's memory. stop() abandons the batch in progress (the collector rolls it
 // back), releases the lock and returns within a few seconds.
+import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Granularity } from '../domain/granularity.js';
@@ -143,7 +144,7 @@ class JobScheduler implements Scheduler {
     const ctx = commandContext(opts);
     this.ctx = ctx;
     this.log = ctx.log.child({ component: 'schedule' });
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? drivenClock(ctx.env) ?? Date.now;
     this.tz = ctx.config.schedule.timezone;
     this.baseUrl = opts.baseUrl ?? ctx.env.USAGE_BASE_URL;
     checkTimeZone(this.tz);
@@ -390,6 +391,24 @@ class JobScheduler implements Scheduler {
 function describeJob(job: JobName, granularities: (job: 'hourly' | 'daily') => Granularity[]): string {
   if (job === 'monthly') return 'export of the previous month';
   return `collection (${granularities(job).join(', ')})`;
+}
+
+/**
+ * Names a file holding one ISO instant that the daemon takes as "now", read at each use, so a soak can
+ * move the daemon's clock with the sandbox's. Unset in production: the daemon then uses the real clock.
+ */
+export const CLOCK_FILE_ENV = 'USAGE_SCHEDULE_CLOCK_FILE';
+
+function drivenClock(env: NodeJS.ProcessEnv): (() => number) | undefined {
+  const file = env[CLOCK_FILE_ENV];
+  if (!file) return undefined;
+  const read = (): number => {
+    const ms = Date.parse(readFileSync(file, 'utf8').trim());
+    if (Number.isNaN(ms)) throw new UsageError(`${CLOCK_FILE_ENV}: ${file} does not hold an ISO date-time.`);
+    return ms;
+  };
+  read(); // refused at start-up, not in the first job
+  return read;
 }
 
 function checkTimeZone(tz: string): void {
