@@ -5,7 +5,9 @@
 // (bench/growthChild.ts), and their wall time, CPU, bytes written and peak RSS kept (the median of the
 // two is the mean). History: the `large` scenario's organizations (the first N) collected from the
 // sandbox once, then earlier days filled with copies of one collected day, shifted by whole days
-// (bench/growth_history.sql), with complete coverage, so every command sees them as collected.
+// (bench/growth_history.sql), with complete coverage, so every command sees them as collected. The
+// dataset is exported in full once, at the first step; grown days are marked taken in by it rather than
+// exported (hours a step here), which an export after a run never looks at either way.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
