@@ -34,6 +34,5 @@ SELECT DISTINCT t.table_name, $granularity || '/' || CASE WHEN $granularity = 'h
 FROM range(0, CAST(date_diff('day', $first_day, $end_day) AS BIGINT)) r(k),
      (VALUES ('usage_program_buckets'), ('usage_framework_buckets')) t(table_name);
 
--- The grown days count as taken in by every dataset folder already exported: exporting them would
--- take hours a step on this machine, and an export after a run looks only at that run's windows.
+-- The grown days count as taken in by every dataset folder (bench/growth.ts markDatasetCurrent says why).
 INSERT INTO export_runs SELECT dataset_dir, $run_id FROM export_datasets;

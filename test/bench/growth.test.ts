@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { fillHistory } from '../../bench/growth.js';
+import { rawSql } from '../../src/store/rawSql.js';
+import { openStore } from '../../src/store/store.js';
+import { at, hourlyRows, load, spec, useTempDbPath } from '../support/store.js';
+
+const dbPath = useTempDbPath();
+const DAY = 24;
+
+describe('the growth benchmark history', () => {
+  it('fills earlier days with the source day shifted by whole days, covered as complete and marked for the copy', async () => {
+    const store = await openStore({ path: dbPath() });
+    // Day 3 (2025-01-04) collected: p1, p2, hourly, values varying by hour.
+    await load(
+      store,
+      spec({ windowStart: at(3 * DAY), windowEnd: at(4 * DAY) }),
+      hourlyRows({
+        programs: ['p1', 'p2'],
+        fromHour: 3 * DAY,
+        toHour: 4 * DAY,
+        value: (p, h) => BigInt(h % DAY) * 10n + BigInt(p.length),
+      }),
+    );
+    await store.close();
+
+    await fillHistory(dbPath(), 'hourly', at(0).getTime(), at(3 * DAY).getTime(), at(3 * DAY).getTime());
+
+    const s = await openStore({ path: dbPath(), readOnly: true });
+    try {
+      const sql = rawSql(s);
+      // Each day holds exactly the source day's rows at the same hours of its own day.
+      const days = await sql.query<{ day: string; n: bigint; total: bigint; first: string }>(
+        `SELECT strftime(timezone('UTC', timeframe_start), '%Y-%m-%d') AS day, count(*) AS n, sum(value) AS total,
+                strftime(min(timezone('UTC', timeframe_start)), '%H:%M') AS first
+         FROM usage_program WHERE granularity = 'hourly' GROUP BY 1 ORDER BY 1`,
+      );
+      expect(days.map((d) => d.day)).toEqual(['2025-01-01', '2025-01-02', '2025-01-03', '2025-01-04']);
+      for (const d of days)
+        expect({ n: d.n, total: d.total, first: d.first }).toEqual({
+          n: days[3]!.n,
+          total: days[3]!.total,
+          first: '00:00',
+        });
+      // Row by row: every filled row, moved to the source day, is a source row (as many times as days filled).
+      const [shifted] = await sql.query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM (
+           SELECT program_id, metric, timeframe_start + to_days(CAST(3 - date_diff('day', $d0, timeframe_start) AS INTEGER)) AS t, value
+           FROM usage_program WHERE timeframe_start < $d3
+           EXCEPT ALL
+           SELECT program_id, metric, timeframe_start, value FROM usage_program, range(3) WHERE timeframe_start >= $d3)`,
+        { d0: at(0), d3: at(3 * DAY) },
+      );
+      expect(shifted!.n).toBe(0n);
+      // Covered as complete from the first filled day on, so a planner sees no gap.
+      const cover = await sql.query<{ s: Date; e: Date; status: string }>(
+        `SELECT min(window_start) AS s, max(window_end) AS e, any_value(status) AS status FROM coverage
+         WHERE granularity = 'hourly' AND run_id LIKE 'history-%'`,
+      );
+      expect(cover).toEqual([{ s: at(0), e: at(3 * DAY), status: 'complete' }]);
+      const [dirty] = await sql.query<{ parts: string }>(
+        `SELECT string_agg(DISTINCT part, ',' ORDER BY part) AS parts FROM analyst_dirty WHERE table_name = 'usage_program_buckets' AND part <> '*'`,
+      );
+      expect(dirty!.parts).toBe('hourly/2025-01-01,hourly/2025-01-02,hourly/2025-01-03,hourly/2025-01-04');
+    } finally {
+      await s.close();
+    }
+  });
+});
