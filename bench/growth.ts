@@ -180,7 +180,7 @@ async function step(
     );
   }
   // Catching up on the grown history (alerts priced, the copy's parts written): not measured.
-  let t = performance.now();
+  const t = performance.now();
   now += HOUR_MS;
   await collectAt(c, now);
   say(
@@ -207,7 +207,6 @@ async function step(
       }),
     );
   }
-  t = performance.now();
   const s: GrowthStep = {
     days,
     dbBytes: bytesOf(c.db),
