@@ -5,7 +5,7 @@
 // (bench/growthChild.ts), and their wall time, CPU, bytes written and peak RSS kept (the median of the
 // two is the mean). History: the `large` scenario's organizations (the first N) collected from the
 // sandbox once, then earlier days filled with copies of one collected day, shifted by whole days
-// (bench/growth_history.sql), with complete coverage, so every command sees them as collected. The
+// (bench/growth_history_day.sql, bench/growth_history.sql), with complete coverage, so every command sees them as collected. The
 // dataset folder is recorded as holding the base and every grown day rather than written (markDatasetCurrent).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
@@ -84,14 +84,18 @@ export async function fillHistory(
       run_id: `history-${granularity}-${iso(firstDay).slice(0, 10)}`,
       at: new Date(NOW0),
     };
-    const text = readFileSync(join(ROOT, 'bench', 'growth_history.sql'), 'utf8').replace(/^--.*$/gm, '');
-    for (const stmt of text
-      .split(';')
-      .map((s) => s.trim())
-      .filter(Boolean)) {
-      const used = Object.fromEntries(Object.entries(params).filter(([k]) => stmt.includes(`$${k}`)));
-      await sql.run(stmt, used);
-    }
+    const statements = (file: string) =>
+      readFileSync(join(ROOT, 'bench', file), 'utf8')
+        .replace(/^--.*$/gm, '')
+        .split(';')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    const run = async (stmt: string, all: Record<string, unknown>) =>
+      sql.run(stmt, Object.fromEntries(Object.entries(all).filter(([k]) => stmt.includes(`$${k}`))));
+    for (let day = firstDay; day < endDay; day += DAY_MS)
+      for (const stmt of statements('growth_history_day.sql'))
+        await run(stmt, { ...params, shift: Math.round((day - sourceDay) / DAY_MS) });
+    for (const stmt of statements('growth_history.sql')) await run(stmt, params);
   } finally {
     await store.close();
   }
