@@ -25,7 +25,7 @@ const DAY_MS = 24 * HOUR_MS;
  *  the month report --month reads, and every step reports the same days. */
 const NOW0 = Date.UTC(2026, 10, 8, 10, 30);
 const ROUNDS = 2;
-const QUERY = 'top_frameworks_by_compute'; // queries/examples/09
+const QUERY = 'top_frameworks_by_compute'; // queries/examples/09_top_frameworks_by_compute.sql
 const CONFIG = `[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n`;
 
 export interface GrowthStep {

@@ -254,7 +254,9 @@ async function drive(opts: SoakOptions, paths: Paths, sb: Sandbox): Promise<Driv
   let meanRunMs = 500;
   const deadline = performance.now() + (opts.maxWallS ?? Infinity) * 1000;
   let lastRuns = 0;
-  while (s.runs < opts.runs && performance.now() < deadline) {
+  // Until every planned kill is done too: runs counted in a burst (a restart's catch-up, a loaded
+  // machine) can pass the last kill's run before its turn comes.
+  while ((s.runs < opts.runs || s.kills < killAt.length) && performance.now() < deadline) {
     // One step per run since the last move (runs queued back to back often take the lock first), capped.
     let step = 0;
     for (let i = 0; i < Math.max(1, s.runs - lastRuns); i++) step += clockStep(rand);
