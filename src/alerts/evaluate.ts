@@ -6,7 +6,7 @@ import { formatScaled, parseDecimal } from '../billing/money.js';
 import type { Config } from '../config/schema.js';
 import { forecastDays } from '../report/forecast.js';
 import { type AlertRecord, type AnomalyTotalsRow } from '../store/alerts.js';
-import type { Store } from '../store/store.js';
+import { isOutOfMemory, type Store } from '../store/store.js';
 import {
   ANOMALY_RULE,
   ANOMALY_RULE_VERSION,
@@ -474,7 +474,14 @@ export async function evaluateAlerts(
 ): Promise<EvaluationResult> {
   if (memoryLimit === undefined || memoryLimit === store.memoryLimit) return evaluate(store, s, scope, now);
   const own = store.memoryLimit;
-  await store.setMemoryLimit(memoryLimit);
+  try {
+    await store.setMemoryLimit(memoryLimit);
+  } catch (err) {
+    // DuckDB refuses a limit below what it holds pinned now (indexes, the run's own tables): the rules
+    // then run at the store's limit, rather than not at all.
+    if (!isOutOfMemory(err)) throw err;
+    return evaluate(store, s, scope, now);
+  }
   try {
     return await evaluate(store, s, scope, now);
   } finally {

@@ -11,6 +11,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { refreshPrices } from '../../src/report/prices.js';
 import { runReport } from '../../src/report/run.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { rawSql } from '../../src/store/rawSql.js';
 import type { UsageRowIn } from '../support/rowLoader.js';
 import { load, spec, tempDir } from '../support/store.js';
 
@@ -119,6 +120,19 @@ describe('alerts on a real database', () => {
       'anomaly|program|p-steady|2026-11-01|2026-11-10',
       'new_spend|program|p-new|2026-11-01|2026-11-05',
     ]);
+  });
+
+  test("at a memory limit below what DuckDB holds pinned, the rules run at the store's own limit instead", async () => {
+    // An index DuckDB keeps in memory (about 11 MB), so that it refuses to go down to 4 MB.
+    await rawSql(store).run(
+      "CREATE TEMP TABLE pinned AS SELECT 'key-' || i AS k FROM range(300000) r(i); CREATE UNIQUE INDEX pinned_k ON pinned (k)",
+    );
+    const own = store.memoryLimit;
+    const { fired } = await evaluateAlerts(store, settings, SCOPE, NOW, '4MB');
+    expect(fired.filter((a) => a.kind === 'anomaly').map((a) => [a.program_id, a.day])).toEqual([
+      ['p-steady', '2026-11-10'],
+    ]);
+    expect(store.memoryLimit).toBe(own);
   });
 
   test('thresholds and anomalies fire once across re-runs and restarts; a restated day is superseded', async () => {
