@@ -474,16 +474,16 @@ export async function evaluateAlerts(
 ): Promise<EvaluationResult> {
   if (memoryLimit === undefined || memoryLimit === store.memoryLimit) return evaluate(store, s, scope, now);
   const own = store.memoryLimit;
+  // DuckDB refuses a limit below what it holds pinned (its indexes among them), or runs out under it as
+  // they grow: the rules then run at the store's own limit, rather than not at all. Evaluating again is
+  // safe: each slice of priced days is replaced in its own transaction, and an alert fires once.
   try {
     await store.setMemoryLimit(memoryLimit);
-  } catch (err) {
-    // DuckDB refuses a limit below what it holds pinned now (indexes, the run's own tables): the rules
-    // then run at the store's limit, rather than not at all.
-    if (!isOutOfMemory(err)) throw err;
-    return evaluate(store, s, scope, now);
-  }
-  try {
     return await evaluate(store, s, scope, now);
+  } catch (err) {
+    if (!isOutOfMemory(err)) throw err;
+    await store.setMemoryLimit(own);
+    return evaluate(store, s, scope, now);
   } finally {
     await store.setMemoryLimit(own);
   }
