@@ -371,11 +371,13 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     } finally {
       await sandbox.close();
     }
-    // The files the run's windows fall in: hourly usage by UTC day, spend_daily by month, and the
-    // dimensions (a run may change the inventory).
+    // The files the run's replaced windows fall in: hourly usage by UTC day, spend_daily by month, and
+    // the dimensions (a run may change the inventory).
     const store = await openStore({ path: db, readOnly: true });
     const windows = await rawSql(store).query<{ source: string; s: string; e: string }>(
-      `SELECT source, CAST(epoch_ms(window_start) AS VARCHAR) AS s, CAST(epoch_ms(window_end) AS VARCHAR) AS e FROM coverage WHERE run_id = $run`,
+      // A failed or not eligible scope replaced nothing: its window is not looked at.
+      `SELECT source, CAST(epoch_ms(window_start) AS VARCHAR) AS s, CAST(epoch_ms(window_end) AS VARCHAR) AS e FROM coverage
+       WHERE run_id = $run AND status IN ('complete', 'partial')`,
       { run: runId },
     );
     await store.close();
