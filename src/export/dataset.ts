@@ -12,8 +12,8 @@
 // that last wrote them), and the folder's record says which runs it has taken in (export_runs). An
 // export looks only at the files whose windows later runs replaced (hourly usage a day, other usage
 // and spend_daily a month), re-hashes those, and rewrites the ones whose rows differ; with no new run
-// it reads no usage row. spend_daily months are also re-checked when the prices or the inventory
-// names change. A folder with no record, or written in an earlier layout, is exported in full once.
+// it reads no usage row. A spend_daily month is priced again only when what it is priced from changed
+// (its usage files' values, its coverage, the prices or the inventory names). A folder with no record, or written in an earlier layout, is exported in full once.
 // Files are written under temporary dot-names and renamed, those of one directory together, so a
 // reader never sees half a file. With 'arrow', each file is also written as Arrow IPC under
 // DIR/_arrow/ (a separate tree, so Parquet readers never meet it).
@@ -48,6 +48,8 @@ export interface ExportResult {
   files: string[];
   /** Units whose rows were hashed (0 when nothing changed). */
   checked: number;
+  /** The spend_daily months ('YYYY-MM') priced (a month is priced only when what it is priced from changed). */
+  priced: string[];
   /** Rows in the dataset's files. */
   rows: number;
   /** Whether every unit was written (first export, or an earlier layout). */
@@ -182,19 +184,24 @@ export async function exportDataset(opts: {
     removed: [],
     files: [],
     checked: 0,
+    priced: [],
     full: p.full,
     rows: 0,
   };
 
-  // One directory at a time: its changed files are written, then renamed in together.
+  // One directory at a time: its changed files are written, then renamed in together. Spend months
+  // last: what one is priced from includes the records of its month's usage files.
   const byDir = new Map<string, Unit[]>();
-  for (const u of [...p.candidates.values()].sort((a, b) => (a.id < b.id ? -1 : 1)))
+  const order = (u: Unit) => `${u.key.stream === 'spend_daily' ? 1 : 0}${u.id}`;
+  for (const u of [...p.candidates.values()].sort((a, b) => (order(a) < order(b) ? -1 : 1)))
     byDir.set(u.dir, [...(byDir.get(u.dir) ?? []), u]);
   for (const [partition, units] of byDir) {
     opts.signal?.throwIfAborted();
-    const work: DirectoryWork = { dir, partition, units, previous, forced: p.forced, formats, now };
+    const context = p.state.contextDigest;
+    const work: DirectoryWork = { dir, partition, units, previous, forced: p.forced, formats, now, context };
     const done = await writeDirectory(store, work, opts.signal);
     result.checked += done.checked;
+    if (units[0]!.key.stream === 'spend_daily' && done.checked > 0) result.priced.push(units[0]!.key.month!);
     result.files.push(...done.written);
     if (done.written.length > 0 || done.removedFiles > 0)
       (done.emptied ? result.removed : result.written).push(partition);
@@ -214,6 +221,7 @@ export async function exportDataset(opts: {
     dir,
     full: p.full,
     checked: result.checked,
+    priced: result.priced.length,
     files: result.files.length,
     partitions_written: result.written.length,
     removed: result.removed.length,

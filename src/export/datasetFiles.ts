@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ExportFormat } from '../domain/formats.js';
 import { writeArrowFile } from '../report/arrow.js';
 import { sha256File, tempPathFor, writeAtomically } from '../report/files.js';
-import { STAGED_PARTITION, type DatasetPartitionKey, type Store } from '../store/store.js';
+import { STAGED_PARTITION, type DatasetFingerprint, type DatasetPartitionKey, type Store } from '../store/store.js';
 
 export const MANIFEST_NAME = '_manifest.json';
 export const ARROW_ROOT = '_arrow';
@@ -47,12 +47,15 @@ export interface DirectoryWork {
   forced: Set<string>;
   formats: readonly ExportFormat[];
   now: Date;
+  /** The folder's digest of prices and names, part of what a spend month is priced from. */
+  context: string;
 }
 
 interface Written {
   unit: Unit;
   tmp: { parquet: string; arrow?: string };
   entry: ManifestFile;
+  pricing?: string;
 }
 
 /** The directory's manifest, or undefined when it is missing or unreadable (its files are then rewritten). */
@@ -67,24 +70,26 @@ export async function readManifest(root: string, partition: string): Promise<Man
 
 const fingerprintOf = (rows: bigint, digest: string) => `v2:${rows}:${digest}`;
 
+/** What a unit's written files are recorded with: its fingerprint, and what pricing reads of it. */
+interface Digests {
+  fingerprint: string;
+  pricing?: string;
+}
+
 /** Stages a unit and writes its files under temporary names; undefined when it has no rows, 'same'
- *  when its staged rows have the fingerprint `unlessSame`. */
+ *  when its staged rows have the fingerprint `unlessSame`. `known`: the unit's digests, when they were
+ *  taken where its rows are stored. */
 async function stageAndWrite(
   store: Store,
   w: DirectoryWork,
   u: Unit,
-  known?: string,
-  unlessSame?: string,
+  opts: { known?: Digests; unlessSame?: string },
 ): Promise<Written | 'same' | undefined> {
   const runIds = await store.dataset.stagePartition(u.key);
-  const fp =
-    known ??
-    (await store.dataset
-      .stagedFingerprint()
-      .then((f) => (f.rows === 0n ? undefined : fingerprintOf(f.rows, f.digest))));
-  if (fp === undefined) return undefined;
-  if (fp === unlessSame) return 'same';
-  const rows = Number(fp.split(':')[1]);
+  const digests = opts.known ?? digestsOf(await store.dataset.stagedFingerprint(u.key.stream));
+  if (digests === undefined) return undefined;
+  if (digests.fingerprint === opts.unlessSame) return 'same';
+  const rows = Number(digests.fingerprint.split(':')[1]);
   const parquet = join(w.dir, w.partition, `${u.file}.parquet`);
   const tmp: Written['tmp'] = { parquet: tempPathFor(parquet) };
   await store.dataset.copyStaged(tmp.parquet);
@@ -93,7 +98,7 @@ async function stageAndWrite(
     rows,
     sha256: await sha256File(tmp.parquet),
     run_ids: runIds,
-    fingerprint: fp,
+    fingerprint: digests.fingerprint,
     exported_at: w.now.toISOString(),
   };
   if (w.formats.includes('arrow')) {
@@ -103,7 +108,32 @@ async function stageAndWrite(
     await writeArrowFile(store, STAGED_PARTITION, tmp.arrow);
     entry.arrow = { file: `${ARROW_ROOT}/${w.partition}/${u.file}.arrow`, sha256: await sha256File(tmp.arrow) };
   }
-  return { unit: u, tmp, entry };
+  return { unit: u, tmp, entry, ...(digests.pricing !== undefined ? { pricing: digests.pricing } : {}) };
+}
+
+const digestsOf = (f: DatasetFingerprint): Digests | undefined =>
+  f.rows === 0n
+    ? undefined
+    : { fingerprint: fingerprintOf(f.rows, f.digest), ...(f.pricing !== undefined ? { pricing: f.pricing } : {}) };
+
+/** A usage or dimension unit is hashed where it is stored and staged only if it differs from what was
+ *  exported; a forced one is staged at once. */
+async function usageOrDimension(store: Store, w: DirectoryWork, u: Unit): Promise<Written | 'same' | undefined> {
+  if (w.forced.has(u.id)) return stageAndWrite(store, w, u, {});
+  const known = digestsOf(await store.dataset.fingerprint(u.key));
+  if (known === undefined) return undefined;
+  return known.fingerprint === w.previous.get(u.id) ? 'same' : stageAndWrite(store, w, u, { known });
+}
+
+/** A priced month is computed from the spend views whichever way it is read: skipped when what it is
+ *  priced from is what its recorded file was priced from, else staged once and compared. */
+async function spendMonth(store: Store, w: DirectoryWork, u: Unit): Promise<Written | 'same' | 'skipped' | undefined> {
+  const pricing = await store.dataset.spendPricedFrom(w.dir, u.key.month!, w.context);
+  const forced = w.forced.has(u.id);
+  if (!forced && w.previous.has(u.id) && (await store.dataset.pricingDigest(w.dir, u.id)) === pricing) return 'skipped';
+  const out = await stageAndWrite(store, w, u, forced ? {} : { unlessSame: w.previous.get(u.id) });
+  if (out === 'same') await store.dataset.recordPricingDigest(w.dir, u.id, pricing);
+  return out === undefined || out === 'same' ? out : { ...out, pricing };
 }
 
 export interface DirectoryResult {
@@ -123,22 +153,11 @@ export async function writeDirectory(store: Store, w: DirectoryWork, signal?: Ab
   try {
     for (const u of w.units) {
       signal?.throwIfAborted();
+      const out = u.key.stream === 'spend_daily' ? await spendMonth(store, w, u) : await usageOrDimension(store, w, u);
+      if (out === 'skipped') continue;
       checked++;
-      // A priced month is computed from the whole spend views whichever way it is read: staged once
-      // and compared, rather than hashed through the views and then staged again.
-      if (w.forced.has(u.id) || u.key.stream === 'spend_daily') {
-        const out = await stageAndWrite(store, w, u, undefined, w.forced.has(u.id) ? undefined : w.previous.get(u.id));
-        if (out === undefined) emptied.push(u);
-        else if (out !== 'same') written.push(out);
-        continue;
-      }
-      // Usage: hashed where it is stored, staged only if it differs from what was exported.
-      const f = await store.dataset.fingerprint(u.key);
-      if (f.rows === 0n) emptied.push(u);
-      else if (w.previous.get(u.id) !== fingerprintOf(f.rows, f.digest)) {
-        const out = await stageAndWrite(store, w, u, fingerprintOf(f.rows, f.digest));
-        if (out && out !== 'same') written.push(out);
-      }
+      if (out === undefined) emptied.push(u);
+      else if (out !== 'same') written.push(out);
     }
     signal?.throwIfAborted();
   } catch (err) {
@@ -191,6 +210,7 @@ async function swapIn(store: Store, w: DirectoryWork, written: Written[], emptie
       rows: x.entry.rows,
       sha256: x.entry.sha256,
       exportedAt: w.now,
+      ...(x.pricing !== undefined ? { pricingDigest: x.pricing } : {}),
     });
   }
   for (const u of emptied) await store.dataset.forgetExportedPartition(w.dir, u.id);

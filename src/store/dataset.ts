@@ -37,6 +37,9 @@ export interface DatasetFingerprint {
   rows: bigint;
   /** Order-independent: count, xor and sum of row hashes over every column. */
   digest: string;
+  /** Usage only: the sum of row hashes without run_id and collected_at, which a run that collects the
+   *  same values again changes but pricing does not read (export_partitions.pricing_digest). */
+  pricing?: string;
 }
 
 /** A window whose rows changed since a folder's last export (a run replaced it, or prune emptied it). */
@@ -83,14 +86,32 @@ const ORDER_SQL: Record<DatasetStream, string> = {
 
 const DIGEST = `count(*) AS n_rows,
   CAST(bit_xor(hash(t)) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(t) AS HUGEINT)), 0) AS VARCHAR) AS digest`;
+const PRICING_DIGEST = `, CAST(coalesce(sum(CAST(hash(row(*COLUMNS(* EXCLUDE (run_id, collected_at)))) AS HUGEINT)), 0) AS VARCHAR) AS pricing`;
+const isUsage = (stream: DatasetStream) => stream === 'usage_program' || stream === 'usage_framework';
 
 /** The fingerprint of one unit's rows, read where they are stored (parameters those of its rows). */
 export function fingerprintSql(stream: DatasetStream): string {
-  return `SELECT ${DIGEST} FROM (${ROWS_SQL[stream]}) t`;
+  return `SELECT ${DIGEST}${isUsage(stream) ? PRICING_DIGEST : ''} FROM (${ROWS_SQL[stream]}) t`;
 }
 
 /** The fingerprint of the staged unit (the same as fingerprintSql's over the same rows). */
-export const STAGED_FINGERPRINT = `SELECT ${DIGEST} FROM ${STAGED_PARTITION} t`;
+export function stagedFingerprintSql(stream: DatasetStream): string {
+  return `SELECT ${DIGEST}${isUsage(stream) ? PRICING_DIGEST : ''} FROM ${STAGED_PARTITION} t`;
+}
+
+/** What a spend_daily month is priced from (parameters $dir, $month 'YYYY-MM', $from, $to, $context):
+ *  the pricing digests of the month's usage files as recorded (every file a run replaced is looked at
+ *  before any spend month), the month's coverage as its granularity choice reads it (complete windows
+ *  clipped to the month; other statuses only by presence), and the prices and names. */
+export const SPEND_PRICED_FROM_SQL = `SELECT md5(concat_ws('#', $context,
+  (SELECT coalesce(string_agg(partition || '=' || coalesce(pricing_digest, fingerprint), ';' ORDER BY partition), '')
+   FROM export_partitions WHERE dataset_dir = $dir AND starts_with(partition, 'usage_')
+     AND contains(partition, '/month=' || $month || '/')),
+  (SELECT CAST(count(*) AS VARCHAR) || '-' || CAST(coalesce(sum(CAST(hash(source, granularity, scope, status, s, e) AS HUGEINT)), 0) AS VARCHAR)
+   FROM (SELECT DISTINCT source, granularity, scope, status,
+           CASE WHEN status = 'complete' THEN greatest(window_start, $from) END AS s,
+           CASE WHEN status = 'complete' THEN least(window_end, $to) END AS e
+         FROM coverage WHERE window_start < $to AND window_end > $from)))) AS digest`;
 
 /** The statement staging one unit (parameters those of its rows). */
 export function stagePartitionSql(stream: DatasetStream): string {

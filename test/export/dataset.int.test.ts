@@ -413,6 +413,42 @@ describe('export --dataset', { timeout: 300_000 }, () => {
       expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
   }, 300_000);
 
+  it('a run that collects closed months again with the same values prices none of them again', async () => {
+    const sandbox = await startSandbox({ port: 0, scenario: 'small', now: LATEST });
+    try {
+      const c = await collectCommand({
+        db,
+        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
+        baseUrl: sandbox.baseUrl,
+        granularity: 'monthly',
+        inventory: 'never',
+        now: () => LATEST,
+        log: silentLogger,
+      });
+      expect(c.exitCode).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+    const current = new Date(LATEST).toISOString().slice(0, 7);
+    const next = await exportCommand({
+      db,
+      dataset,
+      format: 'parquet,arrow',
+      prices: PRICES,
+      now: () => LATEST,
+      log: silentLogger,
+    });
+    // The run wrote closed months' rows again (new run_id, so their usage files are rewritten) ...
+    const closed = next.written
+      .map((d) => /^usage_program\/granularity=monthly\/month=(\d{4}-\d{2})$/.exec(d)?.[1])
+      .filter((m): m is string => m !== undefined && m < current);
+    expect(closed.length).toBeGreaterThan(0);
+    // ... with the same values: none of those months is priced again, and the dataset equals the database.
+    for (const m of closed) expect(next.priced, m).not.toContain(m);
+    for (const [name, d] of Object.entries(await datasetDiff()))
+      expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
+  }, 300_000);
+
   it('a dataset written in the earlier layout (hourly a file a month) is rewritten once, without its old files', async () => {
     const month = 'usage_program/granularity=hourly/month=2026-11';
     const day = (await readdir(join(dataset, month))).find((f) => /^part-\d{4}-\d{2}-\d{2}\.parquet$/.test(f))!;
@@ -420,10 +456,13 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     copyFileSync(join(dataset, month, day), join(dataset, month, 'part-0.parquet'));
     const store = await openStore({ path: db });
     await rawSql(store).run("UPDATE export_datasets SET layout = 'v1' WHERE dataset_dir = $dir", { dir: dataset });
-    await rawSql(store).run("INSERT INTO export_partitions VALUES ($dir, $p, 'v1:1:x', 1, 'x', now())", {
-      dir: dataset,
-      p: month,
-    });
+    await rawSql(store).run(
+      "INSERT INTO export_partitions (dataset_dir, partition, fingerprint, n_rows, sha256, exported_at) VALUES ($dir, $p, 'v1:1:x', 1, 'x', now())",
+      {
+        dir: dataset,
+        p: month,
+      },
+    );
     await store.close();
     const full = await exportCommand({
       db,

@@ -13,7 +13,8 @@ import {
   PRICES_DIGEST_SQL,
   SPEND_MONTHS_SQL,
   stagePartitionSql,
-  STAGED_FINGERPRINT,
+  SPEND_PRICED_FROM_SQL,
+  stagedFingerprintSql,
   STAGED_RUN_IDS,
   unitRange,
   type ChangedWindow,
@@ -27,8 +28,15 @@ import type { StoreContext } from './context.js';
 
 const EXPORTED_LIST = 'SELECT partition, fingerprint FROM export_partitions WHERE dataset_dir = $dir';
 
-const EXPORTED_RECORD =
-  'INSERT OR REPLACE INTO export_partitions VALUES ($dir, $partition, $fingerprint, $n_rows, $sha256, $exported_at)';
+const EXPORTED_RECORD = `INSERT OR REPLACE INTO export_partitions
+  (dataset_dir, partition, fingerprint, n_rows, sha256, exported_at, pricing_digest)
+VALUES ($dir, $partition, $fingerprint, $n_rows, $sha256, $exported_at, $pricing_digest)`;
+
+const PRICING_DIGEST_OF =
+  'SELECT pricing_digest FROM export_partitions WHERE dataset_dir = $dir AND partition = $partition';
+
+const PRICING_DIGEST_RECORD =
+  'UPDATE export_partitions SET pricing_digest = $pricing_digest WHERE dataset_dir = $dir AND partition = $partition';
 
 const EXPORTED_ROWS = 'SELECT coalesce(sum(n_rows), 0) AS n FROM export_partitions WHERE dataset_dir = $dir';
 
@@ -46,6 +54,13 @@ SELECT $dir, run_id FROM collection_runs ANTI JOIN (SELECT run_id FROM export_ru
 const RUNS_PENDING = `SELECT count(*) AS n FROM collection_runs
 ANTI JOIN (SELECT run_id FROM export_runs WHERE dataset_dir = $dir) e USING (run_id)`;
 
+type FingerprintRow = { n_rows: bigint; digest: string; pricing?: string };
+const fingerprintOfRow = ([r]: FingerprintRow[]): DatasetFingerprint => ({
+  rows: r?.n_rows ?? 0n,
+  digest: r?.digest ?? '',
+  ...(r?.pricing !== undefined ? { pricing: r.pricing } : {}),
+});
+
 export interface DatasetState {
   layout: string;
   contextDigest: string;
@@ -62,7 +77,8 @@ export class DatasetExports {
     return new Map(rows.map((r) => [r.partition, r.fingerprint]));
   }
 
-  /** Records one unit written into the dataset at `dir`, with its fingerprint, rows and sha256. */
+  /** Records one unit written into the dataset at `dir`, with its fingerprint, rows, sha256 and (usage
+   *  and spend) pricing digest. */
   async recordExportedPartition(r: {
     dir: string;
     partition: string;
@@ -70,6 +86,7 @@ export class DatasetExports {
     rows: number;
     sha256: string;
     exportedAt: Date;
+    pricingDigest?: string;
   }): Promise<void> {
     await this.cx.sql.run(EXPORTED_RECORD, {
       dir: r.dir,
@@ -78,7 +95,31 @@ export class DatasetExports {
       n_rows: BigInt(r.rows),
       sha256: r.sha256,
       exported_at: r.exportedAt,
+      pricing_digest: r.pricingDigest ?? null,
     });
+  }
+
+  /** A recorded unit's pricing digest (undefined when none is recorded). */
+  async pricingDigest(dir: string, partition: string): Promise<string | undefined> {
+    const [r] = await this.cx.sql.query<{ pricing_digest: string | null }>(PRICING_DIGEST_OF, { dir, partition });
+    return r?.pricing_digest ?? undefined;
+  }
+
+  /** A spend month found priced from the same as its file's rows: its record says so. */
+  async recordPricingDigest(dir: string, partition: string, pricingDigest: string): Promise<void> {
+    await this.cx.sql.run(PRICING_DIGEST_RECORD, { dir, partition, pricing_digest: pricingDigest });
+  }
+
+  /** What a spend_daily month 'YYYY-MM' is priced from, for the folder at `dir` (SPEND_PRICED_FROM_SQL);
+   *  `context` is the folder's digest of prices and names. */
+  async spendPricedFrom(dir: string, month: string, context: string): Promise<string> {
+    const [r] = await this.cx.sql.query<{ digest: string }>(SPEND_PRICED_FROM_SQL, {
+      dir,
+      month,
+      context,
+      ...unitRange(month),
+    });
+    return r?.digest ?? '';
   }
 
   /** The rows the folder's recorded files hold. */
@@ -142,13 +183,9 @@ export class DatasetExports {
     }));
   }
 
-  /** One unit's row count and digest, read where its rows are stored. */
+  /** One unit's row count and digests, read where its rows are stored. */
   async fingerprint(p: DatasetPartitionKey): Promise<DatasetFingerprint> {
-    const [r] = await this.cx.sql.query<{ n_rows: bigint; digest: string }>(
-      fingerprintSql(p.stream),
-      partitionParams(p),
-    );
-    return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
+    return fingerprintOfRow(await this.cx.sql.query<FingerprintRow>(fingerprintSql(p.stream), partitionParams(p)));
   }
 
   /** The digest of the price tables, and with `names` that of the inventory columns the priced lines carry. */
@@ -159,10 +196,9 @@ export class DatasetExports {
     return { prices: p?.digest ?? '', names: n?.digest ?? '' };
   }
 
-  /** The staged unit's row count and digest. */
-  async stagedFingerprint(): Promise<DatasetFingerprint> {
-    const [r] = await this.cx.sql.query<{ n_rows: bigint; digest: string }>(STAGED_FINGERPRINT);
-    return { rows: r?.n_rows ?? 0n, digest: r?.digest ?? '' };
+  /** The staged unit's row count and digests (`stream`: the unit's). */
+  async stagedFingerprint(stream: DatasetStream): Promise<DatasetFingerprint> {
+    return fingerprintOfRow(await this.cx.sql.query<FingerprintRow>(stagedFingerprintSql(stream)));
   }
 
   /** The billing months that have usage. */
