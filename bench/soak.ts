@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { acquireRunLock } from '../src/app/lock.js';
+import { acquireRunLock, RunLockBusyError, type RunLock } from '../src/app/lock.js';
 import { packageRoot } from '../src/config/packageRoot.js';
 import { previousMonth } from '../src/domain/calendar.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
@@ -130,9 +130,28 @@ function writeConfig(paths: Paths, sb: Sandbox): void {
   );
 }
 
+/** How often the soak tries the run lock while the daemon holds it. */
+const LOCK_TRY_MS = 2;
+
+/**
+ * The run lock, tried every LOCK_TRY_MS up to RUN_TIMEOUT_MS: the daemon's queued runs take it again a few
+ * milliseconds after each release, so the lock's own 250 ms poll could miss every gap for minutes.
+ */
+async function takeLockBetweenRuns(dbPath: string): Promise<RunLock> {
+  const end = Date.now() + RUN_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return await acquireRunLock(dbPath, { waitMs: 0, command: 'soak clock' });
+    } catch (err) {
+      if (!(err instanceof RunLockBusyError) || Date.now() > end) throw err;
+    }
+    await delay(LOCK_TRY_MS);
+  }
+}
+
 /** Sets the sandbox's and the daemon's clock together, holding the run lock so no job sees the change mid-run. */
 async function moveClock(paths: Paths, sb: Sandbox, to: number): Promise<void> {
-  const lock = await acquireRunLock(paths.dbPath, { waitMs: RUN_TIMEOUT_MS, command: 'soak clock' });
+  const lock = await takeLockBetweenRuns(paths.dbPath);
   try {
     const tmp = `${paths.clockFile}.tmp`;
     writeFileSync(tmp, new Date(to).toISOString());

@@ -86,12 +86,13 @@ export async function maybeRefreshInventory(
 function graceAfterStop(stop: AbortSignal | undefined) {
   let grace: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let onStop: (() => void) | undefined;
   if (stop) {
     grace = new AbortController();
     // Every queued inventory request listens on it (as on the stop signal, see ApiClient): not a leak.
     setMaxListeners(0, grace.signal);
     const g = grace;
-    const onStop = () => {
+    onStop = () => {
       timer = setTimeout(() => g.abort(stop.reason), INVENTORY_GRACE_MS);
       timer.unref();
     };
@@ -102,6 +103,8 @@ function graceAfterStop(stop: AbortSignal | undefined) {
     grace,
     clear: () => {
       if (timer) clearTimeout(timer);
+      // A listener left on a composite signal (the daemon's per-run AbortSignal.any) keeps it, and what it holds, alive for good.
+      if (stop && onStop) stop.removeEventListener('abort', onStop);
     },
   };
 }

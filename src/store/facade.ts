@@ -226,6 +226,9 @@ export class Store {
       this.instance.closeSync();
     } finally {
       releaseInProcess(this.path, this.readOnly);
+      // Node keeps every AsyncLocalStorage that ever ran in a process-wide list until it is disabled, and gives
+      // each new promise a slot per listed one: a daemon opening a store per run would slow and grow per run.
+      this.section.disable();
     }
   }
 }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +75,13 @@ describe('collect against the sandbox', () => {
     }
     expect(await expectMatchesTruth(sb, db)).toBeGreaterThan(100);
     expect(sb.stats().violations.total).toBe(0);
+  });
+
+  it("leaves no abort listener on the caller's signal once it returns (the daemon passes a signal per run)", async () => {
+    const stop = new AbortController();
+    const r = await run(sb, db, { signal: stop.signal });
+    expect(r.exitCode).toBe(0);
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
   });
 
   it('changes nothing when run twice', async () => {

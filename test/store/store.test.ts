@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executionAsyncResource } from 'node:async_hooks';
 import { join } from 'node:path';
-import { openStore, type Store } from '../../src/store/store.js';
+import { IN_MEMORY, openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
 import { listMigrations } from '../../src/store/migrations.js';
 import { appendRows } from '../support/rowLoader.js';
@@ -268,6 +269,22 @@ describe('lifecycle', () => {
     expect(
       await rawSql(store).query('SELECT (SELECT count(*) FROM usage_program) + (SELECT count(*) FROM coverage) AS n'),
     ).toEqual([{ n: 0n }]);
+  });
+
+  it('a closed store leaves nothing on the async resources created after it (a daemon opens one per run)', async () => {
+    // Node gives every new async resource a slot per AsyncLocalStorage it still lists: a store's section must leave the list at close.
+    const slotsOfNewResource = () =>
+      new Promise<number>((resolve) =>
+        setTimeout(() => resolve(Object.getOwnPropertySymbols(executionAsyncResource()).length), 0),
+      );
+    await rawSql(store).query('SELECT 1');
+    const before = await slotsOfNewResource();
+    for (let i = 0; i < 3; i++) {
+      const other = await openStore({ path: IN_MEMORY });
+      await store.transaction(() => other.transaction(() => rawSql(other).query('SELECT 1')));
+      await other.close();
+    }
+    expect(await slotsOfNewResource()).toBe(before);
   });
 
   it('a read-only open of a missing file says to collect first', async () => {
