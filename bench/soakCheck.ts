@@ -1,7 +1,22 @@
 // The soak's end-of-run checks: the database against the sandbox's truth, value for value, and each
 // due month's export present exactly once. Exported so that the soak's test can show both can fail.
-import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+// A soak's clock runs for years, so the truth (millions of values) is written to a file and compared with
+// the database by DuckDB, not held in memory.
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageRoot } from '../src/config/packageRoot.js';
 import { V1_METRICS } from '../src/contract/api.js';
 import { previousMonth } from '../src/domain/calendar.js';
 import { nextBucket, type Granularity, type Source } from '../src/domain/granularity.js';
@@ -10,32 +25,13 @@ import type { World } from '../src/sandbox/world.js';
 import { rawSql } from '../src/store/rawSql.js';
 import { openStore } from '../src/store/store.js';
 
-// Every stored value with the run that wrote it; the key names one bucket of one entity's period and metric.
-const PROGRAM_ROWS_SQL = `
-SELECT CASE api_version WHEN 'v1' THEN 'v1_programs' ELSE 'v2_programs' END AS source, granularity,
-       org_id, program_id, '' AS framework_id, period_id, epoch_ms(timeframe_start) AS ts, metric, value, run_id
-FROM usage_program`;
-const FRAMEWORK_ROWS_SQL = `
-SELECT 'v2_frameworks' AS source, granularity, org_id, program_id, framework_id, period_id,
-       epoch_ms(timeframe_start) AS ts, metric, value, run_id
-FROM usage_framework`;
 // Each window a run replaced, oldest run first (a later run's window replaces what an earlier one wrote).
 const COVERAGE_SQL = `
 SELECT run_id, source, granularity, scope, epoch_ms(window_start) AS ws, epoch_ms(window_end) AS we, status
 FROM coverage ORDER BY collected_at, run_id`;
-
-interface StoredRow {
-  source: string;
-  granularity: string;
-  org_id: string;
-  program_id: string;
-  framework_id: string;
-  period_id: string;
-  ts: bigint | number;
-  metric: string;
-  value: bigint | number;
-  run_id: string;
-}
+const TRUTH_DIFF_SQL = join(packageRoot(), 'bench', 'soak_truth_diff.sql');
+/** Lines of the truth file buffered before each write. */
+const WRITE_BATCH = 10_000;
 
 interface CoverageRow {
   run_id: string;
@@ -64,108 +60,76 @@ export function runClock(runId: string): number {
   return Date.UTC(y, mo - 1, d, h, mi, s);
 }
 
-const keyOf = (
-  source: string,
-  g: string,
-  org: string,
-  program: string,
-  fw: string,
-  period: string,
-  ts: number,
-  metric: string,
-) => `${source}|${g}|${org}|${program}|${fw}|${period}|${ts}|${metric}`;
-
-/**
- * What the database should hold: the windows runs replaced, replayed in order, each filled with what the
- * sandbox served for it at that run's clock (values settle for a few hours, and an hour the API no longer
- * serves keeps the value it was last collected at). Keys are per source, granularity and organisation.
- */
-export function expectedValues(world: World, coverage: readonly CoverageRow[]): Map<string, bigint> {
-  const expected = new Map<string, bigint>();
-  // Per source, granularity and organisation: bucket start -> the keys of that bucket.
-  const buckets = new Map<string, Map<number, string[]>>();
-  for (const c of coverage) {
-    const from = Number(c.ws);
-    const to = Number(c.we);
+/** Per source, granularity and organisation: each bucket start -> the last window (index) that replaced it. */
+function lastWriters(coverage: readonly CoverageRow[]): Map<string, Map<number, number>> {
+  const owners = new Map<string, Map<number, number>>();
+  coverage.forEach((c, i) => {
     const scopeKey = `${c.source}|${c.granularity}|${c.scope}`;
-    const byTs = buckets.get(scopeKey) ?? new Map<number, string[]>();
-    buckets.set(scopeKey, byTs);
-    for (let ts = from; ts < to; ts = nextBucket(ts, c.granularity)) {
-      for (const k of byTs.get(ts) ?? []) expected.delete(k);
-      byTs.delete(ts);
-    }
-    const rows = expectedRows(world, {
-      source: c.source,
-      granularity: c.granularity,
-      from,
-      to,
-      now: runClock(c.run_id),
-      orgId: c.scope,
-      ...(c.source === 'v1_programs' ? { metrics: V1_METRICS } : {}),
-    });
-    for (const r of rows) {
-      if (r.value === 0n) continue; // a zero and no row say the same (v2 omits zeros, v1 sends them)
-      const k = keyOf(
-        c.source,
-        c.granularity,
-        r.org_id,
-        r.program_id,
-        r.framework_id ?? '',
-        r.period_id,
-        r.timeframe_start,
-        r.metric,
-      );
-      expected.set(k, r.value);
-      const list = byTs.get(r.timeframe_start) ?? [];
-      list.push(k);
-      byTs.set(r.timeframe_start, list);
-    }
-  }
-  return expected;
+    const byTs = owners.get(scopeKey) ?? new Map<number, number>();
+    owners.set(scopeKey, byTs);
+    for (let ts = Number(c.ws); ts < Number(c.we); ts = nextBucket(ts, c.granularity)) byTs.set(ts, i);
+  });
+  return owners;
 }
 
-/** Compares two key -> value maps both ways (neither holds zeros). */
-export function compareValues(expected: Map<string, bigint>, stored: Map<string, bigint>): TruthCheck {
-  const examples: string[] = [];
-  let mismatches = 0;
-  const note = (line: string) => {
-    mismatches++;
-    if (examples.length < 10) examples.push(line);
+/**
+ * Writes what the database should hold to `path`: the windows runs replaced, replayed in order, each filled
+ * with what the sandbox served for it at that run's clock (values settle for a few hours, and an hour the
+ * API no longer serves keeps the value it was last collected at). A bucket's rows come from the last window
+ * that replaced it; a row off the buckets' grid is kept from every window, and the latest counts
+ * (soak_truth_diff.sql). Zeros are left out: a zero and no row say the same (v2 omits zeros, v1 sends them).
+ */
+export function writeTruth(world: World, coverage: readonly CoverageRow[], path: string): void {
+  const owners = lastWriters(coverage);
+  const fd = openSync(path, 'w');
+  let lines: string[] = [];
+  const flush = () => {
+    if (lines.length > 0) writeSync(fd, lines.join(''));
+    lines = [];
   };
-  for (const [k, v] of expected) {
-    const s = stored.get(k);
-    if (s === undefined) note(`missing ${k} (truth ${v})`);
-    else if (s !== v) note(`differs ${k}: stored ${s}, truth ${v}`);
+  try {
+    coverage.forEach((c, i) => {
+      const byTs = owners.get(`${c.source}|${c.granularity}|${c.scope}`);
+      const rows = expectedRows(world, {
+        source: c.source,
+        granularity: c.granularity,
+        from: Number(c.ws),
+        to: Number(c.we),
+        now: runClock(c.run_id),
+        orgId: c.scope,
+        ...(c.source === 'v1_programs' ? { metrics: V1_METRICS } : {}),
+      });
+      for (const r of rows) {
+        const owner = byTs?.get(r.timeframe_start);
+        if (r.value === 0n || (owner !== undefined && owner !== i)) continue;
+        const key = [c.source, c.granularity, r.org_id, r.program_id, r.framework_id ?? '', r.period_id];
+        lines.push(`${i}\t${key.join('\t')}\t${r.timeframe_start}\t${r.metric}\t${r.value}\n`);
+        if (lines.length >= WRITE_BATCH) flush();
+      }
+    });
+    flush();
+  } finally {
+    closeSync(fd);
   }
-  for (const [k, v] of stored) if (!expected.has(k)) note(`extra ${k} = ${v}`);
-  return { equal: mismatches === 0, compared: expected.size, mismatches, examples };
 }
 
 /** Reads the database (read-only) and compares it with the world's truth at each writing run's clock. */
 export async function checkDatabase(dbPath: string, world: World): Promise<TruthCheck> {
+  const dir = mkdtempSync(join(tmpdir(), 'usage-soak-truth-'));
   const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 30_000 });
   try {
     const sql = rawSql(store);
-    const coverage = await sql.query<CoverageRow>(COVERAGE_SQL);
-    const stored = new Map<string, bigint>();
-    for (const q of [PROGRAM_ROWS_SQL, FRAMEWORK_ROWS_SQL]) {
-      for (const r of await sql.query<StoredRow>(q)) {
-        const k = keyOf(
-          r.source,
-          r.granularity,
-          r.org_id,
-          r.program_id,
-          r.framework_id,
-          r.period_id,
-          Number(r.ts),
-          r.metric,
-        );
-        if (BigInt(r.value) !== 0n) stored.set(k, BigInt(r.value));
-      }
-    }
-    return compareValues(expectedValues(world, coverage), stored);
+    const truth = join(dir, 'truth.tsv');
+    writeTruth(world, await sql.query<CoverageRow>(COVERAGE_SQL), truth);
+    const [r] = await sql.query<{ compared: bigint; mismatches: bigint; examples: string[] | null }>(
+      readFileSync(TRUTH_DIFF_SQL, 'utf8'),
+      { path: truth },
+    );
+    const mismatches = Number(r?.mismatches ?? 0);
+    return { equal: mismatches === 0, compared: Number(r?.compared ?? 0), mismatches, examples: r?.examples ?? [] };
   } finally {
     await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

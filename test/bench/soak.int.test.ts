@@ -18,6 +18,11 @@ const CHANGE_ONE_SQL = `
 UPDATE usage_program_buckets SET compute_unit_seconds = compute_unit_seconds + 1
 WHERE rowid = (SELECT rowid FROM usage_program_buckets WHERE compute_unit_seconds > 0 ORDER BY timeframe_start, program_id LIMIT 1)`;
 
+// One stored row (the latest bucket's first) written a second time.
+const DUPLICATE_ONE_SQL = `
+INSERT INTO usage_program_buckets
+SELECT * FROM usage_program_buckets ORDER BY timeframe_start DESC, program_id LIMIT 1`;
+
 const RARE = '0 0 0 1 1 *';
 
 let run: Soak;
@@ -72,6 +77,22 @@ describe('the daemon soak', () => {
     expect(check.mismatches).toBe(1);
     expect(check.examples[0]).toMatch(/^differs /);
     expect(soakPassed({ ...run.result, db_equals_truth: check.equal })).toBe(false);
+  });
+
+  it('reports a row stored twice, beside the value changed before', async () => {
+    const store = await openStore({ path: run.dbPath });
+    try {
+      await rawSql(store).run(DUPLICATE_ONE_SQL);
+    } finally {
+      await store.close();
+    }
+    const check = await checkDatabase(run.dbPath, run.sandbox.world);
+    // The row holds a bucket's metrics side by side: each of its values is reported once.
+    const duplicates = check.examples.filter((e) => e.startsWith('duplicate '));
+    expect(duplicates.length).toBeGreaterThan(0);
+    expect(check.examples.filter((e) => e.startsWith('differs '))).toHaveLength(1);
+    expect(check.mismatches).toBe(duplicates.length + 1);
+    expect(new Set(duplicates.map((e) => e.split('|').slice(0, 7).join('|'))).size).toBe(1);
   });
 
   it('reports a due month whose export is missing', () => {
