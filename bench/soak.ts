@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { acquireRunLock, RunLockBusyError, type RunLock } from '../src/app/lock.js';
 import { packageRoot } from '../src/config/packageRoot.js';
 import { previousMonth } from '../src/domain/calendar.js';
+import { prng } from '../src/sandbox/hash.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { procMemoryMb } from './measure.js';
 import { checkDatabase, checkExports, dueMonths, type ExportCheck, type TruthCheck } from './soakCheck.js';
@@ -62,18 +63,6 @@ export interface SoakResult {
   truth: TruthCheck;
   exports: ExportCheck;
   wall_s: number;
-}
-
-/** mulberry32: small, seeded, and the same sequence on every machine. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /**
