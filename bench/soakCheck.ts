@@ -30,6 +30,9 @@ const COVERAGE_SQL = `
 SELECT run_id, source, granularity, scope, epoch_ms(window_start) AS ws, epoch_ms(window_end) AS we, status
 FROM coverage ORDER BY collected_at, run_id`;
 const TRUTH_DIFF_SQL = join(packageRoot(), 'bench', 'soak_truth_diff.sql');
+/** DuckDB's limit for the comparison: at the store's default 512MB, a 1,000-run soak's 6.7 M values
+ *  (the truth's latest-window choice and the join) ran out of memory (2026-11-28). */
+const CHECK_MEMORY = '4GB';
 /** Lines of the truth file buffered before each write. */
 const WRITE_BATCH = 10_000;
 
@@ -116,7 +119,7 @@ export function writeTruth(world: World, coverage: readonly CoverageRow[], path:
 /** Reads the database (read-only) and compares it with the world's truth at each writing run's clock. */
 export async function checkDatabase(dbPath: string, world: World): Promise<TruthCheck> {
   const dir = mkdtempSync(join(tmpdir(), 'usage-soak-truth-'));
-  const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 30_000 });
+  const store = await openStore({ path: dbPath, readOnly: true, lockTimeoutMs: 30_000, memoryLimit: CHECK_MEMORY });
   try {
     const sql = rawSql(store);
     const truth = join(dir, 'truth.tsv');
