@@ -118,6 +118,39 @@ export function stagePartitionSql(stream: DatasetStream): string {
   return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${ROWS_SQL[stream]}\n${ORDER_SQL[stream]}`;
 }
 
+/** The granularity a billing month is priced at, as spend_daily_in chooses it (parameters $from, $to:
+ *  the month); no row when the month has no coverage (its spend_daily rows are then none). */
+export const SPEND_MONTH_GRANULARITY_SQL = `SELECT granularity FROM spend_month_granularity_in($from, $to)
+WHERE billing_month = CAST($from AS DATE)`;
+
+/**
+ * A spend_daily month is staged in steps, each a TEMP table, at the month's granularity alone (parameters
+ * $granularity, $from, $to, $framework_metrics, each step binding those it names): the same rows as
+ * `SELECT * FROM spend_daily_in($from, $to)` for the month (ROWS_SQL.spend_daily), which prices every
+ * granularity and computes spend_program_days twice for each, in one query whose windows spilled
+ * gigabytes. The last step, spend_month_rows.sql, is staged as the unit (spendMonthStageSql).
+ */
+export const SPEND_MONTH_STEPS: readonly { table: string; sqlPath: string }[] = [
+  { table: 'spend_month_days', sqlPath: 'src/store/sql/spend_month_days.sql' },
+  { table: 'spend_month_lines', sqlPath: 'src/store/sql/spend_month_lines.sql' },
+  { table: 'spend_month_framework_days', sqlPath: 'src/store/sql/spend_month_framework_days.sql' },
+  { table: 'spend_month_split', sqlPath: 'src/store/sql/spend_month_split.sql' },
+];
+export const SPEND_MONTH_ROWS_SQL_FILE = 'src/store/sql/spend_month_rows.sql';
+
+/** The statement of one step of a spend_daily month (its table is one of SPEND_MONTH_STEPS'). */
+export function spendMonthStepSql(table: string, query: string): string {
+  return `CREATE OR REPLACE TEMP TABLE ${table} AS\n${query}`;
+}
+
+/** The statement staging a spend_daily month's rows (spend_month_rows.sql) as the unit, in file order. */
+export function spendMonthStageSql(rows: string): string {
+  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${rows}\n${ORDER_SQL.spend_daily}`;
+}
+
+/** Drops a spend_daily month's steps. */
+export const dropSpendMonthStepSql = (table: string) => `DROP TABLE IF EXISTS temp.${table}`;
+
 /** The runs whose usage rows the staged usage unit holds. */
 export const STAGED_RUN_IDS = `SELECT coalesce(list(DISTINCT run_id ORDER BY run_id), []) AS run_ids FROM ${STAGED_PARTITION}`;
 

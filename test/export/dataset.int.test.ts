@@ -132,6 +132,11 @@ const COLUMNS: Record<string, { read: string[]; sql: string[] }> = {
     sql: ['program_id', 'org_id', 'name', TS('created_at'), TS('deleted_at')],
   },
 };
+// Each billing month's granularity, and a month's rows as the analysts' view gives them ($month 'YYYY-MM').
+const MONTH_GRANULARITIES =
+  "SELECT strftime(billing_month, '%Y-%m') AS month, granularity FROM spend_month_granularity ORDER BY month";
+const VIEW_ROWS = 'CREATE OR REPLACE TEMP TABLE view_spend_daily AS SELECT * FROM spend_daily';
+const VIEW_MONTH = "SELECT * FROM view_spend_daily WHERE strftime(billing_month, '%Y-%m') = $month";
 /** Rows in the order of their JSON text, each row's text made once (not twice per comparison). */
 const sortRows = (rows: (string | null)[][]) =>
   rows
@@ -249,6 +254,31 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     for (const [name, d] of Object.entries(await datasetDiff())) {
       expect(d.rows, name).toBeGreaterThan(0);
       expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
+    }
+  });
+
+  it('stages each priced month with every column and value the spend_daily view gives it, at the granularity it is priced at', async () => {
+    const store = await openStore({ path: db });
+    try {
+      const sql = rawSql(store);
+      const months = await sql.query<{ month: string; granularity: string }>(MONTH_GRANULARITIES);
+      // The staging prices the month's granularity alone: more than one granularity is exercised.
+      expect(new Set(months.map((m) => m.granularity)).size).toBeGreaterThan(1);
+      // The view over all time, once (each month read from the view would price every month again).
+      await sql.run(VIEW_ROWS);
+      for (const { month } of months) {
+        await store.dataset.stagePartition({ stream: 'spend_daily', month });
+        const [n] = await sql.query<{ n: bigint }>('SELECT count(*) AS n FROM export_partition');
+        expect(Number(n!.n), month).toBeGreaterThan(0);
+        const onlyView = await sql.query(`${VIEW_MONTH} EXCEPT ALL SELECT * FROM export_partition LIMIT 5`, { month });
+        const onlyStaged = await sql.query(`SELECT * FROM export_partition EXCEPT ALL ${VIEW_MONTH} LIMIT 5`, {
+          month,
+        });
+        expect({ onlyView, onlyStaged }, month).toEqual({ onlyView: [], onlyStaged: [] });
+      }
+    } finally {
+      await store.dataset.dropStaged();
+      await store.close();
     }
   });
 

@@ -11,7 +11,13 @@ import {
   NAMES_DIGEST_SQL,
   partitionParams,
   PRICES_DIGEST_SQL,
+  SPEND_MONTH_GRANULARITY_SQL,
+  SPEND_MONTH_ROWS_SQL_FILE,
+  SPEND_MONTH_STEPS,
   SPEND_MONTHS_SQL,
+  dropSpendMonthStepSql,
+  spendMonthStageSql,
+  spendMonthStepSql,
   stagePartitionSql,
   SPEND_PRICED_FROM_SQL,
   stagedFingerprintSql,
@@ -23,6 +29,7 @@ import {
   type DatasetStream,
   type UsageStream,
 } from '../dataset.js';
+import { V2_FRAMEWORK_METRICS } from '../../contract/api.js';
 import { readSql } from '../sql.js';
 import type { StoreContext } from './context.js';
 
@@ -209,7 +216,8 @@ export class DatasetExports {
   /** Stages one unit's rows in the TEMP table STAGED_PARTITION (replacing the previous one); returns
    *  the runs that wrote them (none for a dimension). */
   async stagePartition(p: DatasetPartitionKey): Promise<string[]> {
-    await this.cx.sql.run(stagePartitionSql(p.stream), partitionParams(p));
+    if (p.stream === 'spend_daily') await this.stageSpendMonth(partitionParams(p));
+    else await this.cx.sql.run(stagePartitionSql(p.stream), partitionParams(p));
     type Row = { run_ids: string[] | null };
     if (p.stream === 'usage_program' || p.stream === 'usage_framework') {
       const [r] = await this.cx.sql.query<Row>(STAGED_RUN_IDS);
@@ -220,6 +228,28 @@ export class DatasetExports {
       return r?.run_ids ?? [];
     }
     return [];
+  }
+
+  /** Stages a spend_daily month (parameters $from, $to) in the steps of SPEND_MONTH_STEPS, at its
+   *  granularity alone; the unit is in file order. */
+  private async stageSpendMonth(range: Record<string, unknown>): Promise<void> {
+    const [g] = await this.cx.sql.query<{ granularity: string }>(SPEND_MONTH_GRANULARITY_SQL, range);
+    const all: Record<string, unknown> = {
+      ...range,
+      granularity: g?.granularity ?? null,
+      framework_metrics: [...V2_FRAMEWORK_METRICS],
+    };
+    const bound = (sql: string) => Object.fromEntries(Object.entries(all).filter(([k]) => sql.includes(`$${k}`)));
+    try {
+      for (const step of SPEND_MONTH_STEPS) {
+        const sql = readSql(step.sqlPath);
+        await this.cx.sql.run(spendMonthStepSql(step.table, sql), bound(sql));
+      }
+      const rows = readSql(SPEND_MONTH_ROWS_SQL_FILE);
+      await this.cx.sql.run(spendMonthStageSql(rows), bound(rows));
+    } finally {
+      for (const step of SPEND_MONTH_STEPS) await this.cx.sql.run(dropSpendMonthStepSql(step.table));
+    }
   }
 
   /** The staged unit as a Parquet file at `path`. */
