@@ -92,7 +92,7 @@ async function stageAndWrite(
   const rows = Number(digests.fingerprint.split(':')[1]);
   const parquet = join(w.dir, w.partition, `${u.file}.parquet`);
   const tmp: Written['tmp'] = { parquet: tempPathFor(parquet) };
-  await store.dataset.copyStaged(tmp.parquet);
+  await store.dataset.copyStaged(u.key.stream, tmp.parquet);
   const entry: ManifestFile = {
     file: `${u.file}.parquet`,
     rows,

@@ -73,7 +73,8 @@ WHERE billing_month = CAST($from AS DATE)`,
   snapshots: 'SELECT * FROM snapshots',
 };
 
-// The order a unit's file is written in (key order).
+// The order a unit's file is written in (key order). It is given where the file is written
+// (copyPartitionSql): the store runs without preserve_insertion_order, so a staged table's order is not kept.
 const ORDER_SQL: Record<DatasetStream, string> = {
   usage_program: 'ORDER BY api_version, program_id, period_id, timeframe_start, metric',
   usage_framework: 'ORDER BY program_id, framework_id, period_id, timeframe_start, metric',
@@ -115,7 +116,7 @@ export const SPEND_PRICED_FROM_SQL = `SELECT md5(concat_ws('#', $context,
 
 /** The statement staging one unit (parameters those of its rows). */
 export function stagePartitionSql(stream: DatasetStream): string {
-  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${ROWS_SQL[stream]}\n${ORDER_SQL[stream]}`;
+  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${ROWS_SQL[stream]}`;
 }
 
 /** The granularity a billing month is priced at, as spend_daily_in chooses it (parameters $from, $to:
@@ -143,9 +144,9 @@ export function spendMonthStepSql(table: string, query: string): string {
   return `CREATE OR REPLACE TEMP TABLE ${table} AS\n${query}`;
 }
 
-/** The statement staging a spend_daily month's rows (spend_month_rows.sql) as the unit, in file order. */
+/** The statement staging a spend_daily month's rows (spend_month_rows.sql) as the unit. */
 export function spendMonthStageSql(rows: string): string {
-  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${rows}\n${ORDER_SQL.spend_daily}`;
+  return `CREATE OR REPLACE TEMP TABLE ${STAGED_PARTITION} AS\n${rows}`;
 }
 
 /** Drops a spend_daily month's steps. */
@@ -160,8 +161,8 @@ export const MONTH_RUN_IDS = `SELECT coalesce(list(DISTINCT run_id ORDER BY run_
   UNION SELECT run_id FROM usage_framework_buckets WHERE timeframe_start >= $from AND timeframe_start < $to)`;
 
 /** The staged unit as zstd Parquet at `path` (COPY takes no parameter for its target). */
-export function copyPartitionSql(path: string): string {
-  return `COPY ${STAGED_PARTITION} TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd)`;
+export function copyPartitionSql(stream: DatasetStream, path: string): string {
+  return `COPY (SELECT * FROM ${STAGED_PARTITION} ${ORDER_SQL[stream]}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd)`;
 }
 
 export const DROP_STAGED_PARTITION = `DROP TABLE IF EXISTS temp.${STAGED_PARTITION}`;

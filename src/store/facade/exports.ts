@@ -231,7 +231,7 @@ export class DatasetExports {
   }
 
   /** Stages a spend_daily month (parameters $from, $to) in the steps of SPEND_MONTH_STEPS, at its
-   *  granularity alone; the unit is in file order. */
+   *  granularity alone. */
   private async stageSpendMonth(range: Record<string, unknown>): Promise<void> {
     const [g] = await this.cx.sql.query<{ granularity: string }>(SPEND_MONTH_GRANULARITY_SQL, range);
     const all: Record<string, unknown> = {
@@ -252,9 +252,9 @@ export class DatasetExports {
     }
   }
 
-  /** The staged unit as a Parquet file at `path`. */
-  async copyStaged(path: string): Promise<void> {
-    await this.cx.sql.run(copyPartitionSql(path));
+  /** The staged unit as a Parquet file at `path`, in the stream's key order. */
+  async copyStaged(stream: DatasetStream, path: string): Promise<void> {
+    await this.cx.sql.run(copyPartitionSql(stream, path));
   }
 
   /** Drops the staged unit (TEMP table STAGED_PARTITION). */

@@ -1,5 +1,5 @@
 -- Query: spend_month_rows (export --dataset, a spend_daily month's rows; staged into the TEMP table
--- export_partition by src/store/facade/exports.ts with the stream's file order)
+-- export_partition by src/store/facade/exports.ts; copyPartitionSql writes it in key order)
 -- Parameters: $granularity VARCHAR (the month's). Reads spend_month_split (spend_month_split.sql).
 -- The columns of spend_daily (migration 018), line_id numbered within the month as spend_daily_in
 -- numbers it (dense_rank of the program line), ranked over the month's distinct lines rather than
