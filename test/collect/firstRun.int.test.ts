@@ -9,7 +9,7 @@ import { openStore } from '../../src/store/store.js';
 import { lockPaths } from '../../src/app/lock.js';
 import { analystCopyPath } from '../../src/store/publish.js';
 import { cli as runCli, startCli, type CliRun } from '../support/cli.js';
-import { fixture, until, type Fixture } from '../support/fixture.js';
+import { fixture, until, type Fixture, HANG_MS } from '../support/fixture.js';
 import { completeWindows, storedSums, truthSums, usageFingerprint } from '../support/usage.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -64,7 +64,7 @@ async function contents(db: string): Promise<string[]> {
   }
 }
 
-describe('first collection of many programs', () => {
+describe('first collection of many programs', { timeout: HANG_MS }, () => {
   let f: Fixture;
   let reference: { inventoryRequests: number; contents: string[] };
 
@@ -187,9 +187,9 @@ describe('first collection of many programs', () => {
         const db = join(f.dir, `${moment}-${signal}.duckdb`);
         f.sb.resetStats();
         const r = start(f, db, moment === 'publishing' ? { USAGE_HOLD_PHASE: 'publishing:20000' } : {});
-        await until(phaseSeen(r, moment), 60_000, `phase ${moment}`);
+        await until(phaseSeen(r, moment), `phase ${moment}`);
         if (moment === 'inventory')
-          await until(() => (f.sb.stats().byRoute[LISTINGS[0]!] ?? 0) >= 10, 60_000, 'listings under way');
+          await until(() => (f.sb.stats().byRoute[LISTINGS[0]!] ?? 0) >= 10, 'listings under way');
         if (moment === 'publishing') {
           // `status` while the first collect holds the database and has published nothing: exit 0, says so.
           const s = await cli(f, ['status', '--config', f.configPath, '--db', db, '--json']);
@@ -222,7 +222,7 @@ describe('first collection of many programs', () => {
         // The re-run takes the lock at once and completes; together the two runs listed each thing once.
         const again = start(f, db);
         if (moment === 'publishing') {
-          await until(phaseSeen(again, 'consumption'), 60_000, 'the re-run under way');
+          await until(phaseSeen(again, 'consumption'), 'the re-run under way');
         }
         expect((await again.done).code).toBe(0);
         const rerun = await lastRun(db);
@@ -236,7 +236,7 @@ describe('first collection of many programs', () => {
   it('status during a later collect reads the published copy and names the running collect', async () => {
     const db = join(f.dir, 'publishing-SIGINT.duckdb');
     const r = start(f, db, { USAGE_HOLD_PHASE: 'publishing:20000' });
-    await until(phaseSeen(r, 'publishing'), 60_000, 'phase publishing');
+    await until(phaseSeen(r, 'publishing'), 'phase publishing');
     const s = await cli(f, ['status', '--config', f.configPath, '--db', db]);
     expect(s.code, s.stderr).toBe(0);
     expect(s.stdout).toContain(`collection running: pid ${r.proc.pid}`);

@@ -6,6 +6,7 @@ import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
 import { cli, startCli } from '../support/cli.js';
+import { HANG_MS } from '../support/fixture.js';
 import { loadMonthFile } from '../support/month.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -27,7 +28,7 @@ function expectOneConsistentSet(monthDir: string): Manifest {
   return manifest;
 }
 
-describe('a report re-run killed part-way', () => {
+describe('a report re-run killed part-way', { timeout: HANG_MS }, () => {
   let dir: string;
   let db: string;
   const out = () => join(dir, 'reports');

@@ -4,7 +4,7 @@ import { openStore } from '../../src/store/store.js';
 import { startScheduler, type JobRun } from '../../src/schedule/daemon.js';
 import { manifestPath } from '../../src/schedule/jobs.js';
 import { lockPaths } from '../../src/app/lock.js';
-import { fixture, useTeardown, unaccountedRows, until } from '../support/fixture.js';
+import { fixture, useTeardown, unaccountedRows, until, HANG_MS } from '../support/fixture.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
 // Cron expressions with seconds, so that slots come round during a test. RARE never fires in one.
@@ -36,7 +36,7 @@ function expectNoOverlap(runs: JobRun[]): void {
   }
 }
 
-describe('scheduler', () => {
+describe('scheduler', { timeout: HANG_MS }, () => {
   it('catches up at start-up, then runs its jobs on schedule; the database gets data and the missing export is written', async () => {
     // A fixed calendar: the 5th of March, so February's export is due (day 2) and missing.
     const t0 = Date.parse('2025-03-05T10:20:00Z');
@@ -55,7 +55,6 @@ describe('scheduler', () => {
         finished(s.runs, 'hourly', 'schedule').length >= 1 &&
         finished(s.runs, 'daily', 'schedule').length >= 1 &&
         finished(s.runs, 'monthly').length >= 1,
-      40_000,
       'scheduled hourly and daily runs and the export catch-up',
     );
     await scheduler.stop();
@@ -114,7 +113,7 @@ describe('scheduler', () => {
       }),
     );
     const s = scheduler;
-    await until(() => finished(s.runs, 'hourly').length >= 2, 15_000, 'two failed hourly runs');
+    await until(() => finished(s.runs, 'hourly').length >= 2, 'two failed hourly runs');
     const [a, b] = finished(s.runs, 'hourly');
     expect(a!.outcome).toBe('failed');
     expect(b!.outcome).toBe('failed');
@@ -145,7 +144,7 @@ describe('scheduler', () => {
       /* frozen */
     }
     const s = scheduler;
-    await until(() => finished(s.runs, 'hourly').length >= 1, 10_000, 'the missed slot to run');
+    await until(() => finished(s.runs, 'hourly').length >= 1, 'the missed slot to run');
     const run = finished(s.runs, 'hourly')[0]!;
     expect(run.trigger).toBe('missed');
     expect(['complete', 'partial']).toContain(run.outcome);

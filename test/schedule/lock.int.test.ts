@@ -90,7 +90,7 @@ describe('run lock', () => {
     );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await until(() => out.includes('held'), 10_000, 'the child to take the lock');
+    await until(() => out.includes('held'), 'the child to take the lock');
     const childPid = child.pid;
     expect(readLockHolder(db)?.pid).toBe(childPid);
     const exited = new Promise((r) => child.once('exit', r));
@@ -114,7 +114,7 @@ describe('run lock', () => {
     expect(lock.signal.aborted).toBe(false);
     // Someone removed the lock directory (or took it over): the next refresh notices.
     rmdirSync(lockPaths(db).lock);
-    await until(() => lock.signal.aborted, 5_000, 'the lock signal to abort');
+    await until(() => lock.signal.aborted, 'the lock signal to abort');
     expect(lines.some((l) => l.includes('run lock compromised'))).toBe(true);
     await lock.release();
     // Nothing of ours is left to block the next run.

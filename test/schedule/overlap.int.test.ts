@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { collectCommand } from '../../src/cli/collect.js';
 import { startScheduler, type JobRun } from '../../src/schedule/daemon.js';
 import { acquireRunLock, readLockHolder, RunLockBusyError, withRunLock } from '../../src/app/lock.js';
-import { fixture, useTeardown, unaccountedRows, until } from '../support/fixture.js';
+import { fixture, useTeardown, unaccountedRows, until, HANG_MS } from '../support/fixture.js';
 
 const EVERY_SECOND = '* * * * * *';
 const RARE = '0 0 0 1 1 *';
@@ -11,14 +11,14 @@ const LATENCY_MS = 120;
 
 const own = useTeardown();
 
-describe('no overlap', () => {
+describe('no overlap', { timeout: HANG_MS }, () => {
   it('a job whose previous run is still going is skipped, and runs never overlap', async () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS }));
     const scheduler = own(
       await startScheduler({ ...f.common, catchUp: false, cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE } }),
     );
     const s = scheduler;
-    await until(() => s.runs.filter((r) => r.outcome === 'skipped').length >= 2, 30_000, 'two skipped slots');
+    await until(() => s.runs.filter((r) => r.outcome === 'skipped').length >= 2, 'two skipped slots');
     await scheduler.stop();
 
     // One run did the work; every slot that came round meanwhile was skipped, inside that run's time.
@@ -69,7 +69,7 @@ describe('no overlap', () => {
     );
     const daemonRun = scheduler.trigger('hourly');
     const db = f.dbPath;
-    await until(() => readLockHolder(db)?.command === 'schedule hourly', 10_000, 'the daemon to take the lock');
+    await until(() => readLockHolder(db)?.command === 'schedule hourly', 'the daemon to take the lock');
 
     // A short wait: refused, saying who holds it and what to do.
     const refused = await withRunLock(db, { waitMs: 300, command: 'collect', cwd: f.dir }, async () => 'ran').catch(

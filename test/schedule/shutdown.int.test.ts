@@ -15,6 +15,7 @@ import {
   unaccountedRows,
   until,
   type Fixture,
+  HANG_MS,
 } from '../support/fixture.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -48,7 +49,7 @@ async function expectCleanDatabase(fx: Fixture): Promise<{ run_id: string; statu
   return last;
 }
 
-describe('shutdown', () => {
+describe('shutdown', { timeout: HANG_MS }, () => {
   it('stop() mid-collection abandons the batch in progress, releases the lock and returns within a few seconds', async () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS, fast: true }));
     const scheduler = own(
@@ -56,7 +57,7 @@ describe('shutdown', () => {
     );
     const fx = f;
     const run = scheduler.trigger('hourly');
-    await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
+    await until(() => consumptionRequests(fx) >= 3, 'the collection to be under way');
     const started = Date.now();
     await scheduler.stop();
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -93,10 +94,9 @@ describe('shutdown', () => {
       await until(
         () =>
           logs.some((l) => String(l.msg).startsWith('scheduler running')) && logs.some((l) => l.msg === 'job started'),
-        20_000,
         'the daemon to start its first job',
       );
-      await until(() => consumptionRequests(fx) >= 3, 20_000, 'the collection to be under way');
+      await until(() => consumptionRequests(fx) >= 3, 'the collection to be under way');
       const started = Date.now();
       child.kill('SIGTERM');
       const { code, signal } = await exit;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { afterEach } from 'vitest';
+import { afterEach, onTestFailed } from 'vitest';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/store.js';
@@ -81,13 +81,28 @@ export async function fixture(sandbox: SandboxOptions & { fast?: boolean } = {},
   };
 }
 
-/** Polls `cond` every 50 ms until it holds; throws after `timeoutMs`. */
-export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
+/** The timeout of a test whose waits end on what they wait for: there only to end one that hangs, so
+ *  long enough for a loaded machine (these took up to 68 s at a load average of 8 on 2 cores, past the default 60 s). */
+export const HANG_MS = 180_000;
+
+/**
+ * Polls `cond` every 50 ms until it holds. A wait has no deadline of its own: it ends when what it waits
+ * for happens, and the test's timeout bounds one that never does (a deadline shorter than the test's
+ * failed a wait that was only slow on a loaded machine). A test failing mid-wait names what it awaited.
+ */
+export async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  // An object, so that TypeScript sees the handler's change inside the loop.
+  const wait: { state: 'waiting' | 'done' | 'abandoned' } = { state: 'waiting' };
+  onTestFailed(() => {
+    if (wait.state !== 'waiting') return;
+    wait.state = 'abandoned'; // the test timed out or failed elsewhere: stop polling
+    console.error(`failed while waiting for ${what}`);
+  });
   while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (wait.state === 'abandoned') throw new Error(`abandoned the wait for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+  wait.state = 'done';
 }
 
 /**
