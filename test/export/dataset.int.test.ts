@@ -224,17 +224,40 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     }
   }
 
+  /** `export --dataset` of the database into the dataset folder, as of `now`. */
+  const exportAt = (now: number) =>
+    exportCommand({ db, dataset, format: 'parquet,arrow', prices: PRICES, now: () => now, log: silentLogger });
+
+  /** One collect from the `small` sandbox as of `now` (inventory not read); its run id. */
+  async function collectAt(now: number, granularity: string): Promise<string> {
+    const sandbox = await startSandbox({ port: 0, scenario: 'small', now });
+    try {
+      const c = await collectCommand({
+        db,
+        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
+        baseUrl: sandbox.baseUrl,
+        granularity,
+        inventory: 'never',
+        now: () => now,
+        log: silentLogger,
+      });
+      expect(c.exitCode).toBe(0);
+      return c.runId;
+    } finally {
+      await sandbox.close();
+    }
+  }
+
+  /** Every dataset's files hold exactly the database's rows. */
+  async function expectDatasetEqualsDb(): Promise<void> {
+    for (const [name, d] of Object.entries(await datasetDiff()))
+      expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
+  }
+
   beforeAll(async () => {
     const demo = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
     expect(demo.collect.exitCode).toBe(0);
-    first = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => NOW,
-      log: silentLogger,
-    });
+    first = await exportAt(NOW);
   }, 400_000);
 
   it('writes Hive partitions with a manifest each', () => {
@@ -306,43 +329,13 @@ describe('export --dataset', { timeout: 300_000 }, () => {
 
   it('re-exporting unchanged data changes no file; after one more collect only changed partitions are rewritten', async () => {
     const before = await fileStates(dataset);
-    const again = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => NOW,
-      log: silentLogger,
-    });
+    const again = await exportAt(NOW);
     expect(again.written).toEqual([]);
     expect(again.unchanged).toBe(first.partitions);
     expect(await fileStates(dataset)).toEqual(before);
 
-    const sandbox = await startSandbox({ port: 0, scenario: 'small', now: LATER });
-    let runId: string;
-    try {
-      const c = await collectCommand({
-        db,
-        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
-        baseUrl: sandbox.baseUrl,
-        granularity: 'hourly,daily,monthly',
-        inventory: 'never',
-        now: () => LATER,
-        log: silentLogger,
-      });
-      expect(c.exitCode).toBe(0);
-      runId = c.runId;
-    } finally {
-      await sandbox.close();
-    }
-    const next = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => LATER,
-      log: silentLogger,
-    });
+    const runId = await collectAt(LATER, 'hourly,daily,monthly');
+    const next = await exportAt(LATER);
     const after = await fileStates(dataset);
     expect(next.written.length).toBeGreaterThan(0);
     expect(next.written.length).toBeLessThan(next.partitions);
@@ -362,20 +355,12 @@ describe('export --dataset', { timeout: 300_000 }, () => {
       expect(JSON.parse(readFileSync(join(dataset, f), 'utf8')).run_ids, f).not.toContain(runId);
     }
     // And the dataset still equals the database.
-    for (const [name, d] of Object.entries(await datasetDiff()))
-      expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
+    await expectDatasetEqualsDb();
   }, 300_000);
 
   it('a re-export with nothing changed hashes no row and touches no file', async () => {
     const before = await fileStates(dataset);
-    const again = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => LATER,
-      log: silentLogger,
-    });
+    const again = await exportAt(LATER);
     expect(again.full).toBe(false);
     expect(again.checked).toBe(0);
     expect(again.files).toEqual([]);
@@ -384,23 +369,7 @@ describe('export --dataset', { timeout: 300_000 }, () => {
 
   it('after an hourly collect only the files of the windows it replaced are looked at and rewritten', async () => {
     const before = await fileStates(dataset);
-    const sandbox = await startSandbox({ port: 0, scenario: 'small', now: LATEST });
-    let runId: string;
-    try {
-      const c = await collectCommand({
-        db,
-        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
-        baseUrl: sandbox.baseUrl,
-        granularity: 'hourly',
-        inventory: 'never',
-        now: () => LATEST,
-        log: silentLogger,
-      });
-      expect(c.exitCode).toBe(0);
-      runId = c.runId;
-    } finally {
-      await sandbox.close();
-    }
+    const runId = await collectAt(LATEST, 'hourly');
     // The files the run's replaced windows fall in: hourly usage by UTC day, spend_daily by month, and
     // the dimensions (a run may change the inventory).
     const store = await openStore({ path: db, readOnly: true });
@@ -421,14 +390,7 @@ describe('export --dataset', { timeout: 300_000 }, () => {
         expected.add(`spend_daily/month=${day.slice(0, 7)}/part-0`);
       }
     }
-    const next = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => LATEST,
-      log: silentLogger,
-    });
+    const next = await exportAt(LATEST);
     expect(next.full).toBe(false);
     expect(next.checked).toBe(expected.size);
     for (const f of next.files) expect(expected, f).toContain(f);
@@ -439,35 +401,13 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     const unitOfFile = (f: string) => f.replace(/^_arrow\//, '').replace(/\.(parquet|arrow)$/, '');
     for (const f of changed.filter((x) => !x.endsWith('_manifest.json'))) expect(expected, f).toContain(unitOfFile(f));
     expect(changed.some((f) => f.includes('granularity=daily') || f.includes('granularity=monthly'))).toBe(false);
-    for (const [name, d] of Object.entries(await datasetDiff()))
-      expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
+    await expectDatasetEqualsDb();
   }, 300_000);
 
   it('a run that collects closed months again with the same values prices none of them again', async () => {
-    const sandbox = await startSandbox({ port: 0, scenario: 'small', now: LATEST });
-    try {
-      const c = await collectCommand({
-        db,
-        env: { ...process.env, USAGE_API_KEY: sandbox.apiKey },
-        baseUrl: sandbox.baseUrl,
-        granularity: 'monthly',
-        inventory: 'never',
-        now: () => LATEST,
-        log: silentLogger,
-      });
-      expect(c.exitCode).toBe(0);
-    } finally {
-      await sandbox.close();
-    }
+    await collectAt(LATEST, 'monthly');
     const current = new Date(LATEST).toISOString().slice(0, 7);
-    const next = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => LATEST,
-      log: silentLogger,
-    });
+    const next = await exportAt(LATEST);
     // The run wrote closed months' rows again (new run_id, so their usage files are rewritten) ...
     const closed = next.written
       .map((d) => /^usage_program\/granularity=monthly\/month=(\d{4}-\d{2})$/.exec(d)?.[1])
@@ -475,8 +415,7 @@ describe('export --dataset', { timeout: 300_000 }, () => {
     expect(closed.length).toBeGreaterThan(0);
     // ... with the same values: none of those months is priced again, and the dataset equals the database.
     for (const m of closed) expect(next.priced, m).not.toContain(m);
-    for (const [name, d] of Object.entries(await datasetDiff()))
-      expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
+    await expectDatasetEqualsDb();
   }, 300_000);
 
   it('a dataset written in the earlier layout (hourly a file a month) is rewritten once, without its old files', async () => {
@@ -494,26 +433,11 @@ describe('export --dataset', { timeout: 300_000 }, () => {
       },
     );
     await store.close();
-    const full = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => LATEST,
-      log: silentLogger,
-    });
+    const full = await exportAt(LATEST);
     expect(full.full).toBe(true);
     expect(existsSync(join(dataset, month, 'part-0.parquet'))).toBe(false);
-    for (const [name, d] of Object.entries(await datasetDiff()))
-      expect({ onlyDb: d.onlyDb, onlyFiles: d.onlyFiles }, name).toEqual({ onlyDb: [], onlyFiles: [] });
-    const again = await exportCommand({
-      db,
-      dataset,
-      format: 'parquet,arrow',
-      prices: PRICES,
-      now: () => LATEST,
-      log: silentLogger,
-    });
+    await expectDatasetEqualsDb();
+    const again = await exportAt(LATEST);
     expect(again.full).toBe(false);
     expect(again.checked).toBe(0);
   }, 300_000);
