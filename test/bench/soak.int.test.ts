@@ -65,14 +65,19 @@ describe('the daemon soak', () => {
     }
   });
 
-  it('reports a database with one value changed', async () => {
+  /** The checker's verdict on the soak's database after one statement changed it. */
+  async function checkAfter(sql: string): Promise<Awaited<ReturnType<typeof checkDatabase>>> {
     const store = await openStore({ path: run.dbPath });
     try {
-      await rawSql(store).run(CHANGE_ONE_SQL);
+      await rawSql(store).run(sql);
     } finally {
       await store.close();
     }
-    const check = await checkDatabase(run.dbPath, run.sandbox.world);
+    return checkDatabase(run.dbPath, run.sandbox.world);
+  }
+
+  it('reports a database with one value changed', async () => {
+    const check = await checkAfter(CHANGE_ONE_SQL);
     expect(check.equal).toBe(false);
     expect(check.mismatches).toBe(1);
     expect(check.examples[0]).toMatch(/^differs /);
@@ -80,13 +85,7 @@ describe('the daemon soak', () => {
   });
 
   it('reports a row stored twice, beside the value changed before', async () => {
-    const store = await openStore({ path: run.dbPath });
-    try {
-      await rawSql(store).run(DUPLICATE_ONE_SQL);
-    } finally {
-      await store.close();
-    }
-    const check = await checkDatabase(run.dbPath, run.sandbox.world);
+    const check = await checkAfter(DUPLICATE_ONE_SQL);
     // The row holds a bucket's metrics side by side: each of its values is reported once.
     const duplicates = check.examples.filter((e) => e.startsWith('duplicate '));
     expect(duplicates.length).toBeGreaterThan(0);
