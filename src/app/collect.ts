@@ -3,12 +3,13 @@
 // everything a collection can refuse with no side effect, so the CLI runs it before taking the run lock.
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { ApiClient } from '../api/client.js';
 import { collect, type CollectProgress, type CollectResult } from '../collect/collect.js';
 import { outOfMemoryMessage } from '../collect/errors.js';
 import { planWindow } from '../collect/planner.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import { publishAnalystCopy } from '../store/publish.js';
-import { isOutOfMemory, isStoreCorruption, StoreCorruptError } from '../store/store.js';
+import { isOutOfMemory, isStoreCorruption, StoreCorruptError, type Store } from '../store/store.js';
 import { refreshPricesIfValid } from '../report/prices.js';
 import { alertsAfterCollect, type AlertsRunSummary } from './alerts.js';
 import {
@@ -46,8 +47,8 @@ export interface CollectOnceOptions {
 }
 
 /**
- * USAGE_HOLD_PHASE=publishing:MS pauses before that phase for MS milliseconds (ended early by a stop), so an
- * operator can rehearse stopping a collection at that moment and see that it ends cleanly.
+ * USAGE_HOLD_PHASE=<phase>:MS (alerts or publishing) pauses before that phase for MS milliseconds (ended
+ * early by a stop), so an operator can rehearse stopping a collection at that moment and see that it ends cleanly.
  */
 async function holdPhase(phase: string, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<void> {
   const m = /^(\w+):(\d+)$/.exec(env.USAGE_HOLD_PHASE ?? '');
@@ -92,6 +93,30 @@ export function prepareCollect(ctx: CommandContext, opts: CollectOnceOptions = {
   return { settings };
 }
 
+/**
+ * Once the scopes are committed: the run's commits go into the file, at collect.memory_limit (left to
+ * DuckDB's own checkpoint, the alerts' commit at the lower alerts.memory_limit wrote them and spilled to
+ * <db>.tmp/: BENCHMARKS.md, "The collect's checkpoint at its own memory limit"); then the alerts on what
+ * the run changed (never failing it), before publishing so the copy holds them.
+ */
+async function checkpointAndAlerts(
+  ctx: CommandContext,
+  store: Store,
+  client: ApiClient,
+  result: CollectResult,
+  opts: CollectOnceOptions,
+): Promise<AlertsRunSummary | null> {
+  if (result.rows > 0) await store.checkpoint();
+  if (opts.signal?.aborted || !ctx.config.alerts.enabled) return null;
+  opts.progress?.onPhase?.('alerts');
+  await holdPhase('alerts', ctx.env, opts.signal);
+  if (opts.signal?.aborted) return null;
+  return alertsAfterCollect(ctx, store, client, result, {
+    now: (opts.now ?? Date.now)(),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+}
+
 export async function collectOnce(
   ctx: CommandContext,
   opts: CollectOnceOptions = {},
@@ -123,13 +148,7 @@ export async function collectOnce(
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.acceptDeletions ? { acceptDeletions: true } : {}),
       });
-      // Alerts on what this run changed (never failing it), before publishing so the copy holds them.
-      const alerts = opts.signal?.aborted
-        ? null
-        : await alertsAfterCollect(ctx, store, client, result, {
-            now: (opts.now ?? Date.now)(),
-            ...(opts.signal ? { signal: opts.signal } : {}),
-          });
+      const alerts = await checkpointAndAlerts(ctx, store, client, result, opts);
       let analystCopy: string | null = null;
       // An interrupted run publishes too when it committed anything: analysts see what is there. A stop
       // arriving now does not cut the publishing short: it is quick and leaves a whole copy.

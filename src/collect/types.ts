@@ -19,7 +19,7 @@ export interface ScopeResult {
 }
 
 /** What a collection is doing, in order: consumption is committed before the inventory starts. */
-export type CollectPhase = 'organizations' | 'consumption' | 'inventory' | 'publishing';
+export type CollectPhase = 'organizations' | 'consumption' | 'inventory' | 'alerts' | 'publishing';
 
 export interface CollectProgress {
   onPage(source: Source, rows: number): void;
