@@ -20,3 +20,9 @@ FROM range(0, CAST(date_diff('day', $first_day, $end_day) AS BIGINT)) r(k),
 
 -- The grown days count as taken in by every dataset folder (bench/growth.ts markDatasetCurrent says why).
 INSERT INTO export_runs SELECT dataset_dir, $run_id FROM export_datasets;
+
+-- The bucket tables' row counts (migration 020) follow the rows added, as every product write keeps them.
+UPDATE usage_row_counts SET row_count = (SELECT count(*) FROM usage_program_buckets)
+WHERE table_name = 'usage_program_buckets';
+UPDATE usage_row_counts SET row_count = (SELECT count(*) FROM usage_framework_buckets)
+WHERE table_name = 'usage_framework_buckets';

@@ -17,6 +17,7 @@ import { PageShapeError, readPage } from '../page/readPage.js';
 import { PeriodBook } from './periodBook.js';
 import { ITEM_COLUMNS, STAGING_COLUMNS, WideChunkWriter, writePage, type PageRead } from './wideChunkWriter.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
+import { ROW_COUNT_ADD_SQL } from './rowCounts.js';
 import { bucketParts, MARK_PARTS_DIRTY_SQL } from './analystParts.js';
 
 // One program of the batch's answer (a staged row's, or one its pages returned without a row) that the
@@ -454,9 +455,13 @@ export class StagedUsageBatch implements UsageBatch {
       // One transaction for the whole scope: whatever its pages were, they replace the window together.
       const rows = await this.inTransaction(conn, async () => {
         const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        await execSql(conn, TABLE_SQL[table].deleteWindowSql, { ...this.windowParams(), ...this.scopeParams() });
+        const deleted = await execSql(conn, TABLE_SQL[table].deleteWindowSql, {
+          ...this.windowParams(),
+          ...this.scopeParams(),
+        });
         await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
-        await this.insertStaged(conn);
+        const inserted = await this.insertStaged(conn);
+        await execSql(conn, ROW_COUNT_ADD_SQL, { table_name: `${table}_buckets`, delta: BigInt(inserted - deleted) });
         // Coverage counts values (rows of the long view), as it always has.
         await this.writeCoverage(conn, this.staged);
         await execSql(conn, MARK_PARTS_DIRTY_SQL, {

@@ -118,6 +118,11 @@ describe('prune', { timeout: 300_000 }, () => {
     }
     const store = await openStore({ path: db, readOnly: true });
     try {
+      // What status shows (kept with each write, the prune's too) is what the tables hold.
+      const [n] = await rawSql(store).query<{ p: bigint; f: bigint }>(
+        'SELECT (SELECT count(*) FROM usage_program_buckets) AS p, (SELECT count(*) FROM usage_framework_buckets) AS f',
+      );
+      expect(await store.usage.rowCounts()).toEqual({ usage_program: Number(n!.p), usage_framework: Number(n!.f) });
       const removals = await rawSql(store).query<{ table_name: string; rows: bigint; run_id: string }>(
         'SELECT table_name, rows, run_id FROM usage_removals ORDER BY table_name',
       );

@@ -66,6 +66,7 @@ describe('migrations', () => {
       'usage_framework_buckets',
       'usage_program_buckets',
       'usage_removals',
+      'usage_row_counts',
     ]);
     await store.close();
 

@@ -47,6 +47,14 @@ function page(programs: Record<string, (number | string)[]>, cursor?: string): s
   return json;
 }
 
+/** The row counts status shows (kept with each write) against a count of the bucket tables. */
+async function expectCountsKept(store: Store): Promise<void> {
+  const [n] = await rawSql(store).query<{ p: bigint; f: bigint }>(
+    'SELECT (SELECT count(*) FROM usage_program_buckets) AS p, (SELECT count(*) FROM usage_framework_buckets) AS f',
+  );
+  expect(await store.usage.rowCounts()).toEqual({ usage_program: Number(n!.p), usage_framework: Number(n!.f) });
+}
+
 async function rows(store: Store) {
   return rawSql(store).query<{ program_id: string; timeframe_start: Date; value: bigint }>(
     'SELECT program_id, timeframe_start, value FROM usage_program ORDER BY program_id, timeframe_start',
@@ -74,6 +82,8 @@ describe('page-loaded usage batches', () => {
       ['c', 7n],
       ['c', 8n],
     ]);
+    await expectCountsKept(store);
+    expect((await store.usage.rowCounts()).usage_program).toBe(6);
 
     // Re-collected: a's second day restated, b lost its first day, c no longer returned at all.
     const second = store.usage.beginBatch(spec('r2'));
@@ -84,6 +94,8 @@ describe('page-loaded usage batches', () => {
       ['a', 42n],
       ['b', 6n],
     ]);
+    await expectCountsKept(store);
+    expect((await store.usage.rowCounts()).usage_program).toBe(3);
     const [cov] = await rawSql(store).query<{ rows: bigint; n: bigint }>(
       "SELECT arg_max(rows, collected_at) AS rows, count(*) AS n FROM coverage WHERE source = 'v2_programs'",
     );
@@ -96,6 +108,7 @@ describe('page-loaded usage batches', () => {
     await b.appendPage('v2_programs', page({ b: [3, 5], c: [6, 7] }));
     await expect(b.commit()).rejects.toThrow(/appears more than once/);
     expect(await rows(store)).toEqual([]);
+    expect(await store.usage.rowCounts()).toEqual({ usage_program: 0, usage_framework: 0 });
   });
 
   it('shows nothing of a scope before its commit: an aborted batch leaves the data and coverage it had', async () => {

@@ -5,17 +5,11 @@
 // prune's run. Daily and monthly usage is never removed: every retention statement names granularity
 // 'hourly'.
 import { lastDayBefore, MARK_HOURLY_THROUGH_DIRTY_SQL } from '../analystParts.js';
+import { ROW_COUNT_ADD_SQL, ROW_COUNTS_SQL } from '../rowCounts.js';
 import { readSql } from '../sql.js';
 import type { UsageBatch, UsageBatchSpec, UsageSummaryRow } from '../types.js';
 import { StagedUsageBatch, type BatchHost } from '../usageBatch.js';
 import { num, type StoreContext } from './context.js';
-
-// Stored bucket rows per fact table, for status. Parameters: none. An unfiltered count(*) reads row
-// group sizes only, never a column, so its cost does not follow the history kept (a count of values
-// through the long views, as usage_summary.sql does, reads every row).
-const USAGE_ROW_COUNTS_SQL = `
-SELECT (SELECT count(*) FROM usage_program_buckets) AS usage_program,
-       (SELECT count(*) FROM usage_framework_buckets) AS usage_framework;`;
 
 // Parameters: $org_id VARCHAR, $window_start TIMESTAMPTZ. Per program of the organization, the distinct
 // frameworks with a bucket (any granularity) starting at or after $window_start: each existed after the
@@ -98,10 +92,12 @@ export class Usage {
     return batch;
   }
 
-  /** Stored rows (one per bucket: a program or framework, period and time bucket) per fact table. */
+  /** Stored rows (one per bucket: a program or framework, period and time bucket) per fact table, as kept
+   *  in usage_row_counts (an unfiltered count(*) reads every row group's metadata, more as history grows). */
   async rowCounts(): Promise<{ usage_program: number; usage_framework: number }> {
-    const [row] = await this.cx.sql.query<Record<string, bigint | number>>(USAGE_ROW_COUNTS_SQL);
-    return { usage_program: num(row?.usage_program), usage_framework: num(row?.usage_framework) };
+    const rows = await this.cx.sql.query<{ table_name: string; row_count: bigint }>(ROW_COUNTS_SQL);
+    const of = (t: BucketTable) => num(rows.find((r) => r.table_name === t)?.row_count);
+    return { usage_program: of('usage_program_buckets'), usage_framework: of('usage_framework_buckets') };
   }
 
   /** Row counts and time span of the fact tables, per table, api version and granularity. */
@@ -148,6 +144,7 @@ export class Usage {
         const mine = days.filter((d) => d.table === table);
         if (mine.length === 0) continue;
         const rows = await this.cx.exec(HOURLY_DELETE[table], { cutoff });
+        await this.cx.sql.run(ROW_COUNT_ADD_SQL, { table_name: table, delta: BigInt(-rows) });
         const from = new Date(`${mine[0]!.day}T00:00:00Z`);
         await this.cx.sql.run(REMOVAL_RECORD, {
           run_id: runId,
