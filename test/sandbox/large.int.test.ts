@@ -1,6 +1,6 @@
 // The large scenario over HTTP: it starts with every program and framework reachable and serves a
 // 1,000-framework daily page of 30 days equal to the truth. How fast is the benchmark's to measure
-// (`npm run bench`), not a test's: a time bound here failed on a loaded machine.
+// (`npm run bench`), not a test's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSUMPTION_PATHS, V2_FRAMEWORK_METRICS } from '../../src/contract/api.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
