@@ -6,6 +6,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectCommand } from '../src/cli/collect.js';
+import type { CollectProgress } from '../src/collect/types.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Granularity } from '../src/domain/granularity.js';
 import { createLogger } from '../src/log.js';
@@ -53,12 +54,16 @@ export interface ReportOutcome {
   rows: Record<string, number>;
   partial: boolean;
 }
+/** The collector's phases after the last answer, each announced through its progress when it starts. */
+export type EndPhase = 'checkpoint' | 'alerts' | 'publishing';
+
 /** Seconds since this process started (performance's time origin): its first request created, its last
- *  answer received, and the phase's end. Start-up is the first; the end of the phase (the store's commit,
- *  checkpoint and publishing, which the collector does not time apart) is the end less the last answer. */
+ *  answer received, the start of each end phase the run went through, and the phase's end. Start-up is
+ *  the first; the end of the phase (the last commits, checkpoint, alerts, publishing) follows the last answer. */
 export interface PhaseTiming {
   firstRequestS: number | null;
   lastAnswerS: number | null;
+  endPhasesS?: Partial<Record<EndPhase, number>>;
   endS: number;
 }
 export interface PhaseOutput<T> {
@@ -88,6 +93,18 @@ function requestTimes(): () => Omit<PhaseTiming, 'endS'> {
   };
 }
 
+/** A progress that only notes when each end phase starts. */
+function endPhaseTimes(): { progress: CollectProgress; started: Partial<Record<EndPhase, number>> } {
+  const started: Partial<Record<EndPhase, number>> = {};
+  const progress: CollectProgress = {
+    onPhase(phase) {
+      if (phase === 'checkpoint' || phase === 'alerts' || phase === 'publishing')
+        started[phase] = performance.now() / 1000;
+    },
+  };
+  return { progress, started };
+}
+
 type InspectorSession = import('node:inspector/promises').Session;
 async function startProfiler(): Promise<InspectorSession> {
   const { Session } = await import('node:inspector/promises');
@@ -102,6 +119,7 @@ async function startProfiler(): Promise<InspectorSession> {
 async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Promise<PhaseOutput<CollectOutcome>> {
   const session = spec.profile ? await startProfiler() : null;
   const times = requestTimes();
+  const ends = endPhaseTimes();
   const { result, m } = await measure(() =>
     collectCommand({
       db: spec.db,
@@ -114,10 +132,11 @@ async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Prom
       from: spec.from,
       to: spec.to,
       inventory: 'never',
+      progress: ends.progress,
       log: createLogger({ level: 'warn' }),
     }),
   );
-  const timing: PhaseTiming = { ...times(), endS: performance.now() / 1000 };
+  const timing: PhaseTiming = { ...times(), endPhasesS: ends.started, endS: performance.now() / 1000 };
   if (session && spec.profile) {
     const { profile } = await session.post('Profiler.stop');
     session.disconnect();

@@ -46,6 +46,7 @@ import {
 } from './table.js';
 import { benchPlan, type BenchPlan } from './windows.js';
 import { measureStartup, startupLine } from './startup.js';
+import { runSuite, type SuiteResult } from './suite.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BENCH_DIR = join(ROOT, '.bench');
@@ -98,6 +99,7 @@ const { values: flags } = parseArgs({
     write: { type: 'boolean' },
     profile: { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
+    'skip-suite': { type: 'boolean', default: false },
     'startup-only': { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
     capacity: { type: 'boolean', default: false },
@@ -112,7 +114,7 @@ const latencyMs = Number(flags['latency-ms']);
 const fixedNow = Date.parse(flags.now);
 if (!Number.isInteger(latencyMs) || latencyMs < 0 || Number.isNaN(fixedNow)) {
   console.error(
-    'usage: npm run bench -- [--quick] [--json] [--capacity] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only]',
+    'usage: npm run bench -- [--quick] [--json] [--capacity] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only] [--skip-baseline] [--skip-suite]',
   );
   process.exit(64);
 }
@@ -180,16 +182,14 @@ async function main(): Promise<void> {
       baselinePrograms: mode.baselinePrograms,
       sandboxPeakRssMb: sandboxPeak,
       startup,
-      // Quick: the phases above are the capacity run at the API's rate; the faster rates on the set-up's copy.
-      ...(mode.name === 'quick'
-        ? {
-            capacity: [
-              ...capacityRows([daily, hourly], RATE_LIMIT_PER_MINUTE),
-              ...(await capacityRuns(b, plan, minimum, setUpDb, CAPACITY_RATES.slice(1))),
-            ],
-          }
-        : {}),
+      // The phases above are the capacity run at the API's rate; the faster rates on the set-up's copy.
+      capacity: [
+        ...capacityRows([daily, hourly], RATE_LIMIT_PER_MINUTE),
+        ...(await capacityRuns(b, plan, minimum, setUpDb, CAPACITY_RATES.slice(1))),
+      ],
     };
+    // Last, with nothing else running: the suite as a user runs it (full mode).
+    if (mode.name === 'full' && !flags['skip-suite']) bench.suite = await timedSuite(dir);
     say('');
     say(benchTable(bench));
     if (bench.capacity) say('\n' + capacityTable(bench.capacity));
@@ -224,6 +224,14 @@ async function collectPhases(
     month = await collectPhase(b, `month ${plan.month} (monthly)`, plan.monthWindow, monthMinimum?.ours.total ?? null);
   }
   return { daily, hourly, month };
+}
+
+/** `npm test`, timed, its summary printed. */
+async function timedSuite(dir: string): Promise<SuiteResult> {
+  say('npm test ...');
+  const suite = await runSuite(ROOT, dir);
+  say(`npm test: ${suite.wallS.toFixed(1)} s, exit ${suite.exitCode ?? 'killed'}; ${suite.summary.join('; ')}`);
+  return suite;
 }
 
 /** Which run this is, where and when: the report's header. */

@@ -5,6 +5,8 @@ import type { SandboxStats } from '../src/sandbox/stats.js';
 import type { BaselineResult } from './baseline.js';
 import type { PhaseMeasure } from './measure.js';
 import type { PhaseTiming } from './phase.js';
+import { endOfPhaseSplit } from './endOfPhase.js';
+import type { SuiteResult } from './suite.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
 
 export interface CollectPhase extends PhaseMeasure {
@@ -85,9 +87,21 @@ export interface BenchReport {
   sandboxPeakRssMb: number | null;
   /** The same collections at each capacity rate (CAPACITY_RATES), when measured. */
   capacity?: CapacityRow[];
+  /** `npm test`, timed (full mode). */
+  suite?: SuiteResult;
 }
 
-export const GOALS = { requestsOverMinimum: 1.0, wallOverBound: 1.05, violations: 0, peakRssMb: 512 } as const;
+export const GOALS = {
+  requestsOverMinimum: 1.0,
+  wallOverBound: 1.05,
+  violations: 0,
+  peakRssMb: 512,
+  /** Process start to the first request. */
+  startupS: 0.4,
+  cpuSPerMillionValues: 1.0,
+  /** `npm test` on this 2-core machine. */
+  suiteS: 240,
+} as const;
 
 export interface Figures {
   requests: number;
@@ -225,6 +239,8 @@ export function summaryJson(b: BenchReport): Record<string, unknown> {
     span_over_bound: span === null ? null : round(span, 3),
     startup_s: startupS(b.collections),
     end_of_phase_s: endOfPhaseS(b.collections),
+    end_of_phase: endOfPhaseJson(b.collections),
+    ...(b.suite ? { npm_test_wall_s: round(b.suite.wallS, 1), npm_test_exit: b.suite.exitCode } : {}),
     ...(b.capacity ? { capacity_rate_per_min: capacityRate(b.capacity), capacity: capacityJson(b.capacity) } : {}),
     wall_over_bound: round(f.wallOverBound, 3),
     requests_over_minimum: round(f.requestsOverMinimum, 3),
@@ -319,7 +335,23 @@ export function startupS(phases: CollectPhase[]): number | null {
   return xs.length > 0 ? round(Math.max(...xs), 2) : null;
 }
 
-/** Seconds after the last answer until the phase ended (commit, checkpoint, publishing), summed. */
+/** Per collection, the end of its phase split into the last commits, checkpoint, alerts and publishing. */
+function endOfPhaseJson(phases: CollectPhase[]): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const p of phases) {
+    const e = endOfPhaseSplit(p.timing);
+    if (e)
+      out[p.name] = {
+        commit_s: round(e.commitS, 2),
+        checkpoint_s: round(e.checkpointS, 2),
+        alerts_s: round(e.alertsS, 2),
+        publishing_s: round(e.publishingS, 2),
+      };
+  }
+  return out;
+}
+
+/** Seconds after the last answer until the phase ended (commit, checkpoint, alerts, publishing), summed. */
 export function endOfPhaseS(phases: CollectPhase[]): number | null {
   const xs = phases.flatMap((p) => (p.timing?.lastAnswerS != null ? [p.timing.endS - p.timing.lastAnswerS] : []));
   return xs.length === phases.length && xs.length > 0 ? round(sum(xs), 2) : null;
@@ -440,8 +472,10 @@ export function benchTable(b: BenchReport): string {
   const add = (figure: string, value: string, goal: string, met: string, limit: string) =>
     rowsOut.push([figure, value, goal, met, limit]);
   requestRows(b, f, add);
+  phaseTimeRows(b, add);
   costRows(b, f, add);
   comparisonRows(b, f, add);
+  suiteRow(b, add);
   return markdownTable(['figure', 'value', 'goal', 'verdict', 'limited by'], rowsOut);
 }
 
@@ -493,6 +527,75 @@ function requestRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow)
   );
 }
 
+/** Per collection: start-up to the first request, the request span against its bound, the end of the phase. */
+function phaseTimeRows(b: BenchReport, add: AddRow): void {
+  const c = b.collections;
+  const starts = c.map((p) => p.timing?.firstRequestS ?? null);
+  const known = starts.filter((x): x is number => x !== null);
+  const startText = (x: number | null | undefined) => (x == null ? 'n/a' : `${n2(x)} s`);
+  add(
+    'start-up to first request',
+    c.map((p, i) => `${p.name} ${startText(starts[i])}`).join('; '),
+    `≤ ${GOALS.startupS} s`,
+    known.length === c.length ? verdict(Math.max(...known) <= GOALS.startupS, `${n2(Math.max(...known))} s`) : '',
+    'Node, the modules, the config and opening the store',
+  );
+  const spans = c.map((p) => spanOverBound([p], b.perMinute));
+  add(
+    `request span / bound per collection (${b.perMinute}/min, minimum requests)`,
+    c
+      .map((p, i) => {
+        const bound = p.minimum === null ? null : rateBoundS(p.minimum, b.perMinute);
+        const s = spans[i];
+        return `${p.name} ${p.httpSpanS === null ? 'n/a' : n1(p.httpSpanS)} / ${bound === null ? 'n/a' : n1(bound)} s = ${s == null ? 'n/a' : n2(s)}`;
+      })
+      .join('; '),
+    `≤ ${GOALS.wallOverBound}`,
+    spanVerdict(
+      spans.filter((x): x is number => x !== null),
+      c.length,
+    ),
+    'the pace (1.03 with the limiter’s headroom), then CPU',
+  );
+  const ends = c.map((p) => endOfPhaseSplit(p.timing));
+  add(
+    'end of phase: last commits / checkpoint / alerts / publishing',
+    c
+      .map((p, i) => {
+        const e = ends[i];
+        return e
+          ? `${p.name} ${n2(e.commitS)} / ${n2(e.checkpointS)} / ${n2(e.alertsS)} / ${n2(e.publishingS)} s`
+          : `${p.name} n/a`;
+      })
+      .join('; '),
+    '',
+    '',
+    'the disk (commits, checkpoint), DuckDB (alerts), the analyst copy',
+  );
+}
+
+/** Met when every collection's span / bound is known and within the goal. */
+function spanVerdict(known: number[], collections: number): string {
+  if (known.length !== collections) return '';
+  const worst = Math.max(...known);
+  return verdict(worst <= GOALS.wallOverBound + 1e-9, `${n2(worst)}×`);
+}
+
+/** `npm test`'s wall time, when the run measured it. */
+function suiteRow(b: BenchReport, add: AddRow): void {
+  const s = b.suite;
+  if (!s) return;
+  add(
+    '`npm test` wall time',
+    `${n1(s.wallS)} s, exit ${s.exitCode ?? 'killed'}${s.summary.length ? ` (${s.summary.join('; ')})` : ''}`,
+    `≤ ${GOALS.suiteS} s`,
+    s.exitCode !== 0
+      ? '**failed**'
+      : verdict(s.wallS <= GOALS.suiteS, `${n1(s.wallS)} s, ${n2(s.wallS / GOALS.suiteS)}× the goal`),
+    'the slowest test files, two workers on two cores',
+  );
+}
+
 /** What the run cost: values, CPU, the DuckDB load alone, the report, the memory. */
 function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): void {
   add('values loaded', n0(f.rows), '', '', 'the data (non-zero values)');
@@ -502,6 +605,13 @@ function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): v
     '≪ bound',
     verdict(f.cpuOverBound < 1, `CPU is ${n2(f.cpuOverBound)}× the rate-limit bound`),
     'CPU (2 cores shared with the sandbox and DuckDB threads)',
+  );
+  add(
+    'collector CPU per million values',
+    n2(f.cpuSPerMillionValues),
+    `≤ ${GOALS.cpuSPerMillionValues.toFixed(1)} s`,
+    verdict(f.cpuSPerMillionValues <= GOALS.cpuSPerMillionValues, `${n2(f.cpuSPerMillionValues)} s`),
+    'the page scan, staging and DuckDB’s appends',
   );
   add(
     'rate-limit budget left idle by CPU (1 − CPU/wall)',
@@ -533,7 +643,7 @@ function costRows(b: BenchReport, f: ReturnType<typeof figures>, add: AddRow): v
   const files = b.report.files.map((x) => `${x.path.split('/').at(-1)} ${(x.bytes / 1024).toFixed(0)} KB`).join(', ');
   add(
     `report ${b.report.month}`,
-    `${n1(b.report.wallS)} s; rows: ${reportRows}; files: ${files}`,
+    `${n1(b.report.wallS)} s, ${mb(b.report.peakRssMb)} peak RSS; rows: ${reportRows}; files: ${files}`,
     '',
     b.report.partial ? 'PARTIAL coverage' : '',
     'CPU (DuckDB queries, workbook writing) and disk',
@@ -652,6 +762,16 @@ export function benchMarkdown(b: BenchReport): string {
     '',
     phaseTable(b),
     '',
+    ...(b.capacity
+      ? [
+          'Capacity: the daily and hourly collections at each API rate (the collector configured to match):',
+          '',
+          capacityTable(b.capacity),
+          '',
+          `capacity_rate_per_min: ${capacityRate(b.capacity) ?? 'none'} (every collection within ${GOALS.wallOverBound}× span / bound).`,
+          '',
+        ]
+      : []),
     '```json',
     JSON.stringify(summaryJson(b)),
     '```',

@@ -106,7 +106,10 @@ async function checkpointAndAlerts(
   result: CollectResult,
   opts: CollectOnceOptions,
 ): Promise<AlertsRunSummary | null> {
-  if (result.rows > 0) await store.checkpoint();
+  if (result.rows > 0) {
+    opts.progress?.onPhase?.('checkpoint');
+    await store.checkpoint();
+  }
   if (opts.signal?.aborted || !ctx.config.alerts.enabled) return null;
   opts.progress?.onPhase?.('alerts');
   await holdPhase('alerts', ctx.env, opts.signal);

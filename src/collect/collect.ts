@@ -69,7 +69,7 @@ export async function collect(opts: CollectOptions): Promise<CollectResult> {
       granularities.length,
       orgs.length * granularities.length * sources.size,
     );
-    opts.progress?.onPlanned(plannedConsumption);
+    opts.progress?.onPlanned?.(plannedConsumption);
     opts.progress?.onPhase?.('consumption', { orgs: orgs.length, granularities, planned_requests: plannedConsumption });
 
     await collectScopes({ opts, runId, now, granularities, sources, includePartial, scopes, counts, checkAbort }, orgs);
@@ -148,7 +148,7 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
         count: (source, n) => {
           counts.pages += 1;
           counts.rows += n;
-          opts.progress?.onPage(source, n);
+          opts.progress?.onPage?.(source, n);
         },
       };
       if (sources.has('v1_programs')) {

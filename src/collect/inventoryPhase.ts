@@ -23,7 +23,7 @@ export async function maybeRefreshInventory(
   const rl = opts.config.api.rate_limit;
   const budget = Math.floor(opts.config.inventory.max_request_share * rl.per_minute * 60);
   opts.progress?.onPhase?.('inventory', { budget_requests: budget });
-  const onPlanned = (n: number) => opts.progress?.onPlanned(consumptionRequests + n);
+  const onPlanned = (n: number) => opts.progress?.onPlanned?.(consumptionRequests + n);
   // A stop ends waits at once, but the inventory's requests already sent may answer for a moment longer.
   const { grace, clear } = graceAfterStop(opts.signal);
   try {

@@ -19,12 +19,13 @@ export interface ScopeResult {
 }
 
 /** What a collection is doing, in order: consumption is committed before the inventory starts. */
-export type CollectPhase = 'organizations' | 'consumption' | 'inventory' | 'alerts' | 'publishing';
+export type CollectPhase = 'organizations' | 'consumption' | 'inventory' | 'checkpoint' | 'alerts' | 'publishing';
 
+/** What a run tells whoever watches it; each callback is optional (a watcher may want only the phases). */
 export interface CollectProgress {
-  onPage(source: Source, rows: number): void;
+  onPage?(source: Source, rows: number): void;
   /** Requests the run expects to send in all (grows as the plan becomes known). */
-  onPlanned(requests: number): void;
+  onPlanned?(requests: number): void;
   onPhase?(phase: CollectPhase, detail?: Record<string, unknown>): void;
   /** How to read the requests sent so far; called once when the run starts. */
   attach?(requestsDone: () => number): void;

@@ -3,14 +3,17 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStats } from '../../src/sandbox/stats.js';
 import {
+  benchTable,
   capacityRate,
   capacityRow,
   endOfPhaseS,
   spanOverBound,
   startupS,
+  type BenchReport,
   type CapacityRow,
   type CollectPhase,
 } from '../../bench/table.js';
+import type { RequestCount } from '../../bench/minimum.js';
 
 function phase(over: Partial<CollectPhase>): CollectPhase {
   return {
@@ -90,5 +93,71 @@ describe('capacityRate', () => {
   it('is null when no rate kept within the goal', () => {
     expect(capacityRate([row(700, 1.2)])).toBeNull();
     expect(capacityRate([])).toBeNull();
+  });
+});
+
+describe('benchTable', () => {
+  const count = (total: number): RequestCount => ({
+    pages: total,
+    forbidden: 0,
+    orgListing: 0,
+    fullLastPages: 0,
+    programs: 0,
+    frameworks: 0,
+    total,
+  });
+  function report(over: Partial<BenchReport>): BenchReport {
+    return {
+      mode: 'full',
+      scenario: 'large',
+      latencyMs: 100,
+      now: '2026-11-21T10:30:00Z',
+      date: '2026-11-29T01:00:00Z',
+      machine: '2 cores',
+      command: 'npm run bench --',
+      perMinute: 700,
+      minimum: { ours: count(1400), perWindow: [count(700), count(700)], naive: count(1400), organizations: [] },
+      collections: [
+        phase({
+          timing: { firstRequestS: 0.35, lastAnswerS: 64, endPhasesS: { checkpoint: 65, publishing: 66 }, endS: 67 },
+        }),
+        phase({ name: 'hourly 3 h', httpSpanS: 66, timing: { firstRequestS: 0.5, lastAnswerS: 67, endS: 68 } }),
+      ],
+      month: null,
+      report: { month: '2026-10', wallS: 61, cpuS: 60, peakRssMb: 423, rows: {}, files: [], partial: false },
+      storeLoad: { rows: 1, append_values_per_s: 1, end_to_end_values_per_s: 1, peak_rss_mb: 1 },
+      baseline: null,
+      baselinePrograms: 0,
+      sandboxPeakRssMb: null,
+      ...over,
+    };
+  }
+  const line = (table: string, figure: string) => table.split('\n').find((l) => l.startsWith(`| ${figure}`));
+
+  it('gives start-up, span / bound and the end of phase per collection, each with its goal', () => {
+    const t = benchTable(report({}));
+    expect(line(t, 'start-up to first request')).toMatch(
+      /daily 2 d 0\.35 s; hourly 3 h 0\.50 s \| ≤ 0\.4 s \| \*\*missed\*\*: 0\.50 s/,
+    );
+    // 700 minimum requests at 700/min: 60 s; spans 63 and 66 s.
+    expect(line(t, 'request span / bound per collection')).toMatch(
+      /daily 2 d 63\.0 \/ 60\.0 s = 1\.05; hourly 3 h 66\.0 \/ 60\.0 s = 1\.10 \| ≤ 1\.05 \| \*\*missed\*\*: 1\.10×/,
+    );
+    expect(line(t, 'end of phase')).toContain(
+      'daily 2 d 1.00 / 1.00 / 0.00 / 1.00 s; hourly 3 h 1.00 / 0.00 / 0.00 / 0.00 s',
+    );
+    // 14 CPU-s for 2 million values per collection.
+    expect(line(t, 'collector CPU per million values')).toMatch(/\| 7\.00 \| ≤ 1\.0 s \| \*\*missed\*\*/);
+    expect(line(t, 'report 2026-10')).toContain('61.0 s, 423 MB peak RSS');
+    expect(line(t, '`npm test` wall time')).toBeUndefined();
+  });
+  it('gives the suite its wall time against 4 minutes, and a failed suite as failed', () => {
+    const suite = { wallS: 230, exitCode: 0, summary: ['Test Files  100 passed (100)'], log: 'npm-test.log' };
+    expect(line(benchTable(report({ suite })), '`npm test` wall time')).toContain(
+      '230.0 s, exit 0 (Test Files  100 passed (100)) | ≤ 240 s | met',
+    );
+    expect(line(benchTable(report({ suite: { ...suite, wallS: 300, exitCode: 1 } })), '`npm test`')).toContain(
+      '**failed**',
+    );
   });
 });

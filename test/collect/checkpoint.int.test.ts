@@ -29,6 +29,9 @@ describe('the collect checkpoints before the alerts', { timeout: HANG_MS }, () =
     });
     await until(() => r.lines().some((l) => l.msg === 'phase' && l.phase === 'alerts'), 'phase alerts');
     expect(r.lines().find((l) => l.phase === 'alerts')?.values_loaded).toBeGreaterThan(0);
+    // The checkpoint is a phase of its own, announced after the consumption and before the alerts.
+    const phases = r.lines().flatMap((l) => (l.msg === 'phase' ? [l.phase] : []));
+    expect(phases.slice(-2)).toEqual(['checkpoint', 'alerts']);
     expect(walBytes(db)).toBe(0);
     // A stop ends the hold: what was collected is complete, and the file opens holding it.
     r.proc.kill('SIGINT');
