@@ -17,31 +17,54 @@ export interface PhaseMeasure {
   atPeak: { heapMb: number; externalMb: number; otherMb: number };
 }
 
+/** Seconds since this process started (performance's time origin) of the first request created and the
+ *  last answer received, and the span between them. */
+export interface HttpTimes {
+  firstS: number | null;
+  lastS: number | null;
+  spanS: number | null;
+}
+
 /** Watches undici's request channels: the first request created and the last one completed. */
-function httpSpan(): { stop(): number | null } {
+export interface HttpSpan {
+  /** Answers from now on are not counted: a collection's own requests end where its end phases start
+   *  (the alerts' spending-limit requests come after). */
+  freeze(): void;
+  stop(): HttpTimes;
+}
+
+export function httpSpan(): HttpSpan {
   let first: number | null = null;
   let last: number | null = null;
+  let frozen = false;
   const onCreate = () => {
-    first ??= performance.now();
+    first ??= performance.now() / 1000;
   };
   const onDone = () => {
-    last = performance.now();
+    if (!frozen) last = performance.now() / 1000;
   };
   diagnostics.subscribe('undici:request:create', onCreate);
   diagnostics.subscribe('undici:request:trailers', onDone);
   diagnostics.subscribe('undici:request:error', onDone);
   return {
+    freeze() {
+      frozen = true;
+    },
     stop() {
       diagnostics.unsubscribe('undici:request:create', onCreate);
       diagnostics.unsubscribe('undici:request:trailers', onDone);
       diagnostics.unsubscribe('undici:request:error', onDone);
-      return first !== null && last !== null ? (last - first) / 1000 : null;
+      return { firstS: first, lastS: last, spanS: first !== null && last !== null ? last - first : null };
     },
   };
 }
 
-/** Runs `fn` while sampling this process's RSS; returns its result and what it cost. */
-export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: PhaseMeasure }> {
+/** Runs `fn` while sampling this process's RSS; returns its result and what it cost. `span` watches its
+ *  requests (the caller's own, to freeze it at a moment it knows). */
+export async function measure<T>(
+  fn: () => Promise<T>,
+  span: HttpSpan = httpSpan(),
+): Promise<{ result: T; m: PhaseMeasure }> {
   let at = process.memoryUsage();
   let peak = at.rss;
   const sample = () => {
@@ -52,7 +75,6 @@ export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: 
     }
   };
   const timer = setInterval(sample, RSS_SAMPLE_MS);
-  const span = httpSpan();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   try {
@@ -66,7 +88,7 @@ export async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; m: 
         wallS,
         cpuS: (cpu.user + cpu.system) / 1e6,
         peakRssMb: peak / MB,
-        httpSpanS: span.stop(),
+        httpSpanS: span.stop().spanS,
         atPeak: split(at),
       },
     };

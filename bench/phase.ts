@@ -2,17 +2,12 @@
 // cron): a collect through the product's collect command, or a report through runReport with the
 // report command's memory limit. Prints one JSON line: what the phase did and what it cost, its peak RSS
 // being the process's own high-water mark (VmHWM), so no phase carries memory an earlier one left.
-import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { collectCommand } from '../src/cli/collect.js';
 import type { CollectProgress } from '../src/collect/types.js';
-import { loadConfig } from '../src/config/load.js';
 import type { Granularity } from '../src/domain/granularity.js';
 import { createLogger } from '../src/log.js';
-import { runReport } from '../src/report/run.js';
-import { openStore } from '../src/store/store.js';
-import { measure, procMemoryMb, type PhaseMeasure } from './measure.js';
+import { httpSpan, measure, procMemoryMb, type HttpSpan, type PhaseMeasure } from './measure.js';
 
 export type PhaseSpec =
   | {
@@ -57,9 +52,10 @@ export interface ReportOutcome {
 /** The collector's phases after the last answer, each announced through its progress when it starts. */
 export type EndPhase = 'checkpoint' | 'alerts' | 'publishing';
 
-/** Seconds since this process started (performance's time origin): its first request created, its last
- *  answer received, the start of each end phase the run went through, and the phase's end. Start-up is
- *  the first; the end of the phase (the last commits, checkpoint, alerts, publishing) follows the last answer. */
+/** Seconds since this process started (performance's time origin): its first request created, the last
+ *  answer received before its end phases (the alerts' own requests come after), the start of each end phase
+ *  the run went through, and the phase's end. Start-up is the first; the end of the phase (the last
+ *  commits, checkpoint, alerts, publishing) follows the last answer. */
 export interface PhaseTiming {
   firstRequestS: number | null;
   lastAnswerS: number | null;
@@ -72,34 +68,15 @@ export interface PhaseOutput<T> {
   timing?: PhaseTiming;
 }
 
-/** Watches undici's request channels from now on: when the first request was created, the last answered. */
-function requestTimes(): () => Omit<PhaseTiming, 'endS'> {
-  let first: number | null = null;
-  let last: number | null = null;
-  const onCreate = () => {
-    first ??= performance.now() / 1000;
-  };
-  const onDone = () => {
-    last = performance.now() / 1000;
-  };
-  diagnostics.subscribe('undici:request:create', onCreate);
-  diagnostics.subscribe('undici:request:trailers', onDone);
-  diagnostics.subscribe('undici:request:error', onDone);
-  return () => {
-    diagnostics.unsubscribe('undici:request:create', onCreate);
-    diagnostics.unsubscribe('undici:request:trailers', onDone);
-    diagnostics.unsubscribe('undici:request:error', onDone);
-    return { firstRequestS: first, lastAnswerS: last };
-  };
-}
-
-/** A progress that only notes when each end phase starts. */
-function endPhaseTimes(): { progress: CollectProgress; started: Partial<Record<EndPhase, number>> } {
+/** A progress that notes when each end phase starts; at the first, the collection's requests are over. */
+function endPhaseTimes(span: HttpSpan): { progress: CollectProgress; started: Partial<Record<EndPhase, number>> } {
   const started: Partial<Record<EndPhase, number>> = {};
   const progress: CollectProgress = {
     onPhase(phase) {
-      if (phase === 'checkpoint' || phase === 'alerts' || phase === 'publishing')
+      if (phase === 'checkpoint' || phase === 'alerts' || phase === 'publishing') {
+        span.freeze();
         started[phase] = performance.now() / 1000;
+      }
     },
   };
   return { progress, started };
@@ -118,25 +95,34 @@ async function startProfiler(): Promise<InspectorSession> {
 
 async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Promise<PhaseOutput<CollectOutcome>> {
   const session = spec.profile ? await startProfiler() : null;
-  const times = requestTimes();
-  const ends = endPhaseTimes();
-  const { result, m } = await measure(() =>
-    collectCommand({
-      db: spec.db,
-      ...(spec.config ? { config: spec.config } : {}),
-      cwd: spec.root,
-      env: { USAGE_API_KEY: spec.apiKey },
-      baseUrl: spec.baseUrl,
-      now: () => spec.now,
-      granularity: spec.granularity,
-      from: spec.from,
-      to: spec.to,
-      inventory: 'never',
-      progress: ends.progress,
-      log: createLogger({ level: 'warn' }),
-    }),
+  const { collectCommand } = await import('../src/cli/collect.js');
+  const span = httpSpan();
+  const ends = endPhaseTimes(span);
+  const { result, m } = await measure(
+    () =>
+      collectCommand({
+        db: spec.db,
+        ...(spec.config ? { config: spec.config } : {}),
+        cwd: spec.root,
+        env: { USAGE_API_KEY: spec.apiKey },
+        baseUrl: spec.baseUrl,
+        now: () => spec.now,
+        granularity: spec.granularity,
+        from: spec.from,
+        to: spec.to,
+        inventory: 'never',
+        progress: ends.progress,
+        log: createLogger({ level: 'warn' }),
+      }),
+    span,
   );
-  const timing: PhaseTiming = { ...times(), endPhasesS: ends.started, endS: performance.now() / 1000 };
+  const { firstS, lastS } = span.stop();
+  const timing: PhaseTiming = {
+    firstRequestS: firstS,
+    lastAnswerS: lastS,
+    endPhasesS: ends.started,
+    endS: performance.now() / 1000,
+  };
   if (session && spec.profile) {
     const { profile } = await session.post('Profiler.stop');
     session.disconnect();
@@ -147,6 +133,12 @@ async function collectPhase(spec: Extract<PhaseSpec, { kind: 'collect' }>): Prom
 }
 
 async function reportPhase(spec: Extract<PhaseSpec, { kind: 'report' }>): Promise<PhaseOutput<ReportOutcome>> {
+  // Only what a report loads (the collect phase's start-up is measured without it, and the reverse).
+  const [{ loadConfig }, { runReport }, { openStore }] = await Promise.all([
+    import('../src/config/load.js'),
+    import('../src/report/run.js'),
+    import('../src/store/store.js'),
+  ]);
   const log = createLogger({ level: 'warn' });
   const { config } = loadConfig({ cwd: spec.root });
   const { result, m } = await measure(async () => {
