@@ -27,3 +27,12 @@ export function endOfPhaseSplit(t: PhaseTiming | undefined): EndOfPhase | null {
   };
   return { commitS: part(0), checkpointS: part(1), alertsS: part(2), publishingS: part(3) };
 }
+
+/** The part of a collection a moment (seconds since its process started) fell in: the peak RSS's, say. */
+export function partAt(t: PhaseTiming | undefined, atS: number): string {
+  if (!t) return 'unknown';
+  if (t.firstRequestS == null || atS < t.firstRequestS) return 'start-up';
+  if (t.lastAnswerS == null || atS <= t.lastAnswerS) return 'requests';
+  const started = ORDER.filter((p) => (t.endPhasesS?.[p] ?? Infinity) <= atS);
+  return started.at(-1) ?? 'last commits';
+}

@@ -14,7 +14,7 @@ export interface PhaseMeasure {
   httpSpanS: number | null;
   /** Where the memory was at the peak RSS sample: V8's heap (committed), memory outside it that V8
    *  tracks (Buffers, strings handed to native code), and the rest (DuckDB's buffers and Node itself). */
-  atPeak: { heapMb: number; externalMb: number; otherMb: number };
+  atPeak: { heapMb: number; externalMb: number; otherMb: number; atS?: number };
 }
 
 /** Seconds since this process started (performance's time origin) of the first request created and the
@@ -66,12 +66,14 @@ export async function measure<T>(
   span: HttpSpan = httpSpan(),
 ): Promise<{ result: T; m: PhaseMeasure }> {
   let at = process.memoryUsage();
+  let atMs = performance.now();
   let peak = at.rss;
   const sample = () => {
     const mu = process.memoryUsage();
     if (mu.rss > peak) {
       peak = mu.rss;
       at = mu;
+      atMs = performance.now();
     }
   };
   const timer = setInterval(sample, RSS_SAMPLE_MS);
@@ -89,7 +91,7 @@ export async function measure<T>(
         cpuS: (cpu.user + cpu.system) / 1e6,
         peakRssMb: peak / MB,
         httpSpanS: span.stop().spanS,
-        atPeak: split(at),
+        atPeak: { ...split(at), atS: Math.round(atMs) / 1000 },
       },
     };
   } finally {

@@ -25,6 +25,7 @@ import type { SandboxStats } from '../src/sandbox/stats.js';
 import { runBaseline, type BaselineResult } from './baseline.js';
 import { profileTable, summariseProfile, type CpuProfile } from './cpuprofile.js';
 import { childRssSampler, measure, procCpuSeconds, procMemoryMb, type PhaseMeasure } from './measure.js';
+import { partAt } from './endOfPhase.js';
 import type { CollectOutcome, PhaseOutput, PhaseSpec, ReportOutcome } from './phase.js';
 import type { BenchWindow, MinimumResult } from './minimum.js';
 import { startSandboxProcess } from './sandboxProcess.js';
@@ -103,6 +104,7 @@ const { values: flags } = parseArgs({
     'startup-only': { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
     capacity: { type: 'boolean', default: false },
+    rates: { type: 'string', default: CAPACITY_RATES.join(',') },
     growth: { type: 'boolean', default: false },
     orgs: { type: 'string', default: '3' },
     days: { type: 'string', default: '7,30,91,365' },
@@ -114,8 +116,13 @@ const latencyMs = Number(flags['latency-ms']);
 const fixedNow = Date.parse(flags.now);
 if (!Number.isInteger(latencyMs) || latencyMs < 0 || Number.isNaN(fixedNow)) {
   console.error(
-    'usage: npm run bench -- [--quick] [--json] [--capacity] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only] [--skip-baseline] [--skip-suite]',
+    'usage: npm run bench -- [--quick] [--json] [--capacity [--rates 700,1400,2800]] [--latency-ms N] [--now ISO] [--write] [--profile] [--startup-only] [--skip-baseline] [--skip-suite]',
   );
+  process.exit(64);
+}
+const capacityRates = flags.rates.split(',').map(Number);
+if (capacityRates.some((r) => !Number.isInteger(r) || r <= 0)) {
+  console.error(`--rates takes requests per minute separated by commas (default ${CAPACITY_RATES.join(',')})`);
   process.exit(64);
 }
 const writeMd = flags.write ?? (mode.name === 'full' && !flags.capacity);
@@ -285,7 +292,7 @@ async function capacityRuns(
       `daily ${mode.days} d`,
       plan.daily,
       minimum.perWindow[0]?.total ?? null,
-      false,
+      flags.profile,
       rate,
     );
     const hourly = await collectPhase(
@@ -293,7 +300,7 @@ async function capacityRuns(
       `hourly ${mode.hours} h`,
       plan.hourly,
       minimum.perWindow[1]?.total ?? null,
-      false,
+      flags.profile,
       rate,
     );
     rows.push(...capacityRows([daily, hourly], perMinute));
@@ -315,7 +322,7 @@ function withRate(toml: string, perMinute: number): string {
 /** `--capacity`: the set-up, then only the capacity runs at every rate; a table, and with --json its object. */
 async function capacityOnly(b: Bench, plan: BenchPlan, minimum: MinimumResult): Promise<void> {
   const setUpDb = keepCopy(b.dbPath, join(b.dir, 'set-up.duckdb'));
-  const rows = await capacityRuns(b, plan, minimum, setUpDb, CAPACITY_RATES);
+  const rows = await capacityRuns(b, plan, minimum, setUpDb, capacityRates);
   const rate = capacityRate(rows);
   say('');
   say(capacityTable(rows));
@@ -417,9 +424,9 @@ async function collectPhase(
   const sandboxCpu =
     phase.sandboxCpuS === null
       ? 'n/a'
-      : `${phase.sandboxCpuS.toFixed(2)} s (sandbox_cpu_share ${sandboxCpuShare(phase.sandboxCpuS, m.cpuS).toFixed(3)}; replay ${stats.replay?.hits ?? 0} hits, ${stats.replay?.misses ?? 0} rendered)`;
+      : `${phase.sandboxCpuS.toFixed(2)} s (sandbox_cpu_share ${sandboxCpuShare(phase.sandboxCpuS, m.cpuS).toFixed(3)}; replay ${stats.replay?.hits ?? 0} hits, ${stats.replay?.misses ?? 0} rendered, ${Math.round((stats.replay?.storedBytes ?? 0) / 2 ** 20)} MB stored)`;
   say(
-    `${rate ? `at ${rate.perMinute}/min, ` : ''}${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, sandbox CPU ${sandboxCpu}, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}), exit ${result.exitCode}`,
+    `${rate ? `at ${rate.perMinute}/min, ` : ''}${name}: ${result.requests} requests, ${result.rows} values, ${m.wallS.toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s CPU, sandbox CPU ${sandboxCpu}, peak RSS ${Math.round(m.peakRssMb)} MB (V8 heap ${m.atPeak.heapMb}, external ${m.atPeak.externalMb}, other ${m.atPeak.otherMb}; during ${partAt(timing, m.atPeak.atS ?? 0)}), exit ${result.exitCode}`,
   );
   return phase;
 }
@@ -427,7 +434,8 @@ async function collectPhase(
 /**
  * Set-up, not measured: the collection of window `w` on a copy of the measured file, with the sandbox
  * unthrottled, so that the replaying sandbox has rendered (at the same clock) every page the measured
- * collection asks for. The phase's stats count what was still rendered (`replay.misses`).
+ * collection asks for, after emptying what the last phase left. The phase's stats count what was still
+ * rendered (`replay.misses`).
  */
 async function warmReplay(
   { sandbox, dir, dbPath }: Bench,
@@ -441,6 +449,8 @@ async function warmReplay(
   writeFileSync(config, UNTHROTTLED_TOML);
   await sandbox.setPace({ latency_ms: 0, per_minute: 10_000_000, per_second_per_route: 1_000_000 });
   await sandbox.setClock(new Date(fixedNow).toISOString());
+  // The clock stands still across phases: the last phase's pages would fill the replay's room.
+  await sandbox.clearReplay();
   try {
     const r = await collectCommand({
       db: copy,

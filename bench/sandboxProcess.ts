@@ -14,6 +14,8 @@ export interface SandboxProcess {
   /** Latency and rate limits from now on (the benchmark's set-up runs unthrottled, its measurements not). */
   setPace(pace: { latency_ms?: number; per_minute?: number; per_second_per_route?: number }): Promise<void>;
   setClock(iso: string): Promise<void>;
+  /** Empties the replay's stored answers (a sandbox started with `replay`). */
+  clearReplay(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,18 +78,21 @@ export async function startSandboxProcess(opts: {
   // A pooled keep-alive connection the server has just closed fails once: ask again on a new one.
   const call = async (path: string, method: 'GET' | 'POST', body?: unknown): Promise<unknown> => {
     for (let attempt = 0; ; attempt++) {
+      let res: Response;
       try {
-        const res = await fetch(control + path, {
+        res = await fetch(control + path, {
           method,
           headers: { connection: 'close' },
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         });
-        return await res.json();
       } catch (err) {
         if (attempt >= 2 || child.exitCode !== null)
           throw new Error(`sandbox control ${path} failed (sandbox exit code ${child.exitCode})`, { cause: err });
         await new Promise((r) => setTimeout(r, 200));
+        continue;
       }
+      if (!res.ok) throw new Error(`sandbox control ${path} answered ${res.status}: ${await res.text()}`);
+      return await res.json();
     }
   };
   return {
@@ -103,6 +108,9 @@ export async function startSandboxProcess(opts: {
     },
     setClock: async (iso) => {
       await call('clock', 'POST', { now: iso });
+    },
+    clearReplay: async () => {
+      await call('replay/clear', 'POST');
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -81,7 +81,17 @@ export function alertSettings(config: Config): AlertSettings {
   };
 }
 
-const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** Day strings already written: each evaluated program-day lists its baseline's days, the same few dozen. */
+const DAY_TEXT = new Map<number, string>();
+function day(ms: number): string {
+  let text = DAY_TEXT.get(ms);
+  if (text === undefined) {
+    if (DAY_TEXT.size >= 10_000) DAY_TEXT.clear();
+    text = new Date(ms).toISOString().slice(0, 10);
+    DAY_TEXT.set(ms, text);
+  }
+  return text;
+}
 const dayMs = (d: string) => Date.parse(`${d}T00:00:00Z`);
 const usd = (c: bigint) => formatScaled(c, 2);
 const monthOf = (d: string) => `${d.slice(0, 7)}-01`;
@@ -148,37 +158,35 @@ interface Anomalies {
 }
 
 /** The anomaly rule's inputs for the days [from, end): in chunks of about CHUNK_PROGRAMS programs and a
- *  week of evaluated days at a time (each day joins its whole baseline), so a large account stays in bounded
- *  memory; each chunk's memory handed back after it. */
-async function readAnomalyTotals(
+ *  week of evaluated days at a time (each day joins its whole baseline), each chunk's memory handed back
+ *  after it, and each chunk's rows decided before the next is read, so a large account stays in bounded
+ *  memory however many days a run replaced. */
+async function* anomalyTotalChunks(
   store: Store,
   s: AlertSettings,
   from: string,
   end: number,
-): Promise<AnomalyTotalsRow[]> {
+): AsyncGenerator<AnomalyTotalsRow[]> {
   const a = s.anomaly;
   const loadFrom = day(dayMs(from) - a.baselineDays * DAY_MS);
   const programs = await store.alerts.dailyProgramCount(loadFrom, day(end));
   const chunks = Math.max(1, Math.ceil(programs / (s.chunkPrograms ?? CHUNK_PROGRAMS)));
-  const rows: AnomalyTotalsRow[] = [];
   for (let start = dayMs(from); start < end; start += SLICE_DAYS * DAY_MS) {
     const sliceTo = day(Math.min(end, start + SLICE_DAYS * DAY_MS));
     for (let chunk = 0; chunk < chunks; chunk++) {
-      rows.push(
-        ...(await store.alerts.anomalyTotals({
-          evalFrom: day(start),
-          evalTo: sliceTo,
-          baselineDays: a.baselineDays,
-          minBaselineDays: a.minBaselineDays,
-          minActualCents: a.minExcessCents,
-          chunks,
-          chunk,
-        })),
-      );
+      const rows = await store.alerts.anomalyTotals({
+        evalFrom: day(start),
+        evalTo: sliceTo,
+        baselineDays: a.baselineDays,
+        minBaselineDays: a.minBaselineDays,
+        minActualCents: a.minExcessCents,
+        chunks,
+        chunk,
+      });
       await store.releaseMemory();
+      yield rows;
     }
   }
-  return rows;
 }
 
 async function evaluateAnomalies(
@@ -193,19 +201,20 @@ async function evaluateAnomalies(
   if (!(end > dayMs(from))) return { fired: [], evaluated: null };
   const evalTo = day(end);
   const a = s.anomaly;
-  const rows = await readAnomalyTotals(store, s, from, end);
   const found: { r: AnomalyTotalsRow; days: string[]; decision: NonNullable<ReturnType<typeof decideAnomaly>> }[] = [];
-  for (const r of rows) {
-    const days = baselineDays(r, bounds.firstDay, a.baselineDays);
-    // A program whose usage starts with the stored data has history before it: not new spend.
-    if (days.length < a.minBaselineDays && (bounds.firstDay === null || r.first_day <= bounds.firstDay)) continue;
-    const present = new Map(r.baseline.map((b) => [b.day, BigInt(b.cents)]));
-    const decision = decideAnomaly(
-      BigInt(r.actual),
-      days.map((d) => present.get(d) ?? 0n),
-      a,
-    );
-    if (decision) found.push({ r, days, decision });
+  for await (const rows of anomalyTotalChunks(store, s, from, end)) {
+    for (const r of rows) {
+      const days = baselineDays(r, bounds.firstDay, a.baselineDays);
+      // A program whose usage starts with the stored data has history before it: not new spend.
+      if (days.length < a.minBaselineDays && (bounds.firstDay === null || r.first_day <= bounds.firstDay)) continue;
+      const present = new Map(r.baseline.map((b) => [b.day, BigInt(b.cents)]));
+      const decision = decideAnomaly(
+        BigInt(r.actual),
+        days.map((d) => present.get(d) ?? 0n),
+        a,
+      );
+      if (decision) found.push({ r, days, decision });
+    }
   }
   const detail = await store.alerts.anomalyDetail({
     evalFrom: from,

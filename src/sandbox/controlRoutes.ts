@@ -1,5 +1,5 @@
 // The sandbox's own controls under /__sandbox/ (not part of the API, and not counted in its stats):
-// GET stats, POST reset-stats, GET/POST clock, POST pace. Tests and the benchmark read what the
+// GET stats, POST reset-stats, GET/POST clock, POST pace, POST replay/clear. Tests and the benchmark read what the
 // server served and set its clock and pace through them.
 
 import type { IncomingMessage } from 'node:http';
@@ -7,6 +7,7 @@ import { BURST_PER_SECOND_PER_ROUTE, RATE_LIMIT_PER_MINUTE } from '../contract/a
 import type { SandboxClock } from './clock.js';
 import { isoSeconds } from './json.js';
 import { RateLimits } from './limits.js';
+import type { ReplayCache } from './replay.js';
 import { ApiError } from './route.js';
 import { copyStats, emptyStats, type SandboxStats } from './stats.js';
 
@@ -19,6 +20,8 @@ export interface ControlState {
   stats: SandboxStats;
   limits: RateLimits;
   latencyMs: number;
+  /** The stored answers, when the sandbox replays (replay.ts). */
+  readonly replay?: ReplayCache;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -41,6 +44,10 @@ export async function control(req: IncomingMessage, path: string, state: Control
   if (req.method === 'POST' && path === 'reset-stats') {
     state.stats = emptyStats();
     return { ok: true };
+  }
+  if (req.method === 'POST' && path === 'replay/clear') {
+    if (!state.replay) throw new ApiError(404, 'not_found', 'this sandbox does not replay (start it with --replay)');
+    return { cleared: state.replay.clear() };
   }
   if (path === 'clock' && req.method === 'GET') return { now: isoSeconds(clock.now()) };
   if (path === 'clock' && req.method === 'POST') {

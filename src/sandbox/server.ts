@@ -79,6 +79,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   });
   const keys = keyTable(world);
   const faults = new FaultInjector(seed, resolveFaultRates(opts.faultRate, opts.faults));
+  const replay = opts.replay ? new ReplayCache(opts.replay === true ? undefined : opts.replay.maxBytes) : undefined;
   // The state the /__sandbox/ controls (controlRoutes.ts) read and change.
   const state: ControlState = {
     clock,
@@ -88,8 +89,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       opts.limits?.perSecondPerRoute ?? BURST_PER_SECOND_PER_ROUTE,
     ),
     latencyMs: opts.latencyMs ?? 0,
+    ...(replay ? { replay } : {}),
   };
-  const replay = opts.replay ? new ReplayCache(opts.replay === true ? undefined : opts.replay.maxBytes) : undefined;
   const served: Served = { world, keys, clock, faults, state, pool: new BufferPool(), replay };
 
   const server = createServer((req, res) => {

@@ -1,7 +1,7 @@
 // The end of a collection split at the phases it announced, and the suite's closing summary: pure
 // arithmetic and parsing over what a phase or `npm test` reported; no benchmark runs here.
 import { describe, expect, it } from 'vitest';
-import { endOfPhaseSplit } from '../../bench/endOfPhase.js';
+import { endOfPhaseSplit, partAt } from '../../bench/endOfPhase.js';
 import { suiteSummary } from '../../bench/suite.js';
 
 describe('endOfPhaseSplit', () => {
@@ -35,6 +35,27 @@ describe('endOfPhaseSplit', () => {
   it('is unknown without a last answer', () => {
     expect(endOfPhaseSplit({ firstRequestS: null, lastAnswerS: null, endS: 3 })).toBeNull();
     expect(endOfPhaseSplit(undefined)).toBeNull();
+  });
+});
+
+describe('partAt', () => {
+  const t = { firstRequestS: 0.4, lastAnswerS: 20, endPhasesS: { checkpoint: 21.5, alerts: 23 }, endS: 24.5 };
+  it('names the part of the collection a moment fell in', () => {
+    expect([0.1, 0.4, 12, 20, 20.5, 21.5, 22, 23, 24.5].map((s) => partAt(t, s))).toEqual([
+      'start-up',
+      'requests',
+      'requests',
+      'requests',
+      'last commits',
+      'checkpoint',
+      'checkpoint',
+      'alerts',
+      'alerts',
+    ]);
+  });
+  it('knows nothing without a timing, and only start-up before any request', () => {
+    expect(partAt(undefined, 3)).toBe('unknown');
+    expect(partAt({ firstRequestS: null, lastAnswerS: null, endS: 3 }, 1)).toBe('start-up');
   });
 });
 

@@ -185,6 +185,39 @@ describe('replay serves the generating sandbox’s bytes', () => {
     }
   });
 
+  it('a full room stores no more pages until emptied: POST /__sandbox/replay/clear makes room for the next phase', async () => {
+    const [a, b] = [...new Set(urls.filter((u) => u.startsWith(CONSUMPTION_PATHS.v2_programs)))];
+    const pageBytes = Buffer.byteLength((await get(generating, a!)).body);
+    const small = await startSandbox({
+      seed: 5,
+      scenario: 'small',
+      now: NOW,
+      advance: false,
+      limits: UNLIMITED,
+      replay: { maxBytes: pageBytes },
+    });
+    const clear = (sb: Sandbox) =>
+      fetch(sb.baseUrl.replace(/\/v1\/?$/, '') + '/__sandbox/replay/clear', { method: 'POST' });
+    try {
+      for (const u of [a!, b!, b!]) await get(small, u);
+      // a filled the room: b was rendered twice.
+      expect(small.stats().replay).toEqual({ hits: 0, misses: 3, storedBytes: pageBytes });
+      const cleared = await clear(small);
+      expect(cleared.status).toBe(200);
+      expect(await cleared.json()).toEqual({ cleared: 1 });
+      small.resetStats();
+      const first = await get(small, b!);
+      const again = await get(small, b!);
+      expect(again.sha256).toBe(first.sha256);
+      expect(again.sha256).toBe((await get(generating, b!)).sha256);
+      expect(small.stats().replay).toEqual(expect.objectContaining({ hits: 1, misses: 1 }));
+      // A sandbox that renders every answer has nothing to clear, and says so.
+      expect((await clear(generating)).status).toBe(404);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('the key, the rate limits and error bodies still apply to every replayed request', async () => {
     const url = urls.find((u) => u.startsWith(CONSUMPTION_PATHS.v2_programs))!;
     expect((await get(replay, url)).status).toBe(200);
