@@ -5,6 +5,7 @@
 // an answer that would delete much of the window) changes nothing but records the failure.
 import { randomUUID } from 'node:crypto';
 import type { Granularity, Source } from '../domain/granularity.js';
+import { PageReader } from '../page/pageReader.js';
 import { StoreCorruptError, type Store } from '../store/store.js';
 import { Slots } from '../store/slots.js';
 import { CollectInterrupted } from './errors.js';
@@ -123,6 +124,7 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
   const { config, store } = opts;
   const tasks: Promise<void>[] = [];
   const pagesInHand = new Slots(PAGES_IN_HAND);
+  const pageReader = new PageReader();
   for (const g of granularities) {
     for (const org of orgs) {
       const plan = async (source: Source): Promise<Window | null> =>
@@ -145,6 +147,7 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
         granularity: g,
         checkAbort,
         pagesInHand,
+        pageReader,
         count: (source, n) => {
           counts.pages += 1;
           counts.rows += n;
@@ -164,6 +167,7 @@ async function collectScopes(run: ScopesRun, orgs: string[]): Promise<void> {
     }
   }
   const settled = await Promise.allSettled(tasks);
+  await pageReader.close();
   for (const s of settled) if (s.status === 'rejected') throw s.reason;
 }
 

@@ -3,6 +3,7 @@
 import { ApiError } from '../api/errors.js';
 import { CONSUMPTION_PATHS } from '../contract/api.js';
 import type { Granularity, Source } from '../domain/granularity.js';
+import type { PageReader } from '../page/pageReader.js';
 import type { Slots } from '../store/slots.js';
 import { isOutOfMemory, isStoreCorruption, StoreCorruptError, type UsageBatch } from '../store/store.js';
 import { CollectInterrupted, fatal401, FatalCollectError, outOfMemoryMessage } from './errors.js';
@@ -17,6 +18,8 @@ export interface ScopeContext extends CollectOptions {
   count: (source: Source, rows: number) => void;
   /** The frameworks pages the run holds, from request to staged (at most PAGES_IN_HAND; stagePage.ts). */
   pagesInHand: Slots;
+  /** Reads the frameworks pages off the main thread (page/pageReader.ts), one for the run. */
+  pageReader: PageReader;
 }
 
 /** Where a batch's rollback fails, after the error that made the scope abort: its pages were never committed, so

@@ -56,10 +56,13 @@ export async function stagePage(
     const answered = { requestId: res.requestId, path: res.path };
     let rows;
     try {
-      rows = batch.read(source, res.body);
+      // A frameworks page (up to 16 MB) is read on the page reader's thread: the chained pages, the
+      // staging and the commits go on here meanwhile. A chained page is small and waited on: read here.
+      rows = chained ? batch.read(source, res.body) : await batch.readOn(ctx.pageReader, source, res.body);
     } catch (err) {
       throw contentError(err, what, source, answered);
     }
+    ctx.checkAbort();
     const staged = batch
       .stage(source, rows)
       .then(

@@ -3,6 +3,7 @@
 import type { CoverageStatus, RunStatus } from '../domain/status.js';
 import type { Granularity, Source } from '../domain/granularity.js';
 import type { PageRows } from '../page/pageRows.js';
+import type { PageReader } from '../page/pageReader.js';
 
 export type { Granularity };
 
@@ -54,6 +55,8 @@ export interface UsageBatch {
   /** appendPage in two steps: the page read at once (a PageContentError when it is not the documented
    *  shape), its rows staged later, after the batch's earlier pages. */
   read(source: PageSource, page: Buffer | string): PageRows;
+  /** read() on a page reader's worker thread (page/pageReader.ts); `page` is not to be read after. */
+  readOn(reader: PageReader, source: PageSource, page: Buffer): Promise<PageRows>;
   stage(source: PageSource, rows: PageRows): Promise<PageLoaded>;
   /**
    * One transaction: refuse duplicate keys and rows outside the window/scope (naming the row), delete

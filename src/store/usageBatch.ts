@@ -14,6 +14,7 @@ import type { PageLoaded, PageSource, UsageBatch, UsageBatchSpec } from './types
 import { DeletionHeldError, PageContentError, UsageBatchError } from './usageBatchErrors.js';
 import type { PageRows } from '../page/pageRows.js';
 import { PageShapeError, readPage } from '../page/readPage.js';
+import type { PageReader } from '../page/pageReader.js';
 import { PeriodBook } from './periodBook.js';
 import { ITEM_COLUMNS, STAGING_COLUMNS, WideChunkWriter, writePage, type PageRead } from './wideChunkWriter.js';
 import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
@@ -198,6 +199,17 @@ export class StagedUsageBatch implements UsageBatch {
   read(source: PageSource, page: Buffer | string): PageRows {
     try {
       return readPage(source, page);
+    } catch (err) {
+      this.refused = true;
+      if (err instanceof PageShapeError) throw new PageContentError(err.offence);
+      throw err;
+    }
+  }
+
+  /** read() on `reader`'s worker thread (page/pageReader.ts): the same rows or the same refusal. */
+  async readOn(reader: PageReader, source: PageSource, page: Buffer): Promise<PageRows> {
+    try {
+      return await reader.read(source, page);
     } catch (err) {
       this.refused = true;
       if (err instanceof PageShapeError) throw new PageContentError(err.offence);
