@@ -6,32 +6,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { V2_FRAMEWORK_METRICS, V2_PROGRAM_METRICS } from '../../src/contract/api.js';
 import type { Source } from '../../src/domain/granularity.js';
 import type * as ReaderModule from '../../src/page/pageReader.js';
-import type { PageRows } from '../../src/page/pageRows.js';
 import { PageShapeError, readPage } from '../../src/page/readPage.js';
+import { pageContents as contents } from '../support/pageContents.js';
 
 const BUILT = new URL('../../dist/src/page/pageReader.js', import.meta.url).href;
 const { PageReader } = (await import(BUILT)) as typeof ReaderModule;
 const reader = new PageReader();
 afterAll(() => reader.close());
-
-/** Everything a page's rows say, as plain data. */
-function contents(p: PageRows) {
-  const rows = [];
-  for (let r = 0; r < p.rows; r++) {
-    const metrics = [];
-    for (let m = 0; m < p.width; m++) metrics.push(p.metric(r, m));
-    rows.push({ item: p.rowItem[r], period: p.rowPeriod[r], start: p.start(r), end: p.end(r), metrics });
-  }
-  return {
-    items: p.items,
-    cursor: p.cursor,
-    programIds: p.programIds,
-    frameworkIds: p.frameworkIds,
-    periods: p.periodIds.map((id, i) => [id, p.periodPlans[i], p.periodStarts[i], p.periodEnds[i]]),
-    values: p.values,
-    rows,
-  };
-}
 
 const hour = (h: number) => new Date(Date.UTC(2026, 10, 19) + h * 3_600_000).toISOString().replace('.000Z', 'Z');
 

@@ -7,25 +7,7 @@ import type { Source as PageSource } from '../../src/domain/granularity.js';
 import type { PageRows } from '../../src/page/pageRows.js';
 import { scanPage } from '../../src/page/scanPage.js';
 import { PageShapeError, parsePage, readPage } from '../../src/page/readPage.js';
-
-/** Everything a page's rows say, as plain data. */
-function contents(p: PageRows) {
-  const rows = [];
-  for (let r = 0; r < p.rows; r++) {
-    const metrics = [];
-    for (let m = 0; m < p.width; m++) metrics.push(p.metric(r, m));
-    rows.push({ item: p.rowItem[r], period: p.rowPeriod[r], start: p.start(r), end: p.end(r), metrics });
-  }
-  return {
-    items: p.items,
-    cursor: p.cursor,
-    programIds: p.programIds,
-    frameworkIds: p.frameworkIds,
-    periods: p.periodIds.map((id, i) => [id, p.periodPlans[i], p.periodStarts[i], p.periodEnds[i]]),
-    values: p.values,
-    rows,
-  };
-}
+import { pageContents as contents } from '../support/pageContents.js';
 
 function scanned(source: PageSource, text: string): PageRows | null {
   return scanPage(source, Buffer.from(text, 'utf8'));
