@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import { collectPageGarbage } from '../heap.js';
 import { forecastDays } from '../report/forecast.js';
 import { type AlertRecord, type AnomalyTotalsRow } from '../store/alerts.js';
-import { isOutOfMemory, type Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import {
   ANOMALY_RULE,
   ANOMALY_RULE_VERSION,
@@ -485,21 +485,10 @@ export async function evaluateAlerts(
   now: Date,
   memoryLimit?: string,
 ): Promise<EvaluationResult> {
-  if (memoryLimit === undefined || memoryLimit === store.memoryLimit) return evaluate(store, s, scope, now);
-  const own = store.memoryLimit;
-  // DuckDB refuses a limit below what it holds pinned (its indexes among them), or runs out under it as
-  // they grow: the rules then run at the store's own limit, rather than not at all. Evaluating again is
-  // safe: each slice of priced days is replaced in its own transaction, and an alert fires once.
-  try {
-    await store.setMemoryLimit(memoryLimit);
-    return await evaluate(store, s, scope, now);
-  } catch (err) {
-    if (!isOutOfMemory(err)) throw err;
-    await store.setMemoryLimit(own);
-    return evaluate(store, s, scope, now);
-  } finally {
-    await store.setMemoryLimit(own);
-  }
+  if (memoryLimit === undefined) return evaluate(store, s, scope, now);
+  // Evaluating again after running out is safe: each slice of priced days is replaced in its own
+  // transaction, and an alert fires once.
+  return store.atMemoryLimit(memoryLimit, () => evaluate(store, s, scope, now));
 }
 
 async function evaluate(store: Store, s: AlertSettings, scope: EvaluationScope, now: Date): Promise<EvaluationResult> {

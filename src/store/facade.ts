@@ -16,6 +16,7 @@ import { Usage } from './facade/usage.js';
 import { releaseInProcess } from './inProcessLock.js';
 import { ReportData } from './report/data.js';
 import { Slots } from './slots.js';
+import { isOutOfMemory } from './errors.js';
 import { quoteLiteral } from './sql.js';
 import { RAW_SQL, type RawSql } from './rawSql.js';
 import type { UsageBatch } from './types.js';
@@ -36,6 +37,16 @@ export const PAGE_SLOTS = 2;
  */
 async function applyMemoryLimit(conn: DuckDBConnection, limit: string): Promise<void> {
   await execSql(conn, `SET memory_limit = ${quoteLiteral(limit)}`);
+}
+
+const MEMORY_UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30 };
+
+/** The bytes of a memory_limit as the configuration writes it ("64MB", "1GiB"); DuckDB counts KB as 1,000. */
+export function memoryBytes(size: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(size.trim());
+  const unit = m ? MEMORY_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new Error(`not a memory size: ${size} (expected a size such as "256MB")`);
+  return Number(m[1]) * unit;
 }
 
 /** DuckDB's threads for a batch's commit at least: a collect stages its pages on one thread, but waits on the
@@ -140,6 +151,26 @@ export class Store {
   async setMemoryLimit(limit: string): Promise<void> {
     await this.exclusive(() => applyMemoryLimit(this.conn, limit));
     this.limit = limit;
+  }
+
+  /**
+   * Runs fn with DuckDB's memory_limit at `limit`, then back to the store's own. DuckDB refuses a limit
+   * below what it holds pinned (its indexes among them), or fn runs out under it: fn then runs again at
+   * the store's own limit, rather than not at all, so fn must be safe to run twice.
+   */
+  async atMemoryLimit<T>(limit: string, fn: () => Promise<T>): Promise<T> {
+    const own = this.limit;
+    if (limit === own) return fn();
+    try {
+      await this.setMemoryLimit(limit);
+      return await fn();
+    } catch (err) {
+      if (!isOutOfMemory(err)) throw err;
+      await this.setMemoryLimit(own);
+      return await fn();
+    } finally {
+      await this.setMemoryLimit(own);
+    }
   }
 
   /** Hands back what DuckDB's allocator and the C library keep after a large statement (applyMemoryLimit). */

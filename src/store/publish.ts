@@ -19,10 +19,16 @@ import { pidAlive } from '../process.js';
 import { PARTED_TABLES, type PartedTable } from './analystParts.js';
 import { rawSql, type RawSql } from './rawSql.js';
 import { quoteIdent, quoteLiteral } from './sql.js';
+import { memoryBytes } from './facade.js';
 import { analystCopyName, openStore, type Store } from './store.js';
 
 /** How long a replaced part file stays after the copy that no longer names it was published. */
 export const RETIRED_GRACE_MS = 3_600_000;
+
+/** DuckDB's memory limit while publishing (or the store's own, when lower): publishing streams rows into
+ *  files and needs little, and at the collect's 128MB what DuckDB cached of the rows it read raised the
+ *  benchmark's daily collect to 552 MB of RSS (BENCHMARKS.md, decision log, 2026-11-29). */
+export const PUBLISH_MEMORY_LIMIT = '64MB';
 
 /** The analyst copy of a database file: data/usage.duckdb -> data/usage.analyst.duckdb. */
 export function analystCopyPath(dbPath: string): string {
@@ -112,6 +118,11 @@ function partFile(k: PartKey, gen: string): string {
   return `${k.table}/${HIVE_COLUMN}=${encodeURIComponent(granularity)}/${encodeURIComponent(key)}.${gen}.parquet`;
 }
 
+// Row groups of about 30,720 rows (a quarter of DuckDB's default): the writer holds a whole row group
+// before it compresses it. Writing a month of the benchmark's daily framework buckets (1.6 M rows) took a
+// process from 120 to 360 MB of RSS at the default, to 270 MB at this size; the file is the same size.
+const PART_ROW_GROUP = 30_720;
+
 /** A part's rows as Parquet: HUGEINT as DECIMAL(38,0), which Parquet keeps exact (it would write a DOUBLE). */
 function partCopySql(table: PartedTable, cols: readonly Column[], path: string): string {
   const select = cols
@@ -122,7 +133,7 @@ function partCopySql(table: PartedTable, cols: readonly Column[], path: string):
         : quoteIdent(c.name),
     )
     .join(', ');
-  return `COPY (SELECT ${select} FROM ${quoteIdent(table)} WHERE ${PART_FILTER[PARTED_TABLES[table]]}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd)`;
+  return `COPY (SELECT ${select} FROM ${quoteIdent(table)} WHERE ${PART_FILTER[PARTED_TABLES[table]]}) TO ${quoteLiteral(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${PART_ROW_GROUP})`;
 }
 
 /** The copy's view of a parted table: its part files, each column cast back to the table's type. */
@@ -298,15 +309,24 @@ export async function publishAnalystCopy(store: Store, opts: PublishOptions = {}
   removeStaleCopies(target); // left by runs that died while publishing
   const sql = rawSql(store);
   let parts = 0;
+  const limit =
+    memoryBytes(PUBLISH_MEMORY_LIMIT) < memoryBytes(store.memoryLimit) ? PUBLISH_MEMORY_LIMIT : store.memoryLimit;
+  const removeTmp = () => {
+    rmSync(tmp, { force: true });
+    rmSync(`${tmp}.wal`, { force: true });
+  };
+  // Run again from the start after running out at the lower limit: parts are recorded only once all are written.
   await store
-    .exclusive(async () => {
-      const cat = await readCatalog(sql);
-      parts = await refreshParts(store, cat, dir);
-      await buildCopy(sql, cat, tmp, dir);
-    })
+    .atMemoryLimit(limit, () =>
+      store.exclusive(async () => {
+        removeTmp();
+        const cat = await readCatalog(sql);
+        parts = await refreshParts(store, cat, dir);
+        await buildCopy(sql, cat, tmp, dir);
+      }),
+    )
     .catch((err: unknown) => {
-      rmSync(tmp, { force: true });
-      rmSync(`${tmp}.wal`, { force: true });
+      removeTmp();
       throw err;
     });
   if (existsSync(`${tmp}.wal`)) throw new Error(`the analyst copy ${tmp} still had a WAL after it was closed`);

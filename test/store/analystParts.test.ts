@@ -42,6 +42,9 @@ async function loadDay(day: number, value: bigint, programs = ['p1', 'p2']): Pro
   );
 }
 
+const memoryLimitSetting = async () =>
+  (await rawSql(store).query<{ v: string }>("SELECT current_setting('memory_limit') AS v"))[0]!.v;
+
 describe('bucketParts', () => {
   it('names the UTC days of an hourly window and the UTC months of a daily or monthly one', () => {
     expect(bucketParts('hourly', new Date('2025-01-30T22:00:00Z'), new Date('2025-02-01T01:00:00Z'))).toEqual([
@@ -79,6 +82,30 @@ describe('the analyst copy over part files', () => {
     await publishAnalystCopy(store);
     expect(partFiles(copy, 'usage_program_buckets')).toEqual(second);
     expect(await copyDifferences(store, copy)).toEqual({});
+  });
+
+  it("writes row groups of about 30,720 rows, and leaves the store's own DuckDB limit as it was", async () => {
+    const programs = Array.from({ length: 2_600 }, (_, i) => `p${i}`); // 62,400 hourly buckets in one day
+    const own = store.memoryLimit;
+    for (const [i, limit] of ['1GB', '48MB'].entries()) {
+      await loadDay(0, BigInt(i + 1), programs); // each publish writes the day again
+      await store.setMemoryLimit(limit);
+      const setting = await memoryLimitSetting();
+      const copy = await publishAnalystCopy(store);
+      const file = partFiles(copy, 'usage_program_buckets').at(-1); // the newest generation
+      const groups = await rawSql(store).query<{ n: bigint }>(
+        'SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata($f) ORDER BY row_group_id',
+        { f: join(analystPartsDir(copy), 'usage_program_buckets', file!) },
+      );
+      // DuckDB's writer ends a row group at the first whole batch past the size asked for.
+      const rows = groups.map((g) => Number(g.n));
+      expect(rows.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...rows)).toBeLessThanOrEqual(30_720 + 2_048);
+      expect(rows.reduce((a, b) => a + b)).toBe(62_400);
+      expect(await memoryLimitSetting()).toBe(setting);
+      expect(store.memoryLimit).toBe(limit);
+      await store.setMemoryLimit(own);
+    }
   });
 
   it('removes a replaced file once its grace period is over, and files no record names', async () => {

@@ -3,6 +3,7 @@ import { executionAsyncResource } from 'node:async_hooks';
 import { join } from 'node:path';
 import { IN_MEMORY, openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
+import { memoryBytes } from '../../src/store/facade.js';
 import { listMigrations } from '../../src/store/migrations.js';
 import { appendRows } from '../support/rowLoader.js';
 import { rawSql } from '../../src/store/rawSql.js';
@@ -322,5 +323,15 @@ describe("openStore(':memory:')", () => {
       process.chdir(cwd);
       cleanup();
     }
+  });
+});
+
+describe('memoryBytes', () => {
+  it('reads a memory_limit as the configuration writes it, and refuses anything else', () => {
+    expect(memoryBytes('64MB')).toBe(64e6);
+    expect(memoryBytes('1.5 GiB')).toBe(1.5 * 2 ** 30);
+    expect(memoryBytes('512kb')).toBe(512e3);
+    expect(memoryBytes('64MB') < memoryBytes('128MB')).toBe(true);
+    expect(() => memoryBytes('64 apples')).toThrow(/not a memory size: 64 apples/);
   });
 });
