@@ -26,3 +26,7 @@ UPDATE usage_row_counts SET row_count = (SELECT count(*) FROM usage_program_buck
 WHERE table_name = 'usage_program_buckets';
 UPDATE usage_row_counts SET row_count = (SELECT count(*) FROM usage_framework_buckets)
 WHERE table_name = 'usage_framework_buckets';
+
+-- The coverage summary per scope (migration 021) follows the windows added: recomputed for the granularity.
+DELETE FROM coverage_by_scope WHERE granularity = $granularity;
+INSERT INTO coverage_by_scope SELECT * FROM coverage_scope_summary(NULL, $granularity, NULL);

@@ -17,7 +17,7 @@ import { PageShapeError, readPage } from '../page/readPage.js';
 import type { PageReader } from '../page/pageReader.js';
 import { PeriodBook } from './periodBook.js';
 import { ITEM_COLUMNS, STAGING_COLUMNS, WideChunkWriter, writePage, type PageRead } from './wideChunkWriter.js';
-import { COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from './coverageSql.js';
+import { writeCoverageRow } from './coverageSql.js';
 import { ROW_COUNT_ADD_SQL } from './rowCounts.js';
 import { bucketParts, MARK_PARTS_DIRTY_SQL } from './analystParts.js';
 
@@ -366,21 +366,16 @@ export class StagedUsageBatch implements UsageBatch {
 
   private async writeCoverage(conn: DuckDBConnection, rows: number): Promise<void> {
     const spec = this.spec;
-    const coverageKey = {
+    await writeCoverageRow(conn, {
       source: spec.coverage.source,
       granularity: spec.granularity,
       scope: spec.coverage.scope,
-      window_start: spec.windowStart,
-      window_end: spec.windowEnd,
-    };
-    await execSql(conn, COVERAGE_DELETE_SAME_SQL, coverageKey);
-    await execSql(conn, COVERAGE_INSERT_SQL, {
-      ...coverageKey,
+      windowStart: spec.windowStart,
+      windowEnd: spec.windowEnd,
       status: spec.coverage.status,
-      rows: BigInt(rows),
-      run_id: spec.runId,
-      collected_at: spec.collectedAt,
-      detail: null,
+      rows,
+      runId: spec.runId,
+      collectedAt: spec.collectedAt,
     });
   }
 

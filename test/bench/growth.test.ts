@@ -57,6 +57,8 @@ describe('the growth benchmark history', () => {
          WHERE granularity = 'hourly' AND run_id LIKE 'history-%'`,
       );
       expect(cover).toEqual([{ s: at(0), e: at(3 * DAY), status: 'complete' }]);
+      // The kept summary per scope (migration 021) sees those windows too: status and the planner read it.
+      expect((await s.coverage.summary()).map((c) => [c.firstCompleteStart, c.completeWindows])).toEqual([[at(0), 2]]);
       const [dirty] = await sql.query<{ parts: string }>(
         `SELECT string_agg(DISTINCT part, ',' ORDER BY part) AS parts FROM analyst_dirty WHERE table_name = 'usage_program_buckets' AND part <> '*'`,
       );

@@ -119,6 +119,10 @@ describe('a config elsewhere, commands from another directory', () => {
     // The data ages: every complete collection recorded 30 hours earlier (daily's default limit is 27 h).
     const store = await openStore({ path: db });
     await rawSql(store).run('UPDATE coverage SET collected_at = collected_at - INTERVAL 30 HOUR');
+    // No write of the store did that, so its kept summary per scope (migration 021) is recomputed here.
+    await rawSql(store).run(
+      'DELETE FROM coverage_by_scope; INSERT INTO coverage_by_scope SELECT * FROM coverage_scope_summary(NULL, NULL, NULL)',
+    );
     await store.close();
     const stale = await cli(['status', '--check'], { cwd: elsewhere, env: { USAGE_CONFIG: config } });
     expect(stale.code).toBe(1);

@@ -42,6 +42,7 @@ describe('migrations', () => {
       'billing_periods',
       'collection_runs',
       'coverage',
+      'coverage_by_scope',
       'export_datasets',
       'export_partitions',
       'export_runs',

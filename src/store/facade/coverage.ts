@@ -1,19 +1,22 @@
 // Coverage: which windows of each source, granularity and scope are collected (a recorded failure
 // keeps the data of an earlier complete row), summarised for the planner and `status`.
 import type { CoverageStatus } from '../../domain/status.js';
-import { execSql } from '../connection.js';
-import { COVERAGE_DELETE_SAME_FAILED_SQL, COVERAGE_DELETE_SAME_SQL, COVERAGE_INSERT_SQL } from '../coverageSql.js';
-import { readSql } from '../sql.js';
+import { writeCoverageRow } from '../coverageSql.js';
 import type { CoverageRow, CoverageSummaryRow } from '../types.js';
 import { num, type StoreContext } from './context.js';
+
+// Parameters: none. The kept summary per scope (migration 021), in the order status shows it.
+const COVERAGE_SUMMARY_SQL = `
+SELECT source, granularity, scope, first_complete_start, last_complete_end, last_data_end, complete_windows,
+       last_collected_at, last_complete_collected_at, last_status, last_detail, last_run_id
+FROM coverage_by_scope ORDER BY source, granularity, scope;`;
 
 // Parameters: $source VARCHAR, $granularity VARCHAR, $by_scope BOOLEAN, $scope VARCHAR. The end
 // (exclusive) of the latest complete window, for one scope or across all scopes.
 const COVERAGE_LATEST_COMPLETE_END_SQL = `
-SELECT max(window_end) AS window_end
-FROM coverage
-WHERE source = $source AND granularity = $granularity AND status = 'complete'
-  AND (NOT $by_scope OR scope = $scope);`;
+SELECT max(last_complete_end) AS window_end
+FROM coverage_by_scope
+WHERE source = $source AND granularity = $granularity AND (NOT $by_scope OR scope = $scope);`;
 
 /** Coverage of the collected windows (Store.coverage). */
 export class Coverage {
@@ -22,31 +25,12 @@ export class Coverage {
 
   /** A coverage row without data: for not_eligible and failed scopes. Replaces the same window's row. */
   async record(c: CoverageRow): Promise<void> {
-    const key = {
-      source: c.source,
-      granularity: c.granularity,
-      scope: c.scope,
-      window_start: c.windowStart,
-      window_end: c.windowEnd,
-    };
-    await this.cx.transaction(async () => {
-      // A failure leaves the window's earlier complete row in place: its data is still there.
-      const unsuccessful = c.status === 'failed' || c.status === 'not_eligible';
-      await execSql(this.cx.conn, unsuccessful ? COVERAGE_DELETE_SAME_FAILED_SQL : COVERAGE_DELETE_SAME_SQL, key);
-      await this.cx.exec(COVERAGE_INSERT_SQL, {
-        ...key,
-        status: c.status,
-        rows: BigInt(c.rows ?? 0),
-        run_id: c.runId,
-        collected_at: c.collectedAt,
-        detail: c.detail ?? null,
-      });
-    });
+    await this.cx.transaction(() => writeCoverageRow(this.cx.conn, c));
   }
 
   /** Per source, granularity and scope: the complete span, the last attempt and its status (for the planner and `status`). */
   async summary(): Promise<CoverageSummaryRow[]> {
-    const rows = await this.cx.sql.query(readSql('src/store/sql/coverage_summary.sql'));
+    const rows = await this.cx.sql.query(COVERAGE_SUMMARY_SQL);
     return rows.map((r) => ({
       source: r.source as string,
       granularity: r.granularity as string,

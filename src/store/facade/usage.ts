@@ -5,6 +5,7 @@
 // prune's run. Daily and monthly usage is never removed: every retention statement names granularity
 // 'hourly'.
 import { lastDayBefore, MARK_HOURLY_THROUGH_DIRTY_SQL } from '../analystParts.js';
+import { rebuildCoverageScopes } from '../coverageSql.js';
 import { ROW_COUNT_ADD_SQL, ROW_COUNTS_SQL } from '../rowCounts.js';
 import { readSql } from '../sql.js';
 import type { UsageBatch, UsageBatchSpec, UsageSummaryRow } from '../types.js';
@@ -43,7 +44,9 @@ const HOURLY_DELETE: Record<BucketTable, string> = {
 };
 
 // The hourly coverage before the cutoff goes with its rows (a report must not take those hours as
-// collected); a window across the cutoff keeps its part after it. Parameters: $cutoff TIMESTAMPTZ.
+// collected); a window across the cutoff keeps its part after it, and the hourly scopes' summaries are
+// recomputed after both (prune is rare; a trimmed start can change a scope's span and order). Parameters:
+// $cutoff TIMESTAMPTZ.
 const COVERAGE_DROP = `DELETE FROM coverage WHERE granularity = 'hourly' AND window_end <= $cutoff`;
 const COVERAGE_TRIM = `UPDATE coverage SET window_start = $cutoff
 WHERE granularity = 'hourly' AND window_start < $cutoff AND window_end > $cutoff`;
@@ -159,6 +162,7 @@ export class Usage {
       await this.cx.exec(COVERAGE_DROP, { cutoff });
       await this.cx.exec(MARK_HOURLY_THROUGH_DIRTY_SQL, { through: lastDayBefore(cutoff) });
       await this.cx.exec(COVERAGE_TRIM, { cutoff });
+      await rebuildCoverageScopes(this.cx.conn, { granularity: 'hourly' });
       return out;
     });
   }
