@@ -121,6 +121,7 @@ export class Store {
         connect: () => this.instance.connect(),
         exclusive: (fn) => this.exclusive(fn),
         pageSlot: (fn) => this.pageSlots.run(fn),
+        allPageSlots: (fn) => this.pageSlots.runAlone(fn),
         releaseMemory: (conn) => applyMemoryLimit(conn, this.limit),
         onCommitThreads: (conn, fn) => withThreads(conn, Math.max(this.threads, COMMIT_THREADS), this.threads, fn),
       },

@@ -4,8 +4,26 @@
 export class Slots {
   private free: number;
   private readonly waiting: (() => void)[] = [];
-  constructor(n: number) {
+  /** Serialises the takers of every slot, so two of them never each hold part of the slots. */
+  private gate: Promise<void> = Promise.resolve();
+  constructor(private readonly n: number) {
     this.free = n;
+  }
+
+  /** Runs fn holding every slot: after the holders before it, and with none taken until it ends. */
+  async runAlone<T>(fn: () => Promise<T>): Promise<T> {
+    let open!: () => void;
+    const gate = this.gate;
+    this.gate = new Promise<void>((resolve) => (open = resolve));
+    const releases: (() => void)[] = [];
+    try {
+      await gate;
+      for (let i = 0; i < this.n; i++) releases.push(await this.acquire());
+      return await fn();
+    } finally {
+      for (const release of releases) release();
+      open();
+    }
   }
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const release = await this.acquire();

@@ -102,6 +102,8 @@ export interface BatchHost {
   /** Runs fn when one of the store's page slots is free: parsing a page pins about eight times its
    *  size in DuckDB's memory, so only a few are parsed at once, whatever the number of batches. */
   pageSlot<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs fn holding every page slot: no page is parsed into any batch while fn runs. */
+  allPageSlots<T>(fn: () => Promise<T>): Promise<T>;
   /** Hands the memory DuckDB's allocator and the C library keep after a page or a commit back to the system. */
   releaseMemory(conn: DuckDBConnection): Promise<void>;
   /** Runs fn, a commit's transaction, with the store's threads raised to COMMIT_THREADS if fewer. */
@@ -454,33 +456,43 @@ export class StagedUsageBatch implements UsageBatch {
         throw new UsageBatchError(
           `${this.spec.table} batch refused, nothing was written: one of its pages was refused`,
         );
-      // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
-      await this.flushPeriods(conn);
-      await this.checkOrg(conn);
-      await this.holdDeletions(conn);
-      await this.check(conn);
-      // One transaction for the whole scope: whatever its pages were, they replace the window together.
-      const rows = await this.inTransaction(conn, async () => {
-        const table = this.isFramework ? 'usage_framework' : 'usage_program';
-        const deleted = await execSql(conn, TABLE_SQL[table].deleteWindowSql, {
-          ...this.windowParams(),
-          ...this.scopeParams(),
-        });
-        await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
-        const inserted = await this.insertStaged(conn);
-        await execSql(conn, ROW_COUNT_ADD_SQL, { table_name: `${table}_buckets`, delta: BigInt(inserted - deleted) });
-        // Coverage counts values (rows of the long view), as it always has.
-        await this.writeCoverage(conn, this.staged);
-        await execSql(conn, MARK_PARTS_DIRTY_SQL, {
-          table_name: `${table}_buckets`,
-          parts: bucketParts(this.spec.granularity, this.spec.windowStart, this.spec.windowEnd),
-        });
-        return this.staged;
+      // The checks and the transaction with no page parsed beside them: at twice the API's rate, pages parsed
+      // during a commit's checks and insert ran DuckDB out of collect.memory_limit (BENCHMARKS.md, decision
+      // log, 2026-11-29).
+      const rows = await this.host.allPageSlots(async () => {
+        // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
+        await this.flushPeriods(conn);
+        await this.checkOrg(conn);
+        await this.holdDeletions(conn);
+        await this.check(conn);
+        return this.commitTransaction(conn);
       });
       return { rows };
     } finally {
       await this.close();
     }
+  }
+
+  /** The scope's rows replace its window, with its coverage and marks, in one transaction; the values staged. */
+  private commitTransaction(conn: DuckDBConnection): Promise<number> {
+    // One transaction for the whole scope: whatever its pages were, they replace the window together.
+    return this.inTransaction(conn, async () => {
+      const table = this.isFramework ? 'usage_framework' : 'usage_program';
+      const deleted = await execSql(conn, TABLE_SQL[table].deleteWindowSql, {
+        ...this.windowParams(),
+        ...this.scopeParams(),
+      });
+      await execSql(conn, readSql('src/store/sql/billing_periods_insert_staged.sql'));
+      const inserted = await this.insertStaged(conn);
+      await execSql(conn, ROW_COUNT_ADD_SQL, { table_name: `${table}_buckets`, delta: BigInt(inserted - deleted) });
+      // Coverage counts values (rows of the long view), as it always has.
+      await this.writeCoverage(conn, this.staged);
+      await execSql(conn, MARK_PARTS_DIRTY_SQL, {
+        table_name: `${table}_buckets`,
+        parts: bucketParts(this.spec.granularity, this.spec.windowStart, this.spec.windowEnd),
+      });
+      return this.staged;
+    });
   }
 
   async abort(): Promise<void> {
