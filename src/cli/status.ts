@@ -2,6 +2,8 @@
 import { existsSync } from 'node:fs';
 import { openStore, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
+import { listMigrations } from '../store/migrations.js';
+import { UsageError } from '../domain/errors.js';
 import { readLockHolder, readRunProgress } from '../app/lock.js';
 import { pidAlive } from '../process.js';
 import { checkStatus, type StatusCheck } from './statusCheck.js';
@@ -101,6 +103,7 @@ export async function statusCommand(
       'the database is in use (a collection is probably running); showing the analyst copy from the last completed run';
   }
   try {
+    await refuseOlderSchema(store, readFrom);
     // Stored rows, from row group sizes: status reads metadata, never the usage itself.
     const usage = await store.usage.rowCounts();
     const dims = await store.inventory.counts();
@@ -136,3 +139,14 @@ export async function statusCommand(
 }
 
 export class StatusNoDatabase extends Error {}
+
+/** A file this release has not upgraded yet lacks the kept summaries status reads: say what upgrades it. */
+async function refuseOlderSchema(store: Store, path: string): Promise<void> {
+  const version = await store.schemaVersion();
+  const release = listMigrations().at(-1)!.version;
+  if (version >= release) return;
+  throw new UsageError(
+    `${path} has schema version ${version}, and this release reads version ${release}: ` +
+      'run `usage-pipeline collect` once (it upgrades the database and publishes a new analyst copy), then `status` again.',
+  );
+}
