@@ -27,7 +27,8 @@ export const RETIRED_GRACE_MS = 3_600_000;
 
 /** DuckDB's memory limit while publishing (or the store's own, when lower): publishing streams rows into
  *  files and needs little, and at the collect's 128MB what DuckDB cached of the rows it read raised the
- *  benchmark's daily collect to 552 MB of RSS (BENCHMARKS.md, decision log, 2026-11-29). */
+ *  benchmark's daily collect to 552 MB of RSS (BENCHMARKS.md, "Publishing at 64MB, part files in smaller
+ *  row groups (2026-11-29)"). */
 export const PUBLISH_MEMORY_LIMIT = '64MB';
 
 /** The analyst copy of a database file: data/usage.duckdb -> data/usage.analyst.duckdb. */

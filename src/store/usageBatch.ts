@@ -456,9 +456,9 @@ export class StagedUsageBatch implements UsageBatch {
         throw new UsageBatchError(
           `${this.spec.table} batch refused, nothing was written: one of its pages was refused`,
         );
-      // The checks and the transaction with no page parsed beside them: at twice the API's rate, pages parsed
-      // during a commit's checks and insert ran DuckDB out of collect.memory_limit (BENCHMARKS.md, decision
-      // log, 2026-11-29).
+      // The checks and the transaction with no page parsed beside them: at four times the API's rate, pages
+      // parsed during a commit's checks and insert ran DuckDB out of collect.memory_limit (BENCHMARKS.md,
+      // "No page parsed beside a commit (2026-11-29)").
       const rows = await this.host.allPageSlots(async () => {
         // The pages' plan periods in one append: an appender per page cost a flush (and its transaction) each.
         await this.flushPeriods(conn);
