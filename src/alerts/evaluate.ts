@@ -186,7 +186,8 @@ async function* anomalyTotalChunks(
       });
       await store.releaseMemory();
       // Each chunk's rows (a week of a few thousand programs with their baselines) are garbage once
-      // decided; V8 let 30 days of them pile up to 309 MB of heap before collecting (bench, 2026-11-29).
+      // decided; V8 let 30 days of them pile up to 309 MB of heap before collecting (BENCHMARKS.md, "The
+      // anomaly rule's garbage collected after each chunk (2026-11-29)").
       collectPageGarbage();
       yield rows;
     }
