@@ -7,9 +7,23 @@
 // sandbox once, then earlier days filled with copies of one collected day, shifted by whole days
 // (bench/growth_history_day.sql, bench/growth_history.sql), with complete coverage, so every command sees them as collected. The
 // dataset folder is recorded as holding the base and, at each step, every grown day rather than written
-// (markDatasetCurrent).
+// (markDatasetCurrent). Each step starts again from the collected base (database, analyst copy and
+// dataset folder) and runs at the same clock, so every step's runs are at the same hour of the day and
+// day of the month: today's hourly part of the analyst copy and the month an export prices grow with
+// those, not with the history kept.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  statfsSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../src/config/packageRoot.js';
@@ -174,13 +188,30 @@ async function collectAt(c: Ctx, now: number): Promise<GrowthOpResult> {
   return r;
 }
 
-/** One step: grow to `days` of history, catch up (not measured), then the measured rounds. */
-async function step(
-  c: Ctx,
-  days: number,
-  now: number,
-  say: (s: string) => void,
-): Promise<{ step: GrowthStep; now: number }> {
+/** The database, its analyst copy and the dataset folder, as saved by saveBase (or restored from it). */
+const baseFiles = (c: Ctx) => [c.db, ...copyOf(c.db), c.dataset];
+
+/** Keeps the collected base beside the database, for every step to start from. */
+function saveBase(c: Ctx): void {
+  const base = join(c.dir, 'base');
+  mkdirSync(base, { recursive: true });
+  for (const f of baseFiles(c)) if (existsSync(f)) cpSync(f, join(base, f.slice(c.dir.length)), { recursive: true });
+}
+
+/** Puts the collected base back in place of a grown step's files. */
+function restoreBase(c: Ctx): void {
+  for (const f of baseFiles(c)) {
+    rmSync(f, { recursive: true, force: true });
+    const saved = join(c.dir, 'base', f.slice(c.dir.length));
+    if (!existsSync(saved)) continue;
+    if (statSync(saved).isDirectory()) cpSync(saved, f, { recursive: true });
+    else copyFileSync(saved, f);
+  }
+}
+
+/** One step from the base at NOW0: grow to `days` of history, catch up (not measured), then the measured rounds. */
+async function step(c: Ctx, days: number, say: (s: string) => void): Promise<GrowthStep> {
+  let now = NOW0;
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   for (const g of ['hourly', 'daily'] as const) {
     const have = await firstDay(c.db, g);
@@ -224,7 +255,7 @@ async function step(
       }),
     );
   }
-  const s: GrowthStep = {
+  return {
     days,
     dbBytes: bytesOf(c.db),
     copyBytes: bytesOf(copyOf(c.db)),
@@ -232,7 +263,6 @@ async function step(
     collectedBytes: collectedBytes / ROUNDS,
     ops,
   };
-  return { step: s, now };
 }
 
 export interface GrowthFlags {
@@ -267,28 +297,28 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
       sandbox,
       orgs: all.slice(0, flags.orgs),
     };
-    let now = NOW0;
     const t = performance.now();
-    await collectAt(c, now);
+    await collectAt(c, NOW0);
     say(
-      `base: ${c.orgs.length} of ${all.length} organizations collected at ${iso(now)} (${((performance.now() - t) / 1000).toFixed(0)} s)`,
+      `base: ${c.orgs.length} of ${all.length} organizations collected at ${iso(NOW0)} (${((performance.now() - t) / 1000).toFixed(0)} s)`,
     );
-    await markDatasetCurrent(c, now);
+    await markDatasetCurrent(c, NOW0);
+    saveBase(c);
     const steps: GrowthStep[] = [];
     for (const days of flags.days) {
+      restoreBase(c);
       // The database and the copy's parts grow by what they hold a day (the dataset is recorded, not
       // written); half again for what an export spills. An upper bound: the base also holds fixed content.
-      const held = Math.max(1, (now - (await firstDay(c.db, 'hourly'))) / DAY_MS);
+      const held = Math.max(1, (NOW0 - (await firstDay(c.db, 'hourly'))) / DAY_MS);
       const need = ((bytesOf(c.db) + bytesOf(copyOf(c.db))) / held) * 1.5 * Math.max(0, days - held);
       say(
         `${days} days need about ${(need / 1e9).toFixed(1)} GB more; ${(freeBytes(dir) / 1e9).toFixed(0)} GB are free`,
       );
       if (need > freeBytes(dir)) throw new Error(`not enough free disk for ${days} days of history`);
       say(`growing to ${days} days of history`);
-      const r = await step(c, days, now, say);
-      now = r.now;
-      steps.push(r.step);
-      say(growthLine(r.step));
+      const s = await step(c, days, say);
+      steps.push(s);
+      say(growthLine(s));
     }
     return steps;
   } finally {

@@ -174,7 +174,7 @@ class FrameworkQueue {
   private readonly counts: number[] = [];
   /** Frameworks the inventory knows of each queued program (bounds a request's pages). */
   private readonly known: number[] = [];
-  /** Frameworks the stored usage names since the window's start, per program of the scope: one query, sent
+  /** Frameworks the stored usage of the window's granularity names since its start, per program of the scope: one query, sent
    *  while the first programs page is on its way, not one per programs page. */
   private readonly inUsage: Promise<Map<string, number>>;
 
@@ -183,7 +183,7 @@ class FrameworkQueue {
     private readonly w: Window,
     private readonly send: (ids: string[], known: number) => void,
   ) {
-    this.inUsage = ctx.store.usage.frameworksByProgram(ctx.org, new Date(w.from));
+    this.inUsage = ctx.store.usage.frameworksByProgram(ctx.org, ctx.granularity, new Date(w.from));
     this.inUsage.catch(() => {
       // awaited by add(); a failed programs listing may never call it
     });
