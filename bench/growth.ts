@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../src/config/packageRoot.js';
 import { rawSql } from '../src/store/rawSql.js';
 import { DATASET_LAYOUT, openStore } from '../src/store/store.js';
-import type { GrowthOp, GrowthOpResult } from './growthChild.js';
+import type { ExampleTiming, GrowthOp, GrowthOpResult } from './growthChild.js';
 import { startSandboxProcess, type SandboxProcess } from './sandboxProcess.js';
 
 const ROOT = packageRoot();
@@ -45,13 +45,18 @@ const QUERY = 'top_frameworks_by_compute'; // queries/examples/09_top_frameworks
 // catch-up collect after growing ran out of memory (2026-11-28: 121.9 of 122.0 MiB pinned).
 const CONFIG = `[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n[collect]\nmemory_limit = "256MB"\n`;
 
+/** The operations each round runs and times. */
+type RoundOp = Exclude<GrowthOp['op'], 'examples'>;
+
 export interface GrowthStep {
   days: number;
   dbBytes: number;
   copyBytes: number;
   datasetBytes: number;
   collectedBytes: number;
-  ops: Record<GrowthOp['op'], GrowthOpResult[]>;
+  ops: Record<RoundOp, GrowthOpResult[]>;
+  /** The last step only: every example query on the analyst copy and on the database. */
+  examples?: ExampleTiming[];
 }
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -188,6 +193,18 @@ async function collectAt(c: Ctx, now: number): Promise<GrowthOpResult> {
   return r;
 }
 
+/** Every example query on the analyst copy and on the database itself (what analysts opened before the copy
+ *  was a file over Parquet parts), best of three each. */
+async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTiming[]> {
+  const r = await runOp({ op: 'examples', db: c.db, config: c.config });
+  const timings = r.detail.examples as ExampleTiming[];
+  for (const e of timings)
+    say(
+      `  example ${e.name}: copy ${e.copyMs.toFixed(0)} ms, database ${e.dbMs.toFixed(0)} ms (x${(e.copyMs / e.dbMs).toFixed(2)})`,
+    );
+  return timings;
+}
+
 /** The database, its analyst copy and the dataset folder, as saved by saveBase (or restored from it). */
 const baseFiles = (c: Ctx) => [c.db, ...copyOf(c.db), c.dataset];
 
@@ -317,6 +334,7 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
       if (need > freeBytes(dir)) throw new Error(`not enough free disk for ${days} days of history`);
       say(`growing to ${days} days of history`);
       const s = await step(c, days, say);
+      if (days === flags.days.at(-1)) s.examples = await examplesAt(c, say);
       steps.push(s);
       say(growthLine(s));
     }
@@ -326,11 +344,11 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
   }
 }
 
-const avg = (s: GrowthStep, op: GrowthOp['op'], k: 'wallS' | 'cpuS' | 'writtenBytes' | 'peakRssMb') =>
+const avg = (s: GrowthStep, op: RoundOp, k: 'wallS' | 'cpuS' | 'writtenBytes' | 'peakRssMb') =>
   mean(s.ops[op].map((r) => r[k]));
 
 export function growthLine(s: GrowthStep): string {
-  const f = (op: GrowthOp['op']) =>
+  const f = (op: RoundOp) =>
     `${op} ${avg(s, op, 'wallS').toFixed(2)} s / ${avg(s, op, 'cpuS').toFixed(2)} CPU-s / ${(avg(s, op, 'writtenBytes') / 1e6).toFixed(0)} MB`;
   return `  ${s.days} days: db ${(s.dbBytes / 1e9).toFixed(2)} GB, copy ${(s.copyBytes / 1e9).toFixed(2)} GB, dataset ${(s.datasetBytes / 1e9).toFixed(2)} GB; ${(['collect', 'status', 'query', 'export', 'report'] as const).map(f).join('; ')}; collected ${(s.collectedBytes / 1e6).toFixed(1)} MB`;
 }
@@ -339,7 +357,7 @@ export function growthLine(s: GrowthStep): string {
 export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
   const first = steps[0]!;
   const last = steps.at(-1)!;
-  const ratio = (op: GrowthOp['op']) => Number((avg(last, op, 'wallS') / avg(first, op, 'wallS')).toFixed(3));
+  const ratio = (op: RoundOp) => Number((avg(last, op, 'wallS') / avg(first, op, 'wallS')).toFixed(3));
   return {
     history_months: Number((last.days / 30.4).toFixed(1)),
     history_days: steps.map((s) => s.days),
@@ -351,6 +369,11 @@ export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
     written_per_collected_byte: Number(
       (avg(last, 'collect', 'writtenBytes') / Math.max(1, last.collectedBytes)).toFixed(3),
     ),
+    // The slowest example query on the copy against the database, at the last step.
+    examples_copy_over_db: last.examples
+      ? Number(Math.max(...last.examples.map((e) => e.copyMs / e.dbMs)).toFixed(3))
+      : null,
+    examples: last.examples ?? null,
     steps: steps.map((s) => ({
       days: s.days,
       db_bytes: s.dbBytes,

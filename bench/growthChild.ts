@@ -1,20 +1,34 @@
 // One operation of the growth benchmark in its own process, as cron or an analyst runs it: an
 // incremental collect, status, an example query, export --dataset or report --month, through the
-// command's own function. Prints one JSON line: what it did, its wall time, and the process's own CPU,
+// command's own function; or every example query on the analyst copy and on the database itself. Prints one JSON line: what it did, its wall time, and the process's own CPU,
 // bytes written (getrusage's block outputs) and peak RSS.
+import { readFileSync } from 'node:fs';
 import { collectCommand } from '../src/cli/collect.js';
 import { exportCommand } from '../src/cli/export.js';
-import { queryCommand } from '../src/cli/query.js';
+import { exampleQueries, queryCommand } from '../src/cli/query.js';
 import { reportCommand } from '../src/cli/report.js';
 import { statusCommand } from '../src/cli/status.js';
 import { createLogger } from '../src/log.js';
+import { analystCopyPath } from '../src/store/publish.js';
+import { rawSql } from '../src/store/rawSql.js';
+import { openStore } from '../src/store/store.js';
 
 export type GrowthOp =
   | { op: 'collect'; db: string; config: string; apiKey: string; baseUrl: string; now: number; orgs: string[] }
   | { op: 'status'; db: string; config: string; now: number }
   | { op: 'query'; db: string; config: string; example: string }
   | { op: 'export'; db: string; config: string; dataset: string; now: number }
-  | { op: 'report'; db: string; config: string; month: string; out: string; now: number };
+  | { op: 'report'; db: string; config: string; month: string; out: string; now: number }
+  | { op: 'examples'; db: string; config: string };
+
+/** One example query's best wall time of EXAMPLE_TRIES on the analyst copy and on the database. */
+export interface ExampleTiming {
+  name: string;
+  copyMs: number;
+  dbMs: number;
+}
+
+const EXAMPLE_TRIES = 3;
 
 export interface GrowthOpResult {
   op: GrowthOp['op'];
@@ -26,6 +40,32 @@ export interface GrowthOpResult {
 }
 
 const log = createLogger({ level: 'warn', json: true });
+
+/** Best wall time of `sql` on a file opened read-only, as `query` opens the copy. */
+async function bestMs(path: string, sql: string): Promise<number> {
+  const store = await openStore({ path, readOnly: true, log });
+  try {
+    let best = Infinity;
+    for (let i = 0; i < EXAMPLE_TRIES; i++) {
+      const t0 = performance.now();
+      await rawSql(store).queryTable(sql);
+      best = Math.min(best, performance.now() - t0);
+    }
+    return best;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every shipped example on the analyst copy (what `query` reads) and on the database it is published from. */
+async function examples(db: string): Promise<ExampleTiming[]> {
+  const out: ExampleTiming[] = [];
+  for (const e of exampleQueries()) {
+    const sql = readFileSync(e.file, 'utf8');
+    out.push({ name: e.name, copyMs: await bestMs(analystCopyPath(db), sql), dbMs: await bestMs(db, sql) });
+  }
+  return out;
+}
 
 async function run(spec: GrowthOp): Promise<Record<string, unknown>> {
   const common = { db: spec.db, config: spec.config, log };
@@ -63,6 +103,8 @@ async function run(spec: GrowthOp): Promise<Record<string, unknown>> {
       });
       return { exitCode: r.exitCode };
     }
+    case 'examples':
+      return { examples: await examples(spec.db) };
   }
 }
 

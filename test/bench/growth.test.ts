@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fillHistory } from '../../bench/growth.js';
+import { fillHistory, growthJson, type GrowthStep } from '../../bench/growth.js';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, useTempDbPath } from '../support/store.js';
@@ -66,5 +66,41 @@ describe('the growth benchmark history', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('the growth benchmark JSON', () => {
+  const op = (name: string, wallS: number) => ({
+    op: name,
+    wallS,
+    cpuS: wallS,
+    writtenBytes: 1e6,
+    peakRssMb: 100,
+    detail: {},
+  });
+  const step = (days: number, wallS: number) => ({
+    days,
+    dbBytes: days,
+    copyBytes: 0,
+    datasetBytes: 0,
+    collectedBytes: 2e6,
+    ops: Object.fromEntries(
+      (['collect', 'status', 'query', 'export', 'report'] as const).map((o) => [o, [op(o, wallS), op(o, wallS * 3)]]),
+    ) as GrowthStep['ops'],
+  });
+
+  it('gives the last step over the first, and the slowest example on the copy over the database', () => {
+    const last = {
+      ...step(365, 3),
+      examples: [
+        { name: 'a', copyMs: 30, dbMs: 20 },
+        { name: 'b', copyMs: 10, dbMs: 40 },
+      ],
+    };
+    const j = growthJson([step(7, 2), last]);
+    expect(j).toMatchObject({ history_months: 12, growth_hourly_run: 1.5, growth_report: 1.5 });
+    expect(j.written_per_collected_byte).toBe(0.5);
+    expect(j.examples_copy_over_db).toBe(1.5);
+    expect(growthJson([step(7, 2), step(30, 2)]).examples_copy_over_db).toBeNull();
   });
 });
