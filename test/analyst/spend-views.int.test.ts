@@ -5,8 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoCommand } from '../../src/cli/demo.js';
-import { silentLogger } from '../../src/log.js';
+import { demoCopy } from '../support/demo.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { quoteLiteral } from '../../src/store/sql.js';
 import { rawSql } from '../../src/store/rawSql.js';
@@ -22,15 +21,10 @@ describe('spend views in the analyst copy', () => {
   let parquet: string;
 
   beforeAll(async () => {
-    const r = await demoCommand({
-      db: join(dir, 'usage.duckdb'),
-      outDir: join(dir, 'reports'),
-      now: () => NOW,
-      log: silentLogger,
-    });
-    expect(r.collect.exitCode).toBe(0);
-    parquet = quoteLiteral(join(dir, 'reports', '2026-10', 'program_spend.parquet'));
-    store = await openStore({ path: r.analystCopy!, readOnly: true });
+    const r = await demoCopy(dir, NOW);
+    expect(r.collectExitCode).toBe(0);
+    parquet = quoteLiteral(join(r.outDir, '2026-10', 'program_spend.parquet'));
+    store = await openStore({ path: r.analystCopy, readOnly: true });
   }, 120_000);
   afterAll(async () => store?.close());
 

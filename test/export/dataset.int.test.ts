@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { collectCommand } from '../../src/cli/collect.js';
-import { demoCommand } from '../../src/cli/demo.js';
 import { exportCommand } from '../../src/cli/export.js';
 import type { ExportResult } from '../../src/export/dataset.js';
 import { silentLogger } from '../../src/log.js';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { quoteLiteral } from '../../src/store/sql.js';
 import { openStore } from '../../src/store/store.js';
+import { demoCopy } from '../support/demo.js';
 import { venvPython } from '../support/python.js';
 import { rawSql } from '../../src/store/rawSql.js';
 
@@ -255,8 +255,9 @@ describe('export --dataset', { timeout: 300_000 }, () => {
   }
 
   beforeAll(async () => {
-    const demo = await demoCommand({ db, outDir: join(dir, 'reports'), now: () => NOW, log: silentLogger });
-    expect(demo.collect.exitCode).toBe(0);
+    const demo = await demoCopy(dir, NOW);
+    expect(demo.collectExitCode).toBe(0);
+    expect(demo.db).toBe(db);
     first = await exportAt(NOW);
   }, 400_000);
 

@@ -5,9 +5,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { demoCommand } from '../../src/cli/demo.js';
 import { reportCommand } from '../../src/cli/report.js';
 import { silentLogger } from '../../src/log.js';
+import { demoCopy } from '../support/demo.js';
 import { venvPython } from '../support/python.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
@@ -15,7 +15,6 @@ const REPORTS = ['program_spend', 'framework_spend', 'snapshot_storage', 'transf
 
 describe('report --format arrow', () => {
   const dir = mkdtempSync(join(tmpdir(), 'usage-arrow-'));
-  const db = join(dir, 'usage.duckdb');
   let read: Record<
     string,
     {
@@ -32,9 +31,9 @@ describe('report --format arrow', () => {
   let total: string;
 
   beforeAll(async () => {
-    await demoCommand({ db, outDir: join(dir, 'demo'), now: () => NOW, log: silentLogger });
+    const demo = await demoCopy(join(dir, 'demo'), NOW);
     const r = await reportCommand({
-      db,
+      db: demo.db,
       month: '2026-10',
       out: join(dir, 'reports'),
       format: 'parquet,arrow',
