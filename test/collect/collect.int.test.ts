@@ -161,8 +161,11 @@ describe('collect refuses bad input before any request', () => {
   });
 });
 
-describe('collect under faults and with huge counters', () => {
-  it('completes with the same data under 503, 423, 429 and dropped connections, with no rate-limit violation', async () => {
+// Each case has a sandbox of its own (its own rate budget): they run at once, overlapping their paced waits.
+describe.concurrent('collect under faults and with huge counters', () => {
+  it('completes with the same data under 503, 423, 429 and dropped connections, with no rate-limit violation', async ({
+    expect,
+  }) => {
     const sb = await startSandbox({ scenario: 'small', now: NOW, advance: false, faultRate: 0.12, seed: 7 });
     try {
       const db = tmpDb();
@@ -179,7 +182,7 @@ describe('collect under faults and with huge counters', () => {
     }
   });
 
-  it('keeps values above 2^53 exactly', async () => {
+  it('keeps values above 2^53 exactly', async ({ expect }) => {
     const sb = await startSandbox({ scenario: 'bigint', now: NOW, advance: false });
     try {
       const db = tmpDb();
