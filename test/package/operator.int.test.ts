@@ -77,7 +77,8 @@ describe('the README operator section, run as printed as root', () => {
       `rm -rf /var/lib/usage-pipeline/reports/${lastMonth()}`,
       `printf 'monthly_export_day = 1\\nmonthly_export = "0 0 1 1 *"\\n' >> /etc/usage-pipeline/usage.toml`,
       'runuser -u usage -- usage-pipeline schedule 2> /var/log/usage-pipeline/daemon.log & pid=$!',
-      `for i in $(seq 1 120); do [ -e /var/lib/usage-pipeline/reports/${lastMonth()}/manifest.json ] && break; sleep 1; done`,
+      // Looked for every 0.1 s (up to 2 minutes), so the wait ends close to when the manifest appears.
+      `for i in $(seq 1 1200); do [ -e /var/lib/usage-pipeline/reports/${lastMonth()}/manifest.json ] && break; sleep 0.1; done`,
       'kill -TERM $pid; wait $pid; echo "@@daemon $?"',
     ].join('\n');
     writeFileSync(join(root, 'steps.sh'), script);
