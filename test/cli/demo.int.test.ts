@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { demoCommand } from '../../src/cli/demo.js';
 import { previousMonth } from '../../src/domain/calendar.js';
@@ -13,6 +14,7 @@ import { runReport } from '../../src/report/run.js';
 import { checkFocusFile, failures } from '../support/focusRules.js';
 
 const NOW = Date.parse('2026-11-21T10:37:00Z');
+const execFileAsync = promisify(execFile);
 const examples = readdirSync('queries/examples')
   .filter((f) => f.endsWith('.sql'))
   .sort();
@@ -45,14 +47,21 @@ describe('the demo (npm start)', () => {
     expect(formatDemo(result)).toContain('query --example compute_hours_last_month');
   });
 
-  it('prints hints that run as printed: the query on the analyst copy, status and report', () => {
+  it('prints hints that run as printed: the query on the analyst copy, status and report', async () => {
     // A hint longer than the line is continued with a backslash, as a shell reads it pasted.
     const text = formatDemo(result).replace(/ \\\n\s+/g, ' ');
     expect(text).not.toMatch(/duckdb -readonly/); // a program nothing installs
-    for (const hint of [result.hints.query, result.hints.status]) {
-      expect(text).toContain(`  ${hint}`);
-      // Exactly as printed, through a shell, from the directory the demo ran in.
-      const out = execFileSync('sh', ['-c', hint], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    const hints = [result.hints.query, result.hints.status];
+    for (const hint of hints) expect(text).toContain(`  ${hint}`);
+    // Exactly as printed, through a shell, from the directory the demo ran in; both at once (each starts npx).
+    const outs = await Promise.all(
+      hints.map(async (hint) => {
+        const r = await execFileAsync('sh', ['-c', hint], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+        return r.stdout;
+      }),
+    );
+    for (const [i, hint] of hints.entries()) {
+      const out = outs[i]!;
       if (hint === result.hints.query) {
         expect(out).toMatch(/^program_id\s+api_version\s+unit\s+compute_hours\n-+/);
         expect(out).toMatch(/\(\d+ rows?\)\n$/);
