@@ -240,8 +240,8 @@ class JobScheduler implements Scheduler {
       finished_at: null,
       outcome: 'running',
     });
-    const finish = (outcome: JobOutcome, fields: Partial<JobRun> = {}) => {
-      Object.assign(run, fields, { outcome, finished_at: new Date(now()).toISOString() });
+    const finish = (outcome: JobOutcome, fields: Partial<JobRun> = {}, at: number = now()) => {
+      Object.assign(run, fields, { outcome, finished_at: new Date(at).toISOString() });
       return run;
     };
     if (this.stopController.signal.aborted) return finish('skipped', { detail: 'the scheduler is stopping' });
@@ -250,7 +250,10 @@ class JobScheduler implements Scheduler {
     if ('outcome' in lock) return finish(lock.outcome, { detail: lock.detail });
 
     const started = Date.now();
-    const result = await this.runHolding(job, lock, jlog, trigger);
+    // The run ends when its lock is released (runHolding's finally): a collect waiting for the lock starts
+    // after this run's finished_at, never before it.
+    let endedAt = now();
+    const result = await this.runHolding(job, lock, jlog, trigger, () => (endedAt = now()));
     const fields = {
       ...(result.detail !== undefined ? { detail: result.detail } : {}),
       ...(result.runId !== undefined ? { run_id: result.runId } : {}),
@@ -261,7 +264,7 @@ class JobScheduler implements Scheduler {
     if (result.outcome === 'complete') jlog.info('job finished', summary);
     else if (result.outcome === 'failed') jlog.error('job failed; it runs again at its next slot', summary);
     else jlog.warn(`job finished: ${result.outcome}`, summary);
-    finish(result.outcome, fields);
+    finish(result.outcome, fields, endedAt);
     // Written after the lock is released: the textfile is this job's own, and a failure to write it is only logged.
     await writeRunMetrics(
       { ...ctx, log: jlog },
@@ -310,8 +313,15 @@ class JobScheduler implements Scheduler {
     }
   }
 
-  /** The job's own work, with the lock held; the lock is released before this returns. */
-  private async runHolding(job: JobName, lock: RunLock, jlog: Logger, trigger: JobTrigger): Promise<JobResult> {
+  /** The job's own work, with the lock held; the lock is released before this returns, `ending` called just
+   *  before. */
+  private async runHolding(
+    job: JobName,
+    lock: RunLock,
+    jlog: Logger,
+    trigger: JobTrigger,
+    ending: () => void,
+  ): Promise<JobResult> {
     const { ctx, now, baseUrl, opts, stopController } = this;
     try {
       jlog.info('job started', { trigger });
@@ -330,6 +340,7 @@ class JobScheduler implements Scheduler {
       const message = (err as Error).message ?? String(err);
       return { outcome: stopController.signal.aborted ? 'interrupted' : 'failed', detail: message };
     } finally {
+      ending();
       await lock.release();
     }
   }
