@@ -194,16 +194,21 @@ async function collectAt(c: Ctx, now: number): Promise<GrowthOpResult> {
 }
 
 /** Every example query on the analyst copy and on the database itself (what analysts opened before the copy
- *  was a file over Parquet parts), best of three each. */
+ *  was a file over Parquet parts), best of three each (one run when it takes seconds; stopped at a cap). */
 async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTiming[]> {
   const r = await runOp({ op: 'examples', db: c.db, config: c.config });
   const timings = r.detail.examples as ExampleTiming[];
+  const ms = (v: number | null) => (v === null ? 'stopped at the cap' : `${v.toFixed(0)} ms`);
   for (const e of timings)
     say(
-      `  example ${e.name}: copy ${e.copyMs.toFixed(0)} ms, database ${e.dbMs.toFixed(0)} ms (x${(e.copyMs / e.dbMs).toFixed(2)})`,
+      `  example ${e.name}: copy ${ms(e.copyMs)}, database ${ms(e.dbMs)}${copyOverDb(e) ? ` (x${copyOverDb(e)!.toFixed(2)})` : ''}`,
     );
   return timings;
 }
+
+/** An example's time on the copy over its time on the database, when both finished. */
+const copyOverDb = (e: ExampleTiming): number | null =>
+  e.copyMs !== null && e.dbMs !== null ? e.copyMs / e.dbMs : null;
 
 /** The database, its analyst copy and the dataset folder, as saved by saveBase (or restored from it). */
 const baseFiles = (c: Ctx) => [c.db, ...copyOf(c.db), c.dataset];
@@ -371,7 +376,7 @@ export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
     ),
     // The slowest example query on the copy against the database, at the last step.
     examples_copy_over_db: last.examples
-      ? Number(Math.max(...last.examples.map((e) => e.copyMs / e.dbMs)).toFixed(3))
+      ? Number(Math.max(...last.examples.map((e) => copyOverDb(e) ?? 0)).toFixed(3))
       : null,
     examples: last.examples ?? null,
     steps: steps.map((s) => ({

@@ -1,7 +1,8 @@
 -- Query: transfer_against_allowance — last month's public transfer per program against the
 -- allowance included with its plan (price_allowances, netted in time order as the reports do):
 -- GB sent, GB covered by the allowance, GB billed, cost, and the share of the allowance used
--- (NULL when the plan has no allowance). Parameters: none.
+-- (NULL when the plan has no allowance). spend_report_lines_in prices last month alone: the lines of
+-- its program_spend.parquet. Parameters: none.
 SELECT l.program_id,
        any_value(l.program_name) AS program_name,
        l.period_plan,
@@ -11,13 +12,12 @@ SELECT l.program_id,
        sum(l.billable_quantity) AS billable_gb,
        sum(l.cost) AS cost,
        round(100 * sum(l.quantity) / any_value(CAST(a.included_raw AS DECIMAL(38,0)) / m.divisor), 1) AS pct_of_allowance
-FROM spend_lines l
-JOIN spend_month_granularity g ON g.billing_month = l.billing_month AND g.granularity = l.granularity
+FROM spend_report_lines_in(timezone('UTC', date_trunc('month', timezone('UTC', now())) - INTERVAL 1 MONTH),
+                           timezone('UTC', date_trunc('month', timezone('UTC', now())))) l
 JOIN price_metrics m ON m.metric = l.metric
 LEFT JOIN price_allowances a
   ON a.plan = l.period_plan AND a.metric = l.metric
  AND l.billing_month >= a.effective_from AND (a.effective_to IS NULL OR l.billing_month < a.effective_to)
 WHERE l.metric = 'public_network_transfer_bytes'
-  AND l.billing_month = CAST(date_trunc('month', timezone('UTC', now())) - INTERVAL 1 MONTH AS DATE)
 GROUP BY l.program_id, l.period_plan
 ORDER BY public_gb DESC, l.program_id;

@@ -247,6 +247,11 @@ export class Store {
   }
 
   /** Aborts open batches, waits for the running operation, and releases the file. */
+  /** Stops the statement running on the main connection: it fails with DuckDB's interrupt error. */
+  interrupt(): void {
+    this.conn.interrupt();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     for (const b of [...this.batches]) await b.abort();

@@ -95,6 +95,9 @@ describe('the growth benchmark JSON', () => {
       examples: [
         { name: 'a', copyMs: 30, dbMs: 20 },
         { name: 'b', copyMs: 10, dbMs: 40 },
+        // stopped at the cap on one side: no ratio to compare
+        { name: 'c', copyMs: null, dbMs: 1 },
+        { name: 'd', copyMs: 90, dbMs: null },
       ],
     };
     const j = growthJson([step(7, 2), last]);
