@@ -28,6 +28,15 @@ import {
  *  rate limit. */
 const COLLECT_THREADS = 1;
 
+/** DuckDB's checkpoint_threshold while collecting. The collect checkpoints once its scopes are committed
+ *  (checkpointAndAlerts); at DuckDB's default of 16MB, one of the scopes' commits (an hourly run's commits log
+ *  about 40 MB for one organization of the benchmark's `large`) checkpointed as well, and a checkpoint
+ *  rewrites the metadata and merges the deleted rows of the bucket tables, which costs more as they grow: at
+ *  a year of history that second checkpoint took 1.9-8.0 CPU-s and wrote 59-74 MB (BENCHMARKS.md, "One
+ *  checkpoint per hourly collect (2026-11-29)"). Four times the default leaves an hourly run's scopes to the one
+ *  checkpoint and still bounds the log of a catch-up run. */
+export const COLLECT_CHECKPOINT_THRESHOLD = '64MB';
+
 export interface CollectOnceOptions {
   granularities?: readonly Granularity[];
   sources?: readonly Source[];
@@ -131,6 +140,7 @@ export async function collectOnce(
     const store = await openCommandStore(ctx, ctx.log, {
       threads: COLLECT_THREADS,
       memoryLimit: memory,
+      checkpointThreshold: COLLECT_CHECKPOINT_THRESHOLD,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     try {

@@ -74,12 +74,19 @@ export const collectMemoryLimit = (ctx: CommandContext): MemoryLimit => ({
 export async function openCommandStore(
   ctx: CommandContext,
   log: Logger = ctx.log,
-  o: { create?: boolean; signal?: AbortSignal; threads?: number; memoryLimit?: MemoryLimit } = {},
+  o: {
+    create?: boolean;
+    signal?: AbortSignal;
+    threads?: number;
+    memoryLimit?: MemoryLimit;
+    checkpointThreshold?: string;
+  } = {},
 ): Promise<Store> {
   const { key, value: limit } = o.memoryLimit ?? storeMemoryLimit(ctx);
   return openStore({
     path: ctx.dbPath,
     ...(o.threads !== undefined ? { threads: o.threads } : {}),
+    ...(o.checkpointThreshold !== undefined ? { checkpointThreshold: o.checkpointThreshold } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.create === false ? { create: false } : {}),
     lockTimeoutMs: ctx.config.store.lock_timeout_seconds * 1000,

@@ -43,6 +43,9 @@ export interface OpenOptions {
   memoryLimit?: string;
   /** DuckDB's threads; DEFAULT_THREADS when omitted. */
   threads?: number;
+  /** DuckDB's checkpoint_threshold: the write-ahead log's size at which a commit checkpoints (DuckDB's
+   *  default, 16MB, when omitted). */
+  checkpointThreshold?: string;
   /** Ends the wait for a file held by another process (the run's stop signal). */
   signal?: AbortSignal;
   /** false: a missing file is StoreMissingError rather than a new database (readers such as report). */
@@ -80,6 +83,7 @@ async function createInstance(path: string, readOnly: boolean, opts: OpenOptions
       threads: String(opts.threads ?? DEFAULT_THREADS),
       // Keeping insertion order pins whole intermediate results in memory; every query that needs an order says ORDER BY.
       preserve_insertion_order: 'false',
+      ...(opts.checkpointThreshold !== undefined ? { checkpoint_threshold: opts.checkpointThreshold } : {}),
     });
   } catch (err) {
     releaseInProcess(path, readOnly);

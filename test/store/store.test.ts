@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executionAsyncResource } from 'node:async_hooks';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { IN_MEMORY, openStore, type Store } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, tempDir } from '../support/store.js';
@@ -286,6 +287,31 @@ describe('lifecycle', () => {
       await other.close();
     }
     expect(await slotsOfNewResource()).toBe(before);
+  });
+
+  it("checkpointThreshold: a commit that takes the log past DuckDB's default 16MB leaves it to the checkpoint", async () => {
+    // The collect's scopes commit with a larger threshold so that its own checkpoint is the run's only one
+    // (COLLECT_CHECKPOINT_THRESHOLD, src/app/collect.ts): at DuckDB's default a commit checkpointed too.
+    const wal = (p: string) => (existsSync(`${p}.wal`) ? statSync(`${p}.wal`).size : 0);
+    // About 22 MB of log (the rows of an insert smaller than a row group are logged as they are), then a small
+    // commit: DuckDB checks the log's size before a commit writes to it.
+    const fill = [
+      'CREATE TABLE big (s VARCHAR)',
+      'INSERT INTO big SELECT repeat(CAST(i AS VARCHAR), 250) FROM range(20000) r(i)',
+      "INSERT INTO big VALUES ('one more')",
+    ];
+    const logged = async (o: { checkpointThreshold?: string }, name: string) => {
+      const path = join(dir, name);
+      const s = await openStore({ path, ...o });
+      try {
+        for (const sql of fill) await rawSql(s).run(sql);
+        return wal(path);
+      } finally {
+        await s.close();
+      }
+    };
+    expect(await logged({}, 'default.duckdb')).toBe(0);
+    expect(await logged({ checkpointThreshold: '64MB' }, 'raised.duckdb')).toBeGreaterThan(16_000_000);
   });
 
   it('a read-only open of a missing file says to collect first', async () => {
