@@ -174,8 +174,8 @@ class FrameworkQueue {
   private readonly counts: number[] = [];
   /** Frameworks the inventory knows of each queued program (bounds a request's pages). */
   private readonly known: number[] = [];
-  /** Frameworks the stored usage of the window's granularity names since its start, per program of the scope: one query, sent
-   *  while the first programs page is on its way, not one per programs page. */
+  /** Frameworks the stored usage of the window's granularity names since its start, per program of the
+   *  scope: one query, sent while the first programs page is on its way, not one per programs page. */
   private readonly inUsage: Promise<Map<string, number>>;
 
   constructor(
