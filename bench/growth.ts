@@ -199,10 +199,12 @@ async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTimi
   const r = await runOp({ op: 'examples', db: c.db, config: c.config });
   const timings = r.detail.examples as ExampleTiming[];
   const ms = (v: number | null) => (v === null ? 'stopped at the cap' : `${v.toFixed(0)} ms`);
-  for (const e of timings)
+  for (const e of timings) {
+    const ratio = copyOverDb(e);
     say(
-      `  example ${e.name}: copy ${ms(e.copyMs)}, database ${ms(e.dbMs)}${copyOverDb(e) ? ` (x${copyOverDb(e)!.toFixed(2)})` : ''}`,
+      `  example ${e.name}: copy ${ms(e.copyMs)}, database ${ms(e.dbMs)}${ratio !== null ? ` (x${ratio.toFixed(2)})` : ''}`,
     );
+  }
   return timings;
 }
 

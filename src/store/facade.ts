@@ -246,12 +246,12 @@ export class Store {
     await this.run('CHECKPOINT');
   }
 
-  /** Aborts open batches, waits for the running operation, and releases the file. */
   /** Stops the statement running on the main connection: it fails with DuckDB's interrupt error. */
   interrupt(): void {
     this.conn.interrupt();
   }
 
+  /** Aborts open batches, waits for the running operation, and releases the file. */
   async close(): Promise<void> {
     if (this.closed) return;
     for (const b of [...this.batches]) await b.abort();
