@@ -198,7 +198,7 @@ async function collectAt(c: Ctx, now: number): Promise<GrowthOpResult> {
 async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTiming[]> {
   const r = await runOp({ op: 'examples', db: c.db, config: c.config });
   const timings = r.detail.examples as ExampleTiming[];
-  const ms = (v: number | null) => (v === null ? 'stopped at the cap' : `${v.toFixed(0)} ms`);
+  const ms = (v: number | null) => (v === null ? 'did not finish' : `${v.toFixed(0)} ms`);
   for (const e of timings) {
     const ratio = copyOverDb(e);
     say(
@@ -341,9 +341,9 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
       if (need > freeBytes(dir)) throw new Error(`not enough free disk for ${days} days of history`);
       say(`growing to ${days} days of history`);
       const s = await step(c, days, say);
+      say(growthLine(s));
       if (days === flags.days.at(-1)) s.examples = await examplesAt(c, say);
       steps.push(s);
-      say(growthLine(s));
     }
     return steps;
   } finally {

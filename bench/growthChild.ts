@@ -21,7 +21,8 @@ export type GrowthOp =
   | { op: 'report'; db: string; config: string; month: string; out: string; now: number }
   | { op: 'examples'; db: string; config: string };
 
-/** One example query's best wall time on the analyst copy and on the database; null: stopped at EXAMPLE_CAP_MS. */
+/** One example query's best wall time on the analyst copy and on the database; null: it did not finish
+ *  (stopped at EXAMPLE_CAP_MS, or failed: out of DuckDB memory, say; the reason goes to stderr). */
 export interface ExampleTiming {
   name: string;
   copyMs: number | null;
@@ -45,7 +46,7 @@ export interface GrowthOpResult {
 
 const log = createLogger({ level: 'warn', json: true });
 
-/** Best wall time of `sql` on a file opened read-only, as `query` opens the copy; null when it hit the cap. */
+/** Best wall time of `sql` on a file opened read-only, as `query` opens the copy; null when it did not finish. */
 async function bestMs(path: string, sql: string): Promise<number | null> {
   const store = await openStore({ path, readOnly: true, log });
   try {
@@ -57,7 +58,8 @@ async function bestMs(path: string, sql: string): Promise<number | null> {
         .queryTable(sql)
         .then(() => true)
         .catch((err: unknown) => {
-          if (performance.now() - t0 < EXAMPLE_CAP_MS) throw err;
+          const why = performance.now() - t0 >= EXAMPLE_CAP_MS ? 'stopped at the cap' : (err as Error).message;
+          process.stderr.write(`${path}: ${why.split('\n')[0]}\n`);
           return false;
         })
         .finally(() => clearTimeout(cap));
