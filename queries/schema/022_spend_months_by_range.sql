@@ -11,8 +11,8 @@
 -- allowances and the month's granularity are per month, which no filter passes through), so last
 -- month's spend_month_program read a year of hourly usage on a year's database. Pass whole UTC months:
 -- a line never spans a month and allowances are netted per month, so a month read alone has the lines,
--- costs and granularity the views give it (line_no is numbered within the range, as the month's
--- program_spend.parquet numbers it). Framework lines go to the frameworks current now, as the view's do.
+-- costs and granularity the views give it (line_no aside: it is numbered within the range). Framework
+-- lines go to the frameworks current now, as the views' do.
 -- spend_month_granularity_in finds the months with usage from their distinct bucket starts instead of
 -- converting every row's timestamp (the same months; 6.1 -> 1.2 s for a month of the `large` account).
 -- Parameters: none. The views keep their columns; their comments are restated.
