@@ -93,7 +93,9 @@ function pythonPackages(): void {
       );
   }
   process.stderr.write('test setup: installing the Python packages of test/support/requirements.txt into .venv/...\n');
-  const pip = spawnSync(python, ['-m', 'pip', 'install', '-q', '-r', PYTHON_REQUIREMENTS], {
+  // One retry, not pip's five with back-off: where an index cannot be reached (a machine whose packages
+  // come from a local wheel mirror) the five cost about 25 s of a fresh run, and one still rides over a blip.
+  const pip = spawnSync(python, ['-m', 'pip', 'install', '-q', '--retries', '1', '-r', PYTHON_REQUIREMENTS], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
