@@ -12,7 +12,20 @@ export interface QueryResult {
   /** The database file queried: the analyst copy. */
   db: string;
   columns: string[];
+  /** Row objects; a DATE is its calendar day ('2026-10-01'), not the instant of its UTC midnight. */
   rows: Record<string, unknown>[];
+}
+
+/** The rows with each DATE column's values as 'YYYY-MM-DD' (the result converter gives a Date at UTC midnight). */
+function datesAsDays(columns: string[], types: string[], rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const dates = columns.filter((_, i) => types[i] === 'DATE');
+  if (dates.length === 0) return rows;
+  for (const row of rows)
+    for (const c of dates) {
+      const v = row[c];
+      if (v instanceof Date) row[c] = v.toISOString().replace(/T.*$/, '');
+    }
+  return rows;
 }
 
 export async function queryAnalystCopy(ctx: CommandContext, sql: string): Promise<QueryResult> {
@@ -24,7 +37,8 @@ export async function queryAnalystCopy(ctx: CommandContext, sql: string): Promis
   }
   const store = await openStore({ path: db, readOnly: true, memoryLimit: ctx.config.store.memory_limit, log: ctx.log });
   try {
-    return { db, ...(await rawSql(store).queryTable(sql)) };
+    const { columns, types, rows } = await rawSql(store).queryTable(sql);
+    return { db, columns, rows: datesAsDays(columns, types, rows) };
   } finally {
     await store.close();
   }

@@ -33,11 +33,15 @@ export async function queryRows<T = Record<string, unknown>>(
   return reader.convertRowObjects(resultConverter) as T[];
 }
 
-/** Like queryRows, with the result's column names (known even when no row comes back). */
+/** Like queryRows, with the result's column names and types (known even when no row comes back). */
 export async function queryTable(
   conn: DuckDBConnection,
   sql: string,
-): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
+): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
   const reader = await conn.runAndReadAll(sql);
-  return { columns: reader.columnNames(), rows: reader.convertRowObjects(resultConverter) };
+  return {
+    columns: reader.columnNames(),
+    types: reader.columnTypes().map(String),
+    rows: reader.convertRowObjects(resultConverter),
+  };
 }

@@ -16,8 +16,8 @@ export interface RawSql {
   query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
   /** One statement (several allowed; parameters bind to the last one). */
   run(sql: string, params?: SqlParams): Promise<void>;
-  /** One ad-hoc statement (the `query` command): its column names and rows. */
-  queryTable(sql: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }>;
+  /** One ad-hoc statement (the `query` command): its column names, their DuckDB types ('DATE', ...) and rows. */
+  queryTable(sql: string): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }>;
 }
 
 /** The raw SQL access of a store, inside its exclusive section like every other store operation. */

@@ -180,6 +180,16 @@ describe('usage-pipeline query', () => {
     expect(json.stdout).toContain(`"top": ${expected!.top}`);
   });
 
+  it('prints a DATE as its day and a TIMESTAMPTZ as its instant, in the table and in JSON', async () => {
+    const sql =
+      "SELECT DATE '2026-10-01' AS usage_day, CAST(NULL AS DATE) AS none, TIMESTAMPTZ '2026-10-01 06:30:00+00' AS at";
+    const table = await cli(['query', sql, '--db', db], { cwd: dir });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n')[2]).toMatch(/^2026-10-01\s+2026-10-01T06:30:00\.000Z$/);
+    const json = await cli(['query', sql, '--db', db, '--json'], { cwd: dir });
+    expect(JSON.parse(json.stdout)).toEqual([{ usage_day: '2026-10-01', none: null, at: '2026-10-01T06:30:00.000Z' }]);
+  });
+
   it('is read-only, and says what to do without a query or an analyst copy', async () => {
     const write = await cli(['query', 'DELETE FROM coverage', '--db', db], { cwd: dir });
     expect(write.code).toBe(1);
