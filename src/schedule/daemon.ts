@@ -250,10 +250,9 @@ class JobScheduler implements Scheduler {
     if ('outcome' in lock) return finish(lock.outcome, { detail: lock.detail });
 
     const started = Date.now();
-    // The run ends when its lock is released (runHolding's finally): a collect waiting for the lock starts
+    // The run ends when its lock is released (runHolding's endedAt): a collect waiting for the lock starts
     // after this run's finished_at, never before it.
-    let endedAt = now();
-    const result = await this.runHolding(job, lock, jlog, trigger, () => (endedAt = now()));
+    const { endedAt, ...result } = await this.runHolding(job, lock, jlog, trigger);
     const fields = {
       ...(result.detail !== undefined ? { detail: result.detail } : {}),
       ...(result.runId !== undefined ? { run_id: result.runId } : {}),
@@ -313,16 +312,15 @@ class JobScheduler implements Scheduler {
     }
   }
 
-  /** The job's own work, with the lock held; the lock is released before this returns, `ending` called just
-   *  before. */
+  /** The job's own work, with the lock held; the lock is released before this returns, at endedAt. */
   private async runHolding(
     job: JobName,
     lock: RunLock,
     jlog: Logger,
     trigger: JobTrigger,
-    ending: () => void,
-  ): Promise<JobResult> {
+  ): Promise<JobResult & { endedAt: number }> {
     const { ctx, now, baseUrl, opts, stopController } = this;
+    let result: JobResult;
     try {
       jlog.info('job started', { trigger });
       const env = {
@@ -333,16 +331,18 @@ class JobScheduler implements Scheduler {
         log: jlog,
         signal: AbortSignal.any([stopController.signal, lock.signal]),
       };
-      if (job === 'monthly') return await runExportJob(env, previousMonth(now(), this.tz));
-      return await runCollectJob(env, this.granularities(job));
+      result =
+        job === 'monthly'
+          ? await runExportJob(env, previousMonth(now(), this.tz))
+          : await runCollectJob(env, this.granularities(job));
     } catch (err) {
       // A failing job never takes the daemon down: it is logged and runs again at its next slot.
       const message = (err as Error).message ?? String(err);
-      return { outcome: stopController.signal.aborted ? 'interrupted' : 'failed', detail: message };
-    } finally {
-      ending();
-      await lock.release();
+      result = { outcome: stopController.signal.aborted ? 'interrupted' : 'failed', detail: message };
     }
+    const endedAt = now();
+    await lock.release();
+    return { ...result, endedAt };
   }
 
   private enqueue(job: JobName, trigger: JobTrigger): Promise<JobRun | null> {
