@@ -131,6 +131,8 @@ export function formatStatus(s: StatusResult, now: number = Date.now(), width: n
     );
   }
   if (s.readFrom !== s.db) out.push(`  read from ${s.readFrom}: ${s.note}`);
+  if (s.storage && !s.storage.current)
+    out.push(`  storage format ${s.storage.format}: \`usage-pipeline compact\` rewrites it in the current one`);
   out.push(`usage rows: ${n(s.rows.usage_program)} program, ${n(s.rows.usage_framework)} framework`);
   out.push(
     `inventory: ${n(s.rows.programs)} programs, ${n(s.rows.frameworks)} frameworks, ${n(s.rows.snapshots)} snapshots`,

@@ -17,6 +17,7 @@ import { registerReport } from './commands/report.js';
 import { registerExport } from './commands/export.js';
 import { registerPrune } from './commands/prune.js';
 import { registerRestore } from './commands/restore.js';
+import { registerCompact } from './commands/compact.js';
 import { registerDemo } from './commands/demo.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerSandbox } from './commands/sandbox.js';
@@ -53,6 +54,7 @@ const COMMANDS: ((program: Command, setExit: SetExit) => void)[] = [
   registerExport,
   registerPrune,
   registerRestore,
+  registerCompact,
   registerDemo,
   registerSchedule,
   registerSandbox,

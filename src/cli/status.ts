@@ -1,6 +1,6 @@
 // `usage-pipeline status`: what is collected, coverage per source/granularity/scope, freshness, last runs.
 import { existsSync } from 'node:fs';
-import { openStore, StoreLockedError, type Store } from '../store/store.js';
+import { openStore, STORE_STORAGE_VERSION, StoreLockedError, type Store } from '../store/store.js';
 import { analystCopyPath } from '../store/publish.js';
 import { listMigrations } from '../store/migrations.js';
 import { UsageError } from '../domain/errors.js';
@@ -15,6 +15,9 @@ export interface StatusResult {
   readFrom: string;
   note?: string;
   schemaVersion: number;
+  /** The database file's storage format (read from the database itself only); `current` when it is the
+   *  one this release creates files in, else `compact` rewrites it. */
+  storage?: { format: string; current: boolean };
   coverage: Awaited<ReturnType<Store['coverage']['summary']>>;
   runs: Awaited<ReturnType<Store['runs']['last']>>;
   rows: { usage_program: number; usage_framework: number; programs: number; frameworks: number; snapshots: number };
@@ -121,6 +124,7 @@ export async function statusCommand(
       readFrom,
       ...(note ? { note } : {}),
       schemaVersion: await store.schemaVersion(),
+      ...(readFrom === ctx.dbPath ? { storage: await storageOf(store) } : {}),
       coverage,
       runs,
       check,
@@ -139,6 +143,11 @@ export async function statusCommand(
 }
 
 export class StatusNoDatabase extends Error {}
+
+async function storageOf(store: Store): Promise<{ format: string; current: boolean }> {
+  const format = await store.storageFormat();
+  return { format, current: format === `${STORE_STORAGE_VERSION}+` };
+}
 
 /** A file this release has not upgraded yet lacks the kept summaries status reads: say what upgrades it. */
 async function refuseOlderSchema(store: Store, path: string): Promise<void> {

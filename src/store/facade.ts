@@ -76,6 +76,10 @@ async function withThreads<T>(
   return out;
 }
 
+// Parameters: $db an attached database's name, or NULL for the store's own.
+const STORAGE_FORMAT_SQL = `SELECT map_extract_value(tags, 'storage_version') AS format FROM duckdb_databases()
+WHERE database_name = coalesce($db, current_database())`;
+
 export class Store {
   private readonly section = new AsyncLocalStorage<SectionContext>();
   private tail: Promise<void> = Promise.resolve();
@@ -204,6 +208,12 @@ export class Store {
   /** The highest migration applied to the file. */
   async schemaVersion(): Promise<number> {
     return this.version;
+  }
+
+  /** The storage format DuckDB writes the file in ('v1.0.0+', 'v1.5.0+'), or that of an attached `database`. */
+  async storageFormat(database?: string): Promise<string> {
+    const [row] = await this.query<{ format: string | null }>(STORAGE_FORMAT_SQL, { db: database ?? null });
+    return row?.format ?? 'unknown';
   }
 
   /** Raw SQL (store/rawSql.ts): for the store's modules and the analysts' `query` command only. */

@@ -12,11 +12,12 @@
 // parts' record (analyst_parts) is committed with the clearing of the marks, after the files are on
 // disk, so a crash leaves either the old or the new record, and a file is removed only an hour after
 // the copy that stopped naming it was published.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { pidAlive } from '../process.js';
 import { PARTED_TABLES, type PartedTable } from './analystParts.js';
+import { fsyncPath } from './fsyncPath.js';
 import { rawSql, type RawSql } from './rawSql.js';
 import { quoteIdent, quoteLiteral } from './sql.js';
 import { memoryBytes } from './facade.js';
@@ -42,6 +43,9 @@ export function analystPartsDir(copyPath: string): string {
 }
 
 const ATTACHED = 'analyst_next';
+/** The copy is opened by analysts' own DuckDB (CLI, Python), so it keeps DuckDB's default storage
+ *  format, which DuckDB 1.0 and later read, not the store's newer one. */
+const ANALYST_STORAGE_VERSION = 'v1.0.0';
 
 // Parameters: none.
 const DIRTY_SQL = 'SELECT DISTINCT table_name, part FROM analyst_dirty';
@@ -190,15 +194,6 @@ async function planParts(sql: RawSql, cat: Catalog, dir: string): Promise<PartKe
   return [...keys].flatMap(([table, parts]) => [...parts].sort().map((part) => ({ table, part })));
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Writes one part under a new name; a part with no rows gets no file. */
 type WrittenPart = PartKey & { file: string | null; rows: bigint };
 
@@ -227,7 +222,7 @@ async function writePart(
 /** The copy at `tmp`: the schema, every table not parted (or parted with no part) whole, the parted ones as views. */
 async function buildCopy(sql: RawSql, cat: Catalog, tmp: string, dir: string): Promise<void> {
   const parts = await sql.query<{ table_name: string; part: string; file: string }>(PARTS_SQL);
-  await sql.run(`ATTACH ${quoteLiteral(tmp)} AS ${ATTACHED}`);
+  await sql.run(`ATTACH ${quoteLiteral(tmp)} AS ${ATTACHED} (STORAGE_VERSION '${ANALYST_STORAGE_VERSION}')`);
   try {
     await sql.run(`COPY FROM DATABASE ${quoteIdent(cat.database)} TO ${ATTACHED} (SCHEMA)`);
     for (const t of cat.tables) {

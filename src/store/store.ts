@@ -23,7 +23,7 @@ export {
   StoreMissingError,
 } from './errors.js';
 export { IN_MEMORY } from './inProcessLock.js';
-export { DEFAULT_LOCK_TIMEOUT_MS, openStore, type OpenOptions } from './open.js';
+export { DEFAULT_LOCK_TIMEOUT_MS, openStore, STORE_STORAGE_VERSION, type OpenOptions } from './open.js';
 export { PAGE_SLOTS, Store } from './facade.js';
 export {
   DATASET_LAYOUT,

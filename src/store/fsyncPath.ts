@@ -1,0 +1,11 @@
+// Making a written file (or a folder's new entry) durable before the rename that publishes it.
+import { closeSync, fsyncSync, openSync } from 'node:fs';
+
+export function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
