@@ -10,7 +10,10 @@
 // (markDatasetCurrent). Each step starts again from the collected base (database, analyst copy and
 // dataset folder) and runs at the same clock, so every step's runs are at the same hour of the day and
 // day of the month: today's hourly part of the analyst copy and the month an export prices grow with
-// those, not with the history kept.
+// those, not with the history kept. A machine's speed drifts over the hour a run takes, so every later
+// step is measured beside the first: the first step's files as its rounds found them are kept, put back
+// beside each later step, and every round runs each command on both in turn at the same clock; the
+// ratios are a step over the first step measured beside it.
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
@@ -55,6 +58,8 @@ export interface GrowthStep {
   datasetBytes: number;
   collectedBytes: number;
   ops: Record<RoundOp, GrowthOpResult[]>;
+  /** Every step after the first: the first step's files measured in the same rounds, in turn with these. */
+  paired?: Record<RoundOp, GrowthOpResult[]>;
   /** The last step only: every example query on the analyst copy and on the database. */
   examples?: ExampleTiming[];
 }
@@ -212,29 +217,54 @@ async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTimi
 const copyOverDb = (e: ExampleTiming): number | null =>
   e.copyMs !== null && e.dbMs !== null ? e.copyMs / e.dbMs : null;
 
-/** The database, its analyst copy and the dataset folder, as saved by saveBase (or restored from it). */
-const baseFiles = (c: Ctx) => [c.db, ...copyOf(c.db), c.dataset];
+/** The database, its analyst copy and the dataset folder, as saved by saveFiles (or restored from it). */
+const stepFiles = (c: Ctx) => [c.db, ...copyOf(c.db), c.dataset];
 
-/** Keeps the collected base beside the database, for every step to start from. */
-function saveBase(c: Ctx): void {
-  const base = join(c.dir, 'base');
-  mkdirSync(base, { recursive: true });
-  for (const f of baseFiles(c)) if (existsSync(f)) cpSync(f, join(base, f.slice(c.dir.length)), { recursive: true });
+/** Keeps the step's files in `dir/name` (the collected base; the first step before its rounds). */
+function saveFiles(c: Ctx, name: string): void {
+  const saved = join(c.dir, name);
+  rmSync(saved, { recursive: true, force: true });
+  mkdirSync(saved, { recursive: true });
+  for (const f of stepFiles(c)) if (existsSync(f)) cpSync(f, join(saved, f.slice(c.dir.length)), { recursive: true });
 }
 
-/** Puts the collected base back in place of a grown step's files. */
-function restoreBase(c: Ctx): void {
-  for (const f of baseFiles(c)) {
-    rmSync(f, { recursive: true, force: true });
-    const saved = join(c.dir, 'base', f.slice(c.dir.length));
-    if (!existsSync(saved)) continue;
-    if (statSync(saved).isDirectory()) cpSync(saved, f, { recursive: true });
-    else copyFileSync(saved, f);
+/** Puts the files saved as `name` in place of `into`'s (c's own, or the paired folder's). */
+function restoreFiles(c: Ctx, name: string, into: Ctx = c): void {
+  const targets = stepFiles(into);
+  stepFiles(c).forEach((f, i) => {
+    const target = targets[i]!;
+    rmSync(target, { recursive: true, force: true });
+    const saved = join(c.dir, name, f.slice(c.dir.length));
+    if (!existsSync(saved)) return;
+    if (statSync(saved).isDirectory()) cpSync(saved, target, { recursive: true });
+    else copyFileSync(saved, target);
+  });
+}
+
+// The tables that record a dataset folder by its absolute path (migrations 004 and 014).
+const DATASET_TABLES = ['export_runs', 'export_datasets', 'export_partitions'] as const;
+
+/** The first step's files, as its rounds found them, in `dir/paired/`, their dataset records moved with them. */
+async function pairedFirst(c: Ctx): Promise<Ctx> {
+  const dir = join(c.dir, 'paired');
+  mkdirSync(dir, { recursive: true });
+  const p: Ctx = { ...c, dir, db: join(dir, 'usage.duckdb'), dataset: join(dir, 'dataset') };
+  restoreFiles(c, 'first', p);
+  const store = await openStore({ path: p.db });
+  try {
+    for (const t of DATASET_TABLES)
+      await rawSql(store).run(`UPDATE ${t} SET dataset_dir = $to WHERE dataset_dir = $from`, {
+        from: c.dataset,
+        to: p.dataset,
+      });
+  } finally {
+    await store.close();
   }
+  return p;
 }
 
-/** One step from the base at NOW0: grow to `days` of history, catch up (not measured), then the measured rounds. */
-async function step(c: Ctx, days: number, say: (s: string) => void): Promise<GrowthStep> {
+/** Grows the base to `days` of history and catches up (not measured); returns the clock it ends at. */
+async function grow(c: Ctx, days: number, say: (s: string) => void): Promise<number> {
   let now = NOW0;
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   for (const g of ['hourly', 'daily'] as const) {
@@ -258,26 +288,36 @@ async function step(c: Ctx, days: number, say: (s: string) => void): Promise<Gro
   // And an export of what it replaced, so the measured exports find the folder as a routine one does.
   const e = await runOp({ op: 'export', db: c.db, config: c.config, dataset: c.dataset, now });
   say(`  caught up: export --dataset (${e.wallS.toFixed(0)} s)`);
-  const ops: GrowthStep['ops'] = { collect: [], status: [], query: [], export: [], report: [] };
+  return now;
+}
+
+const emptyOps = (): GrowthStep['ops'] => ({ collect: [], status: [], query: [], export: [], report: [] });
+
+/** One command on one set of files at `now`. */
+function opAt(c: Ctx, op: RoundOp, now: number): Promise<GrowthOpResult> {
+  if (op === 'collect') return collectAt(c, now);
+  if (op === 'export') return runOp({ op, db: c.db, config: c.config, dataset: c.dataset, now });
+  if (op === 'status') return runOp({ op, db: c.db, config: c.config, now });
+  if (op === 'query') return runOp({ op, db: c.db, config: c.config, example: QUERY });
+  return runOp({ op, db: c.db, config: c.config, month: iso(now).slice(0, 7), out: join(c.dir, 'reports'), now });
+}
+
+/** One step: grown from the base, then the measured rounds, each command on the step's files and then on
+ *  the paired first step's (when given) at the same clock. */
+async function step(c: Ctx, days: number, say: (s: string) => void, pair?: Ctx): Promise<GrowthStep> {
+  let now = await grow(c, days, say);
+  if (!pair) saveFiles(c, 'first');
+  const ops = emptyOps();
+  const paired = emptyOps();
   let collectedBytes = 0;
   for (let r = 0; r < ROUNDS; r++) {
     now += HOUR_MS;
-    const before = (await c.sandbox.stats()).bytesSent;
-    ops.collect.push(await collectAt(c, now));
-    collectedBytes += (await c.sandbox.stats()).bytesSent - before;
-    ops.export.push(await runOp({ op: 'export', db: c.db, config: c.config, dataset: c.dataset, now }));
-    ops.status.push(await runOp({ op: 'status', db: c.db, config: c.config, now }));
-    ops.query.push(await runOp({ op: 'query', db: c.db, config: c.config, example: QUERY }));
-    ops.report.push(
-      await runOp({
-        op: 'report',
-        db: c.db,
-        config: c.config,
-        month: iso(now).slice(0, 7),
-        out: join(c.dir, 'reports'),
-        now,
-      }),
-    );
+    for (const op of ['collect', 'export', 'status', 'query', 'report'] as const) {
+      const before = (await c.sandbox.stats()).bytesSent;
+      ops[op].push(await opAt(c, op, now));
+      if (op === 'collect') collectedBytes += (await c.sandbox.stats()).bytesSent - before;
+      if (pair) paired[op].push(await opAt(pair, op, now));
+    }
   }
   return {
     days,
@@ -286,6 +326,7 @@ async function step(c: Ctx, days: number, say: (s: string) => void): Promise<Gro
     datasetBytes: bytesOf(c.dataset),
     collectedBytes: collectedBytes / ROUNDS,
     ops,
+    ...(pair ? { paired } : {}),
   };
 }
 
@@ -327,21 +368,23 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
       `base: ${c.orgs.length} of ${all.length} organizations collected at ${iso(NOW0)} (${((performance.now() - t) / 1000).toFixed(0)} s)`,
     );
     await markDatasetCurrent(c, NOW0);
-    saveBase(c);
+    saveFiles(c, 'base');
     const steps: GrowthStep[] = [];
     for (const days of flags.days) {
-      restoreBase(c);
+      restoreFiles(c, 'base');
       // The database and the copy's parts grow by what they hold a day (the dataset is recorded, not
-      // written); half again for what an export spills. An upper bound: the base also holds fixed content.
+      // written); half again for what an export spills; and the first step's files put back beside it.
+      // An upper bound: the base also holds fixed content.
       const held = Math.max(1, (NOW0 - (await firstDay(c.db, 'hourly'))) / DAY_MS);
-      const need = ((bytesOf(c.db) + bytesOf(copyOf(c.db))) / held) * 1.5 * Math.max(0, days - held);
+      const need =
+        ((bytesOf(c.db) + bytesOf(copyOf(c.db))) / held) * 1.5 * Math.max(0, days - held) + bytesOf(join(dir, 'first'));
       say(
         `${days} days need about ${(need / 1e9).toFixed(1)} GB more; ${(freeBytes(dir) / 1e9).toFixed(0)} GB are free`,
       );
       if (need > freeBytes(dir)) throw new Error(`not enough free disk for ${days} days of history`);
       say(`growing to ${days} days of history`);
-      const s = await step(c, days, say);
-      say(growthLine(s));
+      const s = await step(c, days, say, steps.length > 0 ? await pairedFirst(c) : undefined);
+      say(growthLine(s, steps[0]));
       if (days === flags.days.at(-1)) s.examples = await examplesAt(c, say);
       steps.push(s);
     }
@@ -351,28 +394,41 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
   }
 }
 
-const avg = (s: GrowthStep, op: RoundOp, k: 'wallS' | 'cpuS' | 'writtenBytes' | 'peakRssMb') =>
-  mean(s.ops[op].map((r) => r[k]));
+type OpFigure = 'wallS' | 'cpuS' | 'writtenBytes' | 'peakRssMb';
+const avgOf = (ops: GrowthStep['ops'], op: RoundOp, k: OpFigure) => mean(ops[op].map((r) => r[k]));
+const avg = (s: GrowthStep, op: RoundOp, k: OpFigure) => avgOf(s.ops, op, k);
+const ROUND_OPS = ['collect', 'status', 'query', 'export', 'report'] as const;
 
-export function growthLine(s: GrowthStep): string {
-  const f = (op: RoundOp) =>
-    `${op} ${avg(s, op, 'wallS').toFixed(2)} s / ${avg(s, op, 'cpuS').toFixed(2)} CPU-s / ${(avg(s, op, 'writtenBytes') / 1e6).toFixed(0)} MB`;
-  return `  ${s.days} days: db ${(s.dbBytes / 1e9).toFixed(2)} GB, copy ${(s.copyBytes / 1e9).toFixed(2)} GB, dataset ${(s.datasetBytes / 1e9).toFixed(2)} GB; ${(['collect', 'status', 'query', 'export', 'report'] as const).map(f).join('; ')}; collected ${(s.collectedBytes / 1e6).toFixed(1)} MB`;
+const opsLine = (ops: GrowthStep['ops']) =>
+  ROUND_OPS.map(
+    (op) =>
+      `${op} ${avgOf(ops, op, 'wallS').toFixed(2)} s / ${avgOf(ops, op, 'cpuS').toFixed(2)} CPU-s / ${(avgOf(ops, op, 'writtenBytes') / 1e6).toFixed(0)} MB`,
+  ).join('; ');
+
+export function growthLine(s: GrowthStep, first?: GrowthStep): string {
+  const line = `  ${s.days} days: db ${(s.dbBytes / 1e9).toFixed(2)} GB, copy ${(s.copyBytes / 1e9).toFixed(2)} GB, dataset ${(s.datasetBytes / 1e9).toFixed(2)} GB; ${opsLine(s.ops)}; collected ${(s.collectedBytes / 1e6).toFixed(1)} MB`;
+  return s.paired ? `${line}\n  beside it, ${first?.days ?? 'the first'} days: ${opsLine(s.paired)}` : line;
 }
 
 /** The last line of --growth --json: the largest step over the smallest. */
 export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
   const first = steps[0]!;
   const last = steps.at(-1)!;
-  const ratio = (op: RoundOp) => Number((avg(last, op, 'wallS') / avg(first, op, 'wallS')).toFixed(3));
+  // Against the first step as measured beside the last (the same rounds), else as measured in its own step.
+  const base = last.paired ?? first.ops;
+  const ratio = (op: RoundOp, k: OpFigure = 'wallS') =>
+    Number((avg(last, op, k) / Math.max(1e-9, avgOf(base, op, k))).toFixed(3));
   return {
     history_months: Number((last.days / 30.4).toFixed(1)),
     history_days: steps.map((s) => s.days),
+    paired: last.paired !== undefined,
     growth_hourly_run: ratio('collect'),
     growth_status: ratio('status'),
     growth_query: ratio('query'),
     growth_export: ratio('export'),
     growth_report: ratio('report'),
+    growth_cpu: Object.fromEntries(ROUND_OPS.map((op) => [op, ratio(op, 'cpuS')])),
+    growth_hourly_run_written: ratio('collect', 'writtenBytes'),
     written_per_collected_byte: Number(
       (avg(last, 'collect', 'writtenBytes') / Math.max(1, last.collectedBytes)).toFixed(3),
     ),
@@ -387,17 +443,22 @@ export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
       copy_bytes: s.copyBytes,
       dataset_bytes: s.datasetBytes,
       collected_bytes: s.collectedBytes,
-      ...Object.fromEntries(
-        (['collect', 'status', 'query', 'export', 'report'] as const).map((op) => [
-          op,
-          {
-            wall_s: avg(s, op, 'wallS'),
-            cpu_s: avg(s, op, 'cpuS'),
-            written_bytes: avg(s, op, 'writtenBytes'),
-            peak_rss_mb: avg(s, op, 'peakRssMb'),
-          },
-        ]),
-      ),
+      ...opsJson(s.ops),
+      ...(s.paired ? { paired: opsJson(s.paired) } : {}),
     })),
   };
+}
+
+function opsJson(ops: GrowthStep['ops']): Record<string, Record<string, number>> {
+  return Object.fromEntries(
+    ROUND_OPS.map((op) => [
+      op,
+      {
+        wall_s: avgOf(ops, op, 'wallS'),
+        cpu_s: avgOf(ops, op, 'cpuS'),
+        written_bytes: avgOf(ops, op, 'writtenBytes'),
+        peak_rss_mb: avgOf(ops, op, 'peakRssMb'),
+      },
+    ]),
+  );
 }

@@ -106,4 +106,13 @@ describe('the growth benchmark JSON', () => {
     expect(j.examples_copy_over_db).toBe(1.5);
     expect(growthJson([step(7, 2), step(30, 2)]).examples_copy_over_db).toBeNull();
   });
+
+  it('gives the last step over the first step measured beside it, when it was', () => {
+    // The machine slowed between the steps: the first step alone took 2 s, beside the last 2.5 s.
+    const last = { ...step(365, 3), paired: step(7, 2.5).ops };
+    const j = growthJson([step(7, 2), last]);
+    expect(j).toMatchObject({ paired: true, growth_hourly_run: 1.2, growth_status: 1.2, growth_hourly_run_written: 1 });
+    expect(j.growth_cpu).toEqual({ collect: 1.2, status: 1.2, query: 1.2, export: 1.2, report: 1.2 });
+    expect(growthJson([step(7, 2), step(365, 3)])).toMatchObject({ paired: false, growth_hourly_run: 1.5 });
+  });
 });
