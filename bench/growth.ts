@@ -286,7 +286,7 @@ async function grow(c: Ctx, days: number, say: (s: string) => void): Promise<num
     `  caught up: a collect that prices and publishes the grown days (${((performance.now() - t) / 1000).toFixed(0)} s)`,
   );
   // And an export of what it replaced, so the measured exports find the folder as a routine one does.
-  const e = await runOp({ op: 'export', db: c.db, config: c.config, dataset: c.dataset, now });
+  const e = await opAt(c, 'export', now);
   say(`  caught up: export --dataset (${e.wallS.toFixed(0)} s)`);
   return now;
 }

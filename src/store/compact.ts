@@ -14,7 +14,7 @@ import { quoteIdent, quoteLiteral } from './sql.js';
 
 const TARGET = 'compact_next';
 const DATABASE_SQL = 'SELECT current_database() AS name';
-// Parameters: $db. Every table and view, so the check covers what the copy must hold.
+// Parameters: $db. Every table, view and macro, so the check covers what the copy must hold.
 const OBJECTS_SQL = `SELECT table_name AS name, 'table' AS kind FROM duckdb_tables() WHERE database_name = $db
 UNION ALL SELECT view_name, 'view' FROM duckdb_views() WHERE database_name = $db AND NOT internal
 UNION ALL SELECT DISTINCT function_name, 'macro' FROM duckdb_functions() WHERE database_name = $db AND NOT internal
