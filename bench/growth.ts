@@ -1,10 +1,10 @@
-// `npm run bench -- --growth [--json] [--orgs N] [--days 7,30,91,365]`: what a routine run costs as the
-// history kept grows. One database grows step by step (1 week, 1 month, 3 months, 12 months of hourly
-// and daily history by default); at each step an hourly collect as cron runs it, status, example query
-// 09, export --dataset after that collect and report --month are run twice, each in its own process
-// (bench/growthChild.ts), and their wall time, CPU, bytes written and peak RSS kept (the median of the
-// two is the mean). History: the `large` scenario's organizations (the first N) collected from the
-// sandbox once, then earlier days filled with copies of one collected day, shifted by whole days
+// `npm run bench -- --growth [--json] [--orgs N] [--days 7,30,91,365] [--rounds N]`: what a routine run
+// costs as the history kept grows. One database grows step by step (1 week, 1 month, 3 months, 12 months
+// of hourly and daily history by default); at each step an hourly collect as cron runs it, status,
+// example query 09, export --dataset after that collect and report --month are run in rounds (two unless
+// --rounds says), each in its own process (bench/growthChild.ts), and their wall time, CPU, bytes written
+// and peak RSS kept (the median over rounds). History: the `large` scenario's organizations (the first N)
+// collected from the sandbox once, then earlier days filled with copies of one collected day, shifted by whole days
 // (bench/growth_history_day.sql, bench/growth_history.sql), with complete coverage, so every command sees them as collected. The
 // dataset folder is recorded as holding the base and, at each step, every grown day rather than written
 // (markDatasetCurrent). Each step starts again from the collected base (database, analyst copy and
@@ -12,8 +12,8 @@
 // day of the month: today's hourly part of the analyst copy and the month an export prices grow with
 // those, not with the history kept. A machine's speed drifts over the hour a run takes, so every later
 // step is measured beside the first: the first step's files as its rounds found them are kept, put back
-// beside each later step, and every round runs each command on both in turn at the same clock; the
-// ratios are a step over the first step measured beside it.
+// beside each later step, and every round runs each command on both in turn at the same clock (which goes
+// first alternates); the ratios are the median over rounds of a step over the first step beside it.
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
@@ -42,7 +42,8 @@ const DAY_MS = 24 * HOUR_MS;
 /** The sandbox's clock at the first collect: early in its month, so that 1 week of history already holds
  *  the month report --month reads, and every step reports the same days. */
 const NOW0 = Date.UTC(2026, 10, 8, 10, 30);
-const ROUNDS = 2;
+/** Rounds per step unless --rounds says otherwise: two cannot tell a 10% growth from this machine's noise. */
+export const DEFAULT_ROUNDS = 2;
 const QUERY = 'top_frameworks_by_compute'; // queries/examples/09_top_frameworks_by_compute.sql
 // Unthrottled (the rate limit is not what grows); collect.memory_limit raised from 128MB, at which the
 // catch-up collect after growing ran out of memory (2026-11-28: 121.9 of 122.0 MiB pinned).
@@ -65,7 +66,12 @@ export interface GrowthStep {
 }
 
 const iso = (t: number) => new Date(t).toISOString();
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+/** The middle value (the mean of the middle two for an even count; 0 for none). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length === 0 ? 0 : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
 
 /** Bytes below a path (a file, or a folder's files). */
 function bytesOf(path: string | string[]): number {
@@ -204,18 +210,22 @@ async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTimi
   const r = await runOp({ op: 'examples', db: c.db, config: c.config });
   const timings = r.detail.examples as ExampleTiming[];
   const ms = (v: number | null) => (v === null ? 'did not finish' : `${v.toFixed(0)} ms`);
+  const x = (v: number | null) => (v !== null ? ` (x${v.toFixed(2)})` : '');
   for (const e of timings) {
-    const ratio = copyOverDb(e);
     say(
-      `  example ${e.name}: copy ${ms(e.copyMs)}, database ${ms(e.dbMs)}${ratio !== null ? ` (x${ratio.toFixed(2)})` : ''}`,
+      `  example ${e.name}: copy ${ms(e.copyMs)}, database ${ms(e.dbMs)}${x(copyOverDb(e))}; ` +
+        `opened and run once: copy ${ms(e.copyFirstMs)}, database ${ms(e.dbFirstMs)}${x(copyOverDb(e, 'first'))}`,
     );
   }
   return timings;
 }
 
-/** An example's time on the copy over its time on the database, when both finished. */
-const copyOverDb = (e: ExampleTiming): number | null =>
-  e.copyMs !== null && e.dbMs !== null ? e.copyMs / e.dbMs : null;
+/** An example's time on the copy over its time on the database (best, or the first run with the opening),
+ *  when both finished. */
+function copyOverDb(e: ExampleTiming, which: 'best' | 'first' = 'best'): number | null {
+  const [copy, db] = which === 'best' ? [e.copyMs, e.dbMs] : [e.copyFirstMs, e.dbFirstMs];
+  return copy !== null && db !== null ? copy / db : null;
+}
 
 /** The database, its analyst copy and the dataset folder, as saved by saveFiles (or restored from it). */
 const stepFiles = (c: Ctx) => [c.db, ...copyOf(c.db), c.dataset];
@@ -304,19 +314,21 @@ function opAt(c: Ctx, op: RoundOp, now: number): Promise<GrowthOpResult> {
 
 /** One step: grown from the base, then the measured rounds, each command on the step's files and then on
  *  the paired first step's (when given) at the same clock. */
-async function step(c: Ctx, days: number, say: (s: string) => void, pair?: Ctx): Promise<GrowthStep> {
+async function step(c: Ctx, days: number, rounds: number, say: (s: string) => void, pair?: Ctx): Promise<GrowthStep> {
   let now = await grow(c, days, say);
   if (!pair) saveFiles(c, 'first');
   const ops = emptyOps();
   const paired = emptyOps();
   let collectedBytes = 0;
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < rounds; r++) {
     now += HOUR_MS;
     for (const op of ['collect', 'export', 'status', 'query', 'report'] as const) {
+      // Odd rounds run the paired first step's command first: neither side always goes second.
+      if (pair && r % 2 === 1) paired[op].push(await opAt(pair, op, now));
       const before = (await c.sandbox.stats()).bytesSent;
       ops[op].push(await opAt(c, op, now));
       if (op === 'collect') collectedBytes += (await c.sandbox.stats()).bytesSent - before;
-      if (pair) paired[op].push(await opAt(pair, op, now));
+      if (pair && r % 2 === 0) paired[op].push(await opAt(pair, op, now));
     }
   }
   return {
@@ -324,7 +336,7 @@ async function step(c: Ctx, days: number, say: (s: string) => void, pair?: Ctx):
     dbBytes: bytesOf(c.db),
     copyBytes: bytesOf(copyOf(c.db)),
     datasetBytes: bytesOf(c.dataset),
-    collectedBytes: collectedBytes / ROUNDS,
+    collectedBytes: collectedBytes / rounds,
     ops,
     ...(pair ? { paired } : {}),
   };
@@ -334,6 +346,7 @@ export interface GrowthFlags {
   json: boolean;
   orgs: number;
   days: number[];
+  rounds: number;
 }
 
 function freeBytes(dir: string): number {
@@ -383,7 +396,7 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
       );
       if (need > freeBytes(dir)) throw new Error(`not enough free disk for ${days} days of history`);
       say(`growing to ${days} days of history`);
-      const s = await step(c, days, say, steps.length > 0 ? await pairedFirst(c) : undefined);
+      const s = await step(c, days, flags.rounds, say, steps.length > 0 ? await pairedFirst(c) : undefined);
       say(growthLine(s, steps[0]));
       if (days === flags.days.at(-1)) s.examples = await examplesAt(c, say);
       steps.push(s);
@@ -395,14 +408,14 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
 }
 
 type OpFigure = 'wallS' | 'cpuS' | 'writtenBytes' | 'peakRssMb';
-const avgOf = (ops: GrowthStep['ops'], op: RoundOp, k: OpFigure) => mean(ops[op].map((r) => r[k]));
-const avg = (s: GrowthStep, op: RoundOp, k: OpFigure) => avgOf(s.ops, op, k);
+const medOf = (ops: GrowthStep['ops'], op: RoundOp, k: OpFigure) => median(ops[op].map((r) => r[k]));
+const med = (s: GrowthStep, op: RoundOp, k: OpFigure) => medOf(s.ops, op, k);
 const ROUND_OPS = ['collect', 'status', 'query', 'export', 'report'] as const;
 
 const opsLine = (ops: GrowthStep['ops']) =>
   ROUND_OPS.map(
     (op) =>
-      `${op} ${avgOf(ops, op, 'wallS').toFixed(2)} s / ${avgOf(ops, op, 'cpuS').toFixed(2)} CPU-s / ${(avgOf(ops, op, 'writtenBytes') / 1e6).toFixed(0)} MB`,
+      `${op} ${medOf(ops, op, 'wallS').toFixed(2)} s / ${medOf(ops, op, 'cpuS').toFixed(2)} CPU-s / ${(medOf(ops, op, 'writtenBytes') / 1e6).toFixed(0)} MB`,
   ).join('; ');
 
 export function growthLine(s: GrowthStep, first?: GrowthStep): string {
@@ -414,10 +427,16 @@ export function growthLine(s: GrowthStep, first?: GrowthStep): string {
 export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
   const first = steps[0]!;
   const last = steps.at(-1)!;
-  // Against the first step as measured beside the last (the same rounds), else as measured in its own step.
-  const base = last.paired ?? first.ops;
+  // Against the first step as measured beside the last: the median of each round's ratio, both sides at
+  // the same clock in that round; else against the first step as measured in its own rounds.
+  const paired = last.paired;
   const ratio = (op: RoundOp, k: OpFigure = 'wallS') =>
-    Number((avg(last, op, k) / Math.max(1e-9, avgOf(base, op, k))).toFixed(3));
+    Number(
+      (paired
+        ? median(last.ops[op].map((r, i) => r[k] / Math.max(1e-9, paired[op][i]![k])))
+        : med(last, op, k) / Math.max(1e-9, medOf(first.ops, op, k))
+      ).toFixed(3),
+    );
   return {
     history_months: Number((last.days / 30.4).toFixed(1)),
     history_days: steps.map((s) => s.days),
@@ -430,11 +449,15 @@ export function growthJson(steps: GrowthStep[]): Record<string, unknown> {
     growth_cpu: Object.fromEntries(ROUND_OPS.map((op) => [op, ratio(op, 'cpuS')])),
     growth_hourly_run_written: ratio('collect', 'writtenBytes'),
     written_per_collected_byte: Number(
-      (avg(last, 'collect', 'writtenBytes') / Math.max(1, last.collectedBytes)).toFixed(3),
+      (med(last, 'collect', 'writtenBytes') / Math.max(1, last.collectedBytes)).toFixed(3),
     ),
     // The slowest example query on the copy against the database, at the last step.
     examples_copy_over_db: last.examples
       ? Number(Math.max(...last.examples.map((e) => copyOverDb(e) ?? 0)).toFixed(3))
+      : null,
+    // The same for each example's first run in a process, the file's opening included: what `query` costs.
+    examples_first_copy_over_db: last.examples
+      ? Number(Math.max(...last.examples.map((e) => copyOverDb(e, 'first') ?? 0)).toFixed(3))
       : null,
     examples: last.examples ?? null,
     steps: steps.map((s) => ({
@@ -454,10 +477,10 @@ function opsJson(ops: GrowthStep['ops']): Record<string, Record<string, number>>
     ROUND_OPS.map((op) => [
       op,
       {
-        wall_s: avgOf(ops, op, 'wallS'),
-        cpu_s: avgOf(ops, op, 'cpuS'),
-        written_bytes: avgOf(ops, op, 'writtenBytes'),
-        peak_rss_mb: avgOf(ops, op, 'peakRssMb'),
+        wall_s: medOf(ops, op, 'wallS'),
+        cpu_s: medOf(ops, op, 'cpuS'),
+        written_bytes: medOf(ops, op, 'writtenBytes'),
+        peak_rss_mb: medOf(ops, op, 'peakRssMb'),
       },
     ]),
   );

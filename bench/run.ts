@@ -108,6 +108,7 @@ const { values: flags } = parseArgs({
     growth: { type: 'boolean', default: false },
     orgs: { type: 'string', default: '3' },
     days: { type: 'string', default: '7,30,91,365' },
+    rounds: { type: 'string' },
   },
 });
 
@@ -594,14 +595,17 @@ async function steadyState({ sandbox, dir }: Pick<Bench, 'sandbox' | 'dir'>, pla
 
 /** `--growth`: bench/growth.ts, its table, and with --json its object last. */
 async function growth(): Promise<void> {
-  const { growthBench, growthJson } = await import('./growth.js');
+  const { DEFAULT_ROUNDS, growthBench, growthJson } = await import('./growth.js');
   const days = flags.days.split(',').map(Number);
   const orgs = Number(flags.orgs);
+  const rounds = Number(flags.rounds ?? DEFAULT_ROUNDS);
   if (!days.every((d) => Number.isInteger(d) && d >= 7) || !Number.isInteger(orgs) || orgs < 1)
     throw new Error(
       `--days ${flags.days} --orgs ${flags.orgs}: give whole days (at least 7) and a number of organizations`,
     );
-  const steps = await growthBench({ json: flags.json, orgs, days }, say);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds ${flags.rounds}: give a whole number, at least 1`);
+  const steps = await growthBench({ json: flags.json, orgs, days, rounds }, say);
   if (flags.json) process.stdout.write(JSON.stringify(growthJson(steps)) + '\n');
 }
 

@@ -93,17 +93,18 @@ describe('the growth benchmark JSON', () => {
     const last = {
       ...step(365, 3),
       examples: [
-        { name: 'a', copyMs: 30, dbMs: 20 },
-        { name: 'b', copyMs: 10, dbMs: 40 },
+        { name: 'a', copyMs: 30, dbMs: 20, copyFirstMs: 300, dbFirstMs: 250 },
+        { name: 'b', copyMs: 10, dbMs: 40, copyFirstMs: 100, dbFirstMs: 400 },
         // stopped at the cap on one side: no ratio to compare
-        { name: 'c', copyMs: null, dbMs: 1 },
-        { name: 'd', copyMs: 90, dbMs: null },
+        { name: 'c', copyMs: null, dbMs: 1, copyFirstMs: null, dbFirstMs: 1 },
+        { name: 'd', copyMs: 90, dbMs: null, copyFirstMs: 900, dbFirstMs: null },
       ],
     };
     const j = growthJson([step(7, 2), last]);
     expect(j).toMatchObject({ history_months: 12, growth_hourly_run: 1.5, growth_report: 1.5 });
     expect(j.written_per_collected_byte).toBe(0.5);
     expect(j.examples_copy_over_db).toBe(1.5);
+    expect(j.examples_first_copy_over_db).toBe(1.2);
     expect(growthJson([step(7, 2), step(30, 2)]).examples_copy_over_db).toBeNull();
   });
 
@@ -114,5 +115,20 @@ describe('the growth benchmark JSON', () => {
     expect(j).toMatchObject({ paired: true, growth_hourly_run: 1.2, growth_status: 1.2, growth_hourly_run_written: 1 });
     expect(j.growth_cpu).toEqual({ collect: 1.2, status: 1.2, query: 1.2, export: 1.2, report: 1.2 });
     expect(growthJson([step(7, 2), step(365, 3)])).toMatchObject({ paired: false, growth_hourly_run: 1.5 });
+  });
+
+  it("takes the median of the rounds, of each round's ratio when paired: one slow round does not move it", () => {
+    const rounds = (days: number, walls: number[]) => ({
+      ...step(days, 1),
+      ops: Object.fromEntries(
+        (['collect', 'status', 'query', 'export', 'report'] as const).map((o) => [o, walls.map((w) => op(o, w))]),
+      ) as GrowthStep['ops'],
+    });
+    // Round 2 ran on a loaded machine, both sides slow; round 3 only the step's side. Two rounds in three
+    // give 1.1 (the medians' ratio would be 2, the means' 1.21).
+    const last = { ...rounds(365, [1.1, 6.6, 2]), paired: rounds(7, [1, 6, 1]).ops };
+    expect(growthJson([rounds(7, [1, 1, 1]), last])).toMatchObject({ growth_hourly_run: 1.1, growth_export: 1.1 });
+    // Unpaired: the median of each side's rounds (1.32 over 1).
+    expect(growthJson([rounds(7, [1, 9, 1]), rounds(365, [1.1, 6.6, 1.32])]).growth_hourly_run).toBe(1.32);
   });
 });
