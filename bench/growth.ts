@@ -312,8 +312,8 @@ function opAt(c: Ctx, op: RoundOp, now: number): Promise<GrowthOpResult> {
   return runOp({ op, db: c.db, config: c.config, month: iso(now).slice(0, 7), out: join(c.dir, 'reports'), now });
 }
 
-/** One step: grown from the base, then the measured rounds, each command on the step's files and then on
- *  the paired first step's (when given) at the same clock. */
+/** One step: grown from the base, then the measured rounds, each command on the step's files and on the
+ *  paired first step's (when given) at the same clock. */
 async function step(c: Ctx, days: number, rounds: number, say: (s: string) => void, pair?: Ctx): Promise<GrowthStep> {
   let now = await grow(c, days, say);
   if (!pair) saveFiles(c, 'first');
