@@ -287,8 +287,14 @@ describe('collect against a hostile API', () => {
 
   it('refuses a bad flag at once, with 64, while another run holds the lock', async () => {
     const held = await acquireRunLock(db, { waitMs: 0, command: 'test holder' });
+    // A wait on the lock would last 10 minutes and be stopped by the guard; a refusal at once ends within
+    // it however loaded the machine is (a 4 s guard killed a refusal's slow start under load).
+    const cfg = join(dir, 'long-wait.toml');
+    writeFileSync(cfg, CONFIG.replace('lock_timeout_seconds = 5', 'lock_timeout_seconds = 600'));
+    const args = [...collectArgs(), '--granularity', 'weekly'];
+    args[args.indexOf('--config') + 1] = cfg;
     try {
-      const r = await cli([...collectArgs(), '--granularity', 'weekly'], { env: ENV, guardMs: 4_000 });
+      const r = await cli(args, { env: ENV, guardMs: 60_000 });
       expect(r.killedAfterMs).toBeUndefined();
       expect(r.code).toBe(64);
       expect(errorMessage(r.stderr)).toMatch(/--granularity "weekly": unknown value "weekly"/);
