@@ -33,6 +33,7 @@ import { packageRoot } from '../src/config/packageRoot.js';
 import { rawSql } from '../src/store/rawSql.js';
 import { DATASET_LAYOUT, openStore } from '../src/store/store.js';
 import type { ExampleTiming, GrowthOp, GrowthOpResult } from './growthChild.js';
+import { median } from './measure.js';
 import { startSandboxProcess, type SandboxProcess } from './sandboxProcess.js';
 
 const ROOT = packageRoot();
@@ -66,12 +67,6 @@ export interface GrowthStep {
 }
 
 const iso = (t: number) => new Date(t).toISOString();
-/** The middle value (the mean of the middle two for an even count; 0 for none). */
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length === 0 ? 0 : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** Bytes below a path (a file, or a folder's files). */
 function bytesOf(path: string | string[]): number {

@@ -6,6 +6,13 @@ import { readFileSync } from 'node:fs';
 export const RSS_SAMPLE_MS = 50;
 const MB = 1024 * 1024;
 
+/** The middle value (the mean of the middle two for an even count; 0 for none). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length === 0 ? 0 : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
 export interface PhaseMeasure {
   wallS: number;
   cpuS: number;

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { median } from './measure.js';
 
 export const STARTUP_GOALS = { ms: 300, rssMb: 80 } as const;
 
@@ -44,8 +45,6 @@ async function once(bin: string, arg: string): Promise<{ ms: number; rssMb: numb
   if (code !== 0) throw new Error(`${bin} ${arg} exited with ${code}`);
   return { ms, rssMb: peak };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function measureStartup(root: string, runs = 7): Promise<StartupResult> {
   const bin = join(root, 'dist', 'src', 'cli', 'main.js');

@@ -74,6 +74,14 @@ describe('collect against a hostile API', () => {
     to,
     ...extra,
   ];
+  /** collectArgs with a config whose lock timeout is `seconds` (the file's own waits 5 s). */
+  const withLockTimeout = (seconds: number, ...extra: string[]) => {
+    const cfg = join(dir, `lock-${seconds}.toml`);
+    writeFileSync(cfg, CONFIG.replace('lock_timeout_seconds = 5', `lock_timeout_seconds = ${seconds}`));
+    const args = collectArgs(...extra);
+    args[args.indexOf('--config') + 1] = cfg;
+    return args;
+  };
   let before: { digest: string; rows: number };
 
   beforeAll(async () => {
@@ -289,10 +297,7 @@ describe('collect against a hostile API', () => {
     const held = await acquireRunLock(db, { waitMs: 0, command: 'test holder' });
     // A wait on the lock would last 10 minutes and be stopped by the guard; a refusal at once ends within
     // it however loaded the machine is (a 4 s guard killed a refusal's slow start under load).
-    const cfg = join(dir, 'long-wait.toml');
-    writeFileSync(cfg, CONFIG.replace('lock_timeout_seconds = 5', 'lock_timeout_seconds = 600'));
-    const args = [...collectArgs(), '--granularity', 'weekly'];
-    args[args.indexOf('--config') + 1] = cfg;
+    const args = withLockTimeout(600, '--granularity', 'weekly');
     try {
       const r = await cli(args, { env: ENV, guardMs: 60_000 });
       expect(r.killedAfterMs).toBeUndefined();
@@ -323,10 +328,7 @@ describe('collect against a hostile API', () => {
     const stray = join(dir, `usage.analyst.duckdb.tmp-${dead}`);
     writeFileSync(stray, 'half a copy');
     // lock_timeout 0: one attempt only; a lock that is merely stale-by-age would refuse it.
-    const cfg = join(dir, 'no-wait.toml');
-    writeFileSync(cfg, CONFIG.replace('lock_timeout_seconds = 5', 'lock_timeout_seconds = 0'));
-    const args = collectArgs();
-    args[args.indexOf('--config') + 1] = cfg;
+    const args = withLockTimeout(0);
     const r = await cli(args, { env: ENV });
     expect(r.stderr).toMatch(/run lock left by a process that is no longer running: taken over/);
     expect(r.code).toBe(0);
