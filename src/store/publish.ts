@@ -16,7 +16,8 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { pidAlive } from '../process.js';
-import { PARTED_TABLES, type PartedTable } from './analystParts.js';
+import { LOOKBACK_MS } from '../contract/api.js';
+import { PARTED_TABLE_NAMES, PARTED_TABLES, type PartedTable } from './analystParts.js';
 import { fsyncPath } from './fsyncPath.js';
 import { rawSql, type RawSql } from './rawSql.js';
 import { quoteIdent, quoteLiteral } from './sql.js';
@@ -168,30 +169,86 @@ async function readCatalog(sql: RawSql): Promise<Catalog> {
 
 type PartKey = { table: PartedTable; part: string };
 
-/** The parts to write: those marked, every part of a table marked whole or whose columns changed, and any
- *  recorded part whose file is gone. */
-async function planParts(sql: RawSql, cat: Catalog, dir: string): Promise<PartKey[]> {
+/** How long after a UTC month's end its hourly days stay parts of their own: the API serves hourly data
+ *  for 168 hours (LOOKBACK_MS), so a month whose end is that long before the newest hourly day collected
+ *  is never written again by a collect; a day more for margin. */
+export const HOURLY_SEAL_MS = LOOKBACK_MS.hourly + 86_400_000;
+const HOURLY_DAY = /^hourly\/(\d{4}-\d{2})-\d{2}$/;
+const HOURLY_MONTH = /^hourly\/(\d{4}-\d{2})$/;
+const monthEnd = (month: string) => {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return Date.UTC(y, m, 1);
+};
+
+/** The hourly months of each bucket table kept as one part (a sealed month), with at most one more month
+ *  sealed now per table: its day parts are dropped and its month part written. A publish writes at most a
+ *  month of hourly rows more than its runs changed, and the copy's views name a file per month, not per day,
+ *  for all but the last weeks: a view's binding and a query's file opening grow with its files. */
+function sealHourlyMonths(published: readonly (PartKey & { file?: string })[], dirty: readonly PartKey[]) {
+  const days = [...published, ...dirty].flatMap((p) => (HOURLY_DAY.test(p.part) ? [p.part.slice(7)] : []));
+  const newest = days.length > 0 ? Date.parse(`${days.sort().at(-1)}T00:00:00Z`) : -Infinity;
+  const sealed = new Map<PartedTable, Set<string>>();
+  const drop: PartKey[] = [];
+  for (const table of PARTED_TABLE_NAMES.filter(hive)) {
+    const mine = published.filter((p) => p.table === table);
+    const months = new Set(mine.flatMap((p) => HOURLY_MONTH.exec(p.part)?.[1] ?? []));
+    const next = mine
+      .flatMap((p) => HOURLY_DAY.exec(p.part)?.[1] ?? [])
+      .filter((m) => !months.has(m) && monthEnd(m) + HOURLY_SEAL_MS <= newest)
+      .sort()[0];
+    if (next !== undefined) {
+      months.add(next);
+      drop.push(...mine.filter((p) => HOURLY_DAY.exec(p.part)?.[1] === next).map((p) => ({ table, part: p.part })));
+    }
+    sealed.set(table, months);
+  }
+  const partOf = (table: PartedTable, part: string) => {
+    const month = HOURLY_DAY.exec(part)?.[1];
+    return month !== undefined && sealed.get(table)?.has(month) ? `hourly/${month}` : part;
+  };
+  return { drop, partOf };
+}
+
+interface PartPlan {
+  /** The parts to write. */
+  write: PartKey[];
+  /** The recorded parts now held by a sealed month's part. */
+  drop: PartKey[];
+}
+
+/** The parts to write: those marked, every part of a table marked whole or whose columns changed, any
+ *  recorded part whose file is gone, and a month of hourly days sealed (sealHourlyMonths). */
+async function planParts(sql: RawSql, cat: Catalog, dir: string): Promise<PartPlan> {
   const present = cat.tables.filter(isParted);
-  const published = await sql.query<{ table_name: string; part: string; file: string }>(PARTS_SQL);
+  const published = (await sql.query<{ table_name: string; part: string; file: string }>(PARTS_SQL)).map((r) => ({
+    table: r.table_name as PartedTable,
+    part: r.part,
+    file: r.file,
+  }));
   const signatures = new Map(
     (await sql.query<{ table_name: string; columns: string }>(SIGNATURES_SQL)).map((r) => [r.table_name, r.columns]),
   );
-  const dirty = await sql.query<{ table_name: string; part: string }>(DIRTY_SQL);
+  const dirty = (await sql.query<{ table_name: string; part: string }>(DIRTY_SQL)).map((r) => ({
+    table: r.table_name as PartedTable,
+    part: r.part,
+  }));
+  const { drop, partOf } = sealHourlyMonths(published, dirty);
   const keys = new Map<PartedTable, Set<string>>(present.map((t) => [t, new Set()]));
+  const add = (table: PartedTable, part: string) => keys.get(table)?.add(partOf(table, part));
   for (const t of present) {
     const whole =
-      signatures.get(t) !== signature(cat.columns.get(t) ?? []) ||
-      dirty.some((d) => d.table_name === t && d.part === '*');
+      signatures.get(t) !== signature(cat.columns.get(t) ?? []) || dirty.some((d) => d.table === t && d.part === '*');
     if (!whole) continue;
     const now = await sql.query<{ part: string }>(
       `SELECT DISTINCT ${PART_LIST[PARTED_TABLES[t]]} AS part FROM ${quoteIdent(t)}`,
     );
-    for (const r of now) keys.get(t)!.add(r.part);
-    for (const p of published) if (p.table_name === t) keys.get(t)!.add(p.part);
+    for (const r of now) add(t, r.part);
+    for (const p of published) if (p.table === t) add(t, p.part);
   }
-  for (const d of dirty) if (d.part !== '*') keys.get(d.table_name as PartedTable)?.add(d.part);
-  for (const p of published) if (!existsSync(join(dir, p.file))) keys.get(p.table_name as PartedTable)?.add(p.part);
-  return [...keys].flatMap(([table, parts]) => [...parts].sort().map((part) => ({ table, part })));
+  for (const d of [...dirty, ...drop]) if (d.part !== '*') add(d.table, d.part);
+  for (const p of published) if (!existsSync(join(dir, p.file))) add(p.table, p.part);
+  const write = [...keys].flatMap(([table, parts]) => [...parts].sort().map((part) => ({ table, part })));
+  return { write, drop };
 }
 
 /** Writes one part under a new name; a part with no rows gets no file. */
@@ -247,8 +304,12 @@ async function refreshParts(store: Store, cat: Catalog, dir: string): Promise<nu
   const plan = await planParts(sql, cat, dir);
   const gen = `${Date.now().toString(36)}-${process.pid}`;
   const written: WrittenPart[] = [];
-  for (const k of plan) written.push(await writePart(sql, dir, gen, cat.columns.get(k.table) ?? [], k));
+  for (const k of plan.write) written.push(await writePart(sql, dir, gen, cat.columns.get(k.table) ?? [], k));
   await store.transaction(async () => {
+    for (const d of plan.drop) {
+      await sql.run(PART_RETIRE_SQL, { table_name: d.table, part: d.part });
+      await sql.run(PART_FORGET_SQL, { table_name: d.table, part: d.part });
+    }
     for (const w of written) {
       await sql.run(PART_RETIRE_SQL, { table_name: w.table, part: w.part });
       await sql.run(PART_FORGET_SQL, { table_name: w.table, part: w.part });

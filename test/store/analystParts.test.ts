@@ -145,6 +145,47 @@ describe('the analyst copy over part files', () => {
     expect(r!.days).toBe('hourly/2025-01-03');
   });
 
+  it('seals an hourly month into one part a week and a day after its end, one month a publish', async () => {
+    // 2025-01-01, 01-02, 02-01 and 03-10: January and February both ended more than 192 hours before 03-10.
+    for (const d of [0, 1, 31, 68]) await loadDay(d, 3n);
+    const copy = await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    const parts = async () =>
+      (
+        await rawSql(store).query<{ part: string }>(
+          `SELECT part FROM analyst_parts WHERE table_name = 'usage_program_buckets' ORDER BY part`,
+        )
+      ).map((r) => r.part);
+    const files = () => partFiles(copy, 'usage_program_buckets').map((f) => f.replace(/\.[^.]+\.parquet$/, ''));
+    // The first publish writes what the runs marked, day by day; each later one seals the oldest month left.
+    expect(await parts()).toEqual(['hourly/2025-01-01', 'hourly/2025-01-02', 'hourly/2025-02-01', 'hourly/2025-03-10']);
+    await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    expect(await parts()).toEqual(['hourly/2025-01', 'hourly/2025-02-01', 'hourly/2025-03-10']);
+    expect(await copyDifferences(store, copy, ['usage_program', 'usage_framework'])).toEqual({});
+    await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    const sealed = partFiles(copy, 'usage_program_buckets');
+    expect(files()).toEqual([
+      'granularity=hourly/2025-01',
+      'granularity=hourly/2025-02',
+      'granularity=hourly/2025-03-10',
+    ]);
+    await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    expect(partFiles(copy, 'usage_program_buckets')).toEqual(sealed);
+
+    // A day of a sealed month written again rewrites its month; a prune that empties the month removes it.
+    await loadDay(1, 11n, ['p1', 'p2', 'p3']);
+    await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    const rewritten = partFiles(copy, 'usage_program_buckets');
+    expect(rewritten.filter((f) => !sealed.includes(f))).toEqual([
+      expect.stringMatching(/^granularity=hourly\/2025-01\./),
+    ]);
+    expect(await copyDifferences(store, copy)).toEqual({});
+    await store.runs.start({ runId: 'prune-2', command: 'prune', options: {} });
+    await store.usage.removeHourlyBefore('prune-2', at(24 * 31), await store.usage.hourlyDaysBefore(at(24 * 31)));
+    await publishAnalystCopy(store, { retiredGraceMs: 0 });
+    expect(await parts()).toEqual(['hourly/2025-02', 'hourly/2025-03-10']);
+    expect(await copyDifferences(store, copy)).toEqual({});
+  });
+
   it('every parted table is one the migrations or the finalisation create', async () => {
     const names = (await rawSql(store).query<{ table_name: string }>(TABLES_SQL)).map((r) => r.table_name);
     const dynamic = PARTED_TABLE_NAMES.filter((t) => !names.includes(t));
