@@ -59,6 +59,8 @@ export interface GrowthStep {
   copyBytes: number;
   datasetBytes: number;
   collectedBytes: number;
+  /** The clock of the last round (an epoch millisecond): the examples run at it. */
+  clock: number;
   ops: Record<RoundOp, GrowthOpResult[]>;
   /** Every step after the first: the first step's files measured in the same rounds, in turn with these. */
   paired?: Record<RoundOp, GrowthOpResult[]>;
@@ -201,8 +203,8 @@ async function collectAt(c: Ctx, now: number): Promise<GrowthOpResult> {
 
 /** Every example query on the analyst copy and on the database itself (what analysts opened before the copy
  *  was a file over Parquet parts), best of three each (one run when it takes seconds; stopped at a cap). */
-async function examplesAt(c: Ctx, say: (s: string) => void): Promise<ExampleTiming[]> {
-  const r = await runOp({ op: 'examples', db: c.db, config: c.config });
+async function examplesAt(c: Ctx, now: number, say: (s: string) => void): Promise<ExampleTiming[]> {
+  const r = await runOp({ op: 'examples', db: c.db, config: c.config, now });
   const timings = r.detail.examples as ExampleTiming[];
   const ms = (v: number | null) => (v === null ? 'did not finish' : `${v.toFixed(0)} ms`);
   const x = (v: number | null) => (v !== null ? ` (x${v.toFixed(2)})` : '');
@@ -303,7 +305,7 @@ function opAt(c: Ctx, op: RoundOp, now: number): Promise<GrowthOpResult> {
   if (op === 'collect') return collectAt(c, now);
   if (op === 'export') return runOp({ op, db: c.db, config: c.config, dataset: c.dataset, now });
   if (op === 'status') return runOp({ op, db: c.db, config: c.config, now });
-  if (op === 'query') return runOp({ op, db: c.db, config: c.config, example: QUERY });
+  if (op === 'query') return runOp({ op, db: c.db, config: c.config, example: QUERY, now });
   return runOp({ op, db: c.db, config: c.config, month: iso(now).slice(0, 7), out: join(c.dir, 'reports'), now });
 }
 
@@ -332,6 +334,7 @@ async function step(c: Ctx, days: number, rounds: number, say: (s: string) => vo
     copyBytes: bytesOf(copyOf(c.db)),
     datasetBytes: bytesOf(c.dataset),
     collectedBytes: collectedBytes / rounds,
+    clock: now,
     ops,
     ...(pair ? { paired } : {}),
   };
@@ -393,7 +396,7 @@ export async function growthBench(flags: GrowthFlags, say: (s: string) => void):
       say(`growing to ${days} days of history`);
       const s = await step(c, days, flags.rounds, say, steps.length > 0 ? await pairedFirst(c) : undefined);
       say(growthLine(s, steps[0]));
-      if (days === flags.days.at(-1)) s.examples = await examplesAt(c, say);
+      if (days === flags.days.at(-1)) s.examples = await examplesAt(c, s.clock, say);
       steps.push(s);
     }
     return steps;

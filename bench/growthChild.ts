@@ -12,14 +12,15 @@ import { createLogger } from '../src/log.js';
 import { analystCopyPath } from '../src/store/publish.js';
 import { rawSql } from '../src/store/rawSql.js';
 import { openStore } from '../src/store/store.js';
+import { atClock } from './atClock.js';
 
 export type GrowthOp =
   | { op: 'collect'; db: string; config: string; apiKey: string; baseUrl: string; now: number; orgs: string[] }
   | { op: 'status'; db: string; config: string; now: number }
-  | { op: 'query'; db: string; config: string; example: string }
+  | { op: 'query'; db: string; config: string; example: string; now: number }
   | { op: 'export'; db: string; config: string; dataset: string; now: number }
   | { op: 'report'; db: string; config: string; month: string; out: string; now: number }
-  | { op: 'examples'; db: string; config: string };
+  | { op: 'examples'; db: string; config: string; now: number };
 
 /** One example query's best wall time on the analyst copy and on the database, and its first run's with
  *  the file's opening (what one `query` pays after Node's start); null: it did not finish (stopped at
@@ -85,10 +86,10 @@ async function timeTries(path: string, sql: string): Promise<Tries> {
 }
 
 /** Every shipped example on the analyst copy (what `query` reads) and on the database it is published from. */
-async function examples(db: string): Promise<ExampleTiming[]> {
+async function examples(db: string, now: number): Promise<ExampleTiming[]> {
   const out: ExampleTiming[] = [];
   for (const e of exampleQueries()) {
-    const sql = readFileSync(e.file, 'utf8');
+    const sql = atClock(readFileSync(e.file, 'utf8'), now);
     const copy = await timeTries(analystCopyPath(db), sql);
     const onDb = await timeTries(db, sql);
     out.push({
@@ -121,7 +122,9 @@ async function run(spec: GrowthOp): Promise<Record<string, unknown>> {
       return {};
     }
     case 'query': {
-      const r = await queryCommand({ ...common, example: spec.example });
+      const e = exampleQueries().find((q) => q.name === spec.example);
+      if (e === undefined) throw new Error(`no example query ${spec.example}`);
+      const r = await queryCommand({ ...common, sql: atClock(readFileSync(e.file, 'utf8'), spec.now) });
       return { rows: r.rows.length };
     }
     case 'export': {
@@ -139,7 +142,7 @@ async function run(spec: GrowthOp): Promise<Record<string, unknown>> {
       return { exitCode: r.exitCode };
     }
     case 'examples':
-      return { examples: await examples(spec.db) };
+      return { examples: await examples(spec.db, spec.now) };
   }
 }
 

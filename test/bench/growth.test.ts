@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fillHistory, growthJson, type GrowthStep } from '../../bench/growth.js';
+import { atClock } from '../../bench/atClock.js';
+import { exampleQueries } from '../../src/cli/query.js';
+import { readFileSync } from 'node:fs';
 import { rawSql } from '../../src/store/rawSql.js';
 import { openStore } from '../../src/store/store.js';
 import { at, hourlyRows, load, spec, useTempDbPath } from '../support/store.js';
@@ -84,6 +87,7 @@ describe('the growth benchmark JSON', () => {
     copyBytes: 0,
     datasetBytes: 0,
     collectedBytes: 2e6,
+    clock: 0,
     ops: Object.fromEntries(
       (['collect', 'status', 'query', 'export', 'report'] as const).map((o) => [o, [op(o, wallS), op(o, wallS * 3)]]),
     ) as GrowthStep['ops'],
@@ -130,5 +134,27 @@ describe('the growth benchmark JSON', () => {
     expect(growthJson([rounds(7, [1, 1, 1]), last])).toMatchObject({ growth_hourly_run: 1.1, growth_export: 1.1 });
     // Unpaired: the median of each side's rounds (1.32 over 1).
     expect(growthJson([rounds(7, [1, 9, 1]), rounds(365, [1.1, 6.6, 1.32])]).growth_hourly_run).toBe(1.32);
+  });
+});
+
+describe("the growth benchmark's examples", () => {
+  it("run at the bench's clock: now() in every shipped example is that instant, and each still plans", async () => {
+    const store = await openStore({ path: dbPath() });
+    try {
+      const now = Date.UTC(2026, 10, 8, 19);
+      for (const e of exampleQueries()) {
+        const text = readFileSync(e.file, 'utf8');
+        const sql = atClock(text, now);
+        expect(sql).not.toMatch(/now\(\)/);
+        expect(sql.split("TIMESTAMPTZ '2026-11-08T19:00:00.000Z'").length - 1).toBe(text.split('now()').length - 1);
+        await rawSql(store).query(`EXPLAIN ${sql.replace(/;\s*$/, '')}`);
+      }
+      const [r] = await rawSql(store).query<{ d: string }>(
+        `SELECT strftime(${atClock("date_trunc('day', now())", now)}, '%Y-%m-%d') AS d`,
+      );
+      expect(r!.d).toBe('2026-11-08');
+    } finally {
+      await store.close();
+    }
   });
 });
