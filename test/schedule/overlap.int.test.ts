@@ -14,8 +14,15 @@ const own = useTeardown();
 describe('no overlap', { timeout: HANG_MS }, () => {
   it('a job whose previous run is still going is skipped, and runs never overlap', async () => {
     const f = own(await fixture({ latencyMs: LATENCY_MS }));
+    // stop() waits for the abandoned run to end (its finished_at is asserted below), not the 4 s it gives a
+    // daemon that is exiting: on a loaded machine the run took longer to wind down and was still running.
     const scheduler = own(
-      await startScheduler({ ...f.common, catchUp: false, cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE } }),
+      await startScheduler({
+        ...f.common,
+        catchUp: false,
+        stopGraceMs: HANG_MS,
+        cron: { hourly: EVERY_SECOND, daily: RARE, monthly: RARE },
+      }),
     );
     const s = scheduler;
     await until(() => s.runs.filter((r) => r.outcome === 'skipped').length >= 2, 'two skipped slots');
