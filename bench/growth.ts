@@ -51,7 +51,7 @@ const QUERY = 'top_frameworks_by_compute'; // queries/examples/09_top_frameworks
 const CONFIG = `[api.rate_limit]\nper_minute = 100000\nper_second_per_route = 10000\n[collect]\nmemory_limit = "256MB"\n`;
 
 /** The operations each round runs and times. */
-type RoundOp = Exclude<GrowthOp['op'], 'examples'>;
+type RoundOp = Exclude<GrowthOp['op'], 'examples' | 'seal'>;
 
 export interface GrowthStep {
   days: number;
@@ -291,6 +291,10 @@ async function grow(c: Ctx, days: number, say: (s: string) => void): Promise<num
   await collectAt(c, now);
   say(
     `  caught up: a collect that prices and publishes the grown days (${((performance.now() - t) / 1000).toFixed(0)} s)`,
+  );
+  const s = await runOp({ op: 'seal', db: c.db, config: c.config });
+  say(
+    `  caught up: the copy's closed hourly months sealed (${String(s.detail.publishes)} months, ${s.wallS.toFixed(0)} s)`,
   );
   // And an export of what it replaced, so the measured exports find the folder as a routine one does.
   const e = await opAt(c, 'export', now);

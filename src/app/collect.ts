@@ -73,6 +73,17 @@ export type CollectOnceResult = CollectResult & {
   alerts: AlertsRunSummary | null;
 };
 
+/** Whether a collect's publish may seal an hourly month of the analyst copy: not in a run collecting hours
+ *  alone (the hourly job, whose bytes written stay those of its window) unless the configuration collects
+ *  nothing else, so that a month is sealed by the daily job. */
+export function sealsMonth(ctx: CommandContext, opts: Pick<CollectOnceOptions, 'granularities'>): boolean {
+  const beyondHours = (gs: readonly Granularity[]) => gs.some((g) => g !== 'hourly');
+  return (
+    beyondHours(opts.granularities ?? ctx.config.collect.granularities) ||
+    !beyondHours(ctx.config.collect.granularities)
+  );
+}
+
 /** What prepareCollect() checked: the client's settings (URL and key). */
 export interface PreparedCollect {
   settings: ClientSettings;
@@ -174,7 +185,7 @@ export async function collectOnce(
         await holdPhase('publishing', ctx.env, opts.signal);
         // The price book and metric catalogue tables follow config/prices.toml (by sha256) before publishing.
         await refreshPricesIfValid(store, priceBookPaths(ctx), ctx.log);
-        analystCopy = await publishAnalystCopy(store);
+        analystCopy = await publishAnalystCopy(store, { sealMonth: sealsMonth(ctx, opts) });
       }
       return { ...result, dbPath: ctx.dbPath, analystCopy, alerts };
     } catch (err) {

@@ -184,7 +184,11 @@ const monthEnd = (month: string) => {
  *  sealed now per table: its day parts are dropped and its month part written. A publish writes at most a
  *  month of hourly rows more than its runs changed, and the copy's views name a file per month, not per day,
  *  for all but the last weeks: a view's binding and a query's file opening grow with its files. */
-function sealHourlyMonths(published: readonly (PartKey & { file?: string })[], dirty: readonly PartKey[]) {
+function sealHourlyMonths(
+  published: readonly (PartKey & { file?: string })[],
+  dirty: readonly PartKey[],
+  seal: boolean,
+) {
   const days = [...published, ...dirty].flatMap((p) => (HOURLY_DAY.test(p.part) ? [p.part.slice(7)] : []));
   const newest = days.length > 0 ? Date.parse(`${days.sort().at(-1)}T00:00:00Z`) : -Infinity;
   const sealed = new Map<PartedTable, Set<string>>();
@@ -196,7 +200,7 @@ function sealHourlyMonths(published: readonly (PartKey & { file?: string })[], d
       .flatMap((p) => HOURLY_DAY.exec(p.part)?.[1] ?? [])
       .filter((m) => !months.has(m) && monthEnd(m) + HOURLY_SEAL_MS <= newest)
       .sort()[0];
-    if (next !== undefined) {
+    if (seal && next !== undefined) {
       months.add(next);
       drop.push(...mine.filter((p) => HOURLY_DAY.exec(p.part)?.[1] === next).map((p) => ({ table, part: p.part })));
     }
@@ -218,7 +222,7 @@ interface PartPlan {
 
 /** The parts to write: those marked, every part of a table marked whole or whose columns changed, any
  *  recorded part whose file is gone, and a month of hourly days sealed (sealHourlyMonths). */
-async function planParts(sql: RawSql, cat: Catalog, dir: string): Promise<PartPlan> {
+async function planParts(sql: RawSql, cat: Catalog, dir: string, seal: boolean): Promise<PartPlan> {
   const present = cat.tables.filter(isParted);
   const published = (await sql.query<{ table_name: string; part: string; file: string }>(PARTS_SQL)).map((r) => ({
     table: r.table_name as PartedTable,
@@ -232,7 +236,7 @@ async function planParts(sql: RawSql, cat: Catalog, dir: string): Promise<PartPl
     table: r.table_name as PartedTable,
     part: r.part,
   }));
-  const { drop, partOf } = sealHourlyMonths(published, dirty);
+  const { drop, partOf } = sealHourlyMonths(published, dirty, seal);
   const keys = new Map<PartedTable, Set<string>>(present.map((t) => [t, new Set()]));
   const add = (table: PartedTable, part: string) => keys.get(table)?.add(partOf(table, part));
   for (const t of present) {
@@ -299,9 +303,9 @@ async function buildCopy(sql: RawSql, cat: Catalog, tmp: string, dir: string): P
 }
 
 /** Writes the marked parts and records them with the marks cleared, in one transaction; returns the count. */
-async function refreshParts(store: Store, cat: Catalog, dir: string): Promise<number> {
+async function refreshParts(store: Store, cat: Catalog, dir: string, seal: boolean): Promise<number> {
   const sql = rawSql(store);
-  const plan = await planParts(sql, cat, dir);
+  const plan = await planParts(sql, cat, dir, seal);
   const gen = `${Date.now().toString(36)}-${process.pid}`;
   const written: WrittenPart[] = [];
   for (const k of plan.write) written.push(await writePart(sql, dir, gen, cat.columns.get(k.table) ?? [], k));
@@ -355,6 +359,9 @@ export interface PublishOptions {
   log?: Logger;
   /** How long a replaced part file is kept (RETIRED_GRACE_MS). */
   retiredGraceMs?: number;
+  /** Whether this publish may seal an hourly month (sealHourlyMonths; default true): a month sealed writes
+   *  its hourly rows once more, which a run collecting hours alone leaves to the next daily run. */
+  sealMonth?: boolean;
 }
 
 /** Publishes the analyst copy (and the parts it reads); returns its path. The store stays open throughout. */
@@ -378,7 +385,7 @@ export async function publishAnalystCopy(store: Store, opts: PublishOptions = {}
       store.exclusive(async () => {
         removeTmp();
         const cat = await readCatalog(sql);
-        parts = await refreshParts(store, cat, dir);
+        parts = await refreshParts(store, cat, dir, opts.sealMonth ?? true);
         await buildCopy(sql, cat, tmp, dir);
       }),
     )

@@ -158,6 +158,8 @@ describe('the analyst copy over part files', () => {
     const files = () => partFiles(copy, 'usage_program_buckets').map((f) => f.replace(/\.[^.]+\.parquet$/, ''));
     // The first publish writes what the runs marked, day by day; each later one seals the oldest month left.
     expect(await parts()).toEqual(['hourly/2025-01-01', 'hourly/2025-01-02', 'hourly/2025-02-01', 'hourly/2025-03-10']);
+    await publishAnalystCopy(store, { retiredGraceMs: 0, sealMonth: false }); // as after the hourly job
+    expect(await parts()).toHaveLength(4);
     await publishAnalystCopy(store, { retiredGraceMs: 0 });
     expect(await parts()).toEqual(['hourly/2025-01', 'hourly/2025-02-01', 'hourly/2025-03-10']);
     expect(await copyDifferences(store, copy, ['usage_program', 'usage_framework'])).toEqual({});
