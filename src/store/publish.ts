@@ -172,7 +172,7 @@ type PartKey = { table: PartedTable; part: string };
 /** How long after a UTC month's end its hourly days stay parts of their own: the API serves hourly data
  *  for 168 hours (LOOKBACK_MS), so a month whose end is that long before the newest hourly day collected
  *  is never written again by a collect; a day more for margin. */
-export const HOURLY_SEAL_MS = LOOKBACK_MS.hourly + 86_400_000;
+const HOURLY_SEAL_MS = LOOKBACK_MS.hourly + 86_400_000;
 const HOURLY_DAY = /^hourly\/(\d{4}-\d{2})-\d{2}$/;
 const HOURLY_MONTH = /^hourly\/(\d{4}-\d{2})$/;
 const monthEnd = (month: string) => {
@@ -184,11 +184,7 @@ const monthEnd = (month: string) => {
  *  sealed now per table: its day parts are dropped and its month part written. A publish writes at most a
  *  month of hourly rows more than its runs changed, and the copy's views name a file per month, not per day,
  *  for all but the last weeks: a view's binding and a query's file opening grow with its files. */
-function sealHourlyMonths(
-  published: readonly (PartKey & { file?: string })[],
-  dirty: readonly PartKey[],
-  seal: boolean,
-) {
+function sealHourlyMonths(published: readonly PartKey[], dirty: readonly PartKey[], seal: boolean) {
   const days = [...published, ...dirty].flatMap((p) => (HOURLY_DAY.test(p.part) ? [p.part.slice(7)] : []));
   const newest = days.length > 0 ? Date.parse(`${days.sort().at(-1)}T00:00:00Z`) : -Infinity;
   const sealed = new Map<PartedTable, Set<string>>();
